@@ -1,0 +1,135 @@
+"""Multi-head attention, written out step by step so the weights exist and can be hooked.
+
+scores = Q K^T / sqrt(d_head); masked positions -> -inf; pattern = softmax over keys; z = pattern @ V.
+Grouped-query attention: n_kv_heads key/value heads, each shared by n_heads / n_kv_heads query heads
+(n_kv_heads = 1 is multi-query attention).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .config import ModelConfig
+from .hooks import HookPoint
+from .positional import apply_rope, rope_angles
+from .trace import record
+
+
+def build_mask(
+    key_padding: torch.Tensor | None, n_query: int, n_key: int, causal: bool, device=None
+) -> torch.Tensor | None:
+    """Boolean mask, True where a query may NOT look: [batch or 1, 1, query_pos, key_pos]."""
+    mask = None
+    if causal:
+        future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1)  # [query_pos, key_pos]
+        mask = future[None, None]
+    if key_padding is not None:
+        pad = key_padding[:, None, None, :]  # [batch, 1, 1, key_pos]
+        mask = pad if mask is None else (mask | pad)
+    return mask
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over the key axis; masked cells are exactly 0 and a fully masked row is all 0, not NaN."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    # -inf -> the lowest finite float so a fully masked row gives a finite (uniform) softmax,
+    # which the final where() then zeroes; no NaN reaches values or gradients.
+    finite = scores.clamp(min=torch.finfo(scores.dtype).min)
+    return torch.where(mask, 0.0, torch.softmax(finite, dim=-1))
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        self.causal, self.rotary = causal, rotary
+        self.query_len, self.key_len = query_len, key_len  # trace symbols, e.g. "L_tgt", "L_src"
+        d = cfg.d_model
+        self.W_q = nn.Linear(d, self.n_heads * self.d_head)
+        self.W_k = nn.Linear(d, self.n_kv_heads * self.d_head)
+        self.W_v = nn.Linear(d, self.n_kv_heads * self.d_head)
+        self.W_o = nn.Linear(self.n_heads * self.d_head, d)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_q = HookPoint()  # [batch, query_pos, head, d_head]
+        self.hook_k = HookPoint()  # [batch, key_pos, kv_head, d_head]
+        self.hook_v = HookPoint()  # [batch, key_pos, kv_head, d_head]
+        if rotary:
+            self.hook_rot_q = HookPoint()  # q after the rotary position rotation
+            self.hook_rot_k = HookPoint()
+        self.hook_scores = HookPoint()  # [batch, head, query_pos, key_pos], scaled, -inf where masked
+        self.hook_pattern = HookPoint()  # [batch, head, query_pos, key_pos], softmax over key_pos
+        self.hook_z = HookPoint()  # [batch, query_pos, head, d_head], weighted sum of values
+        self.hook_out = HookPoint()  # [batch, query_pos, d_model], after W_o
+        self.path = ""  # set by the model: module path for the shape trace
+
+    def forward(
+        self, x_q: torch.Tensor, x_kv: torch.Tensor, key_padding: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
+        Lk = x_kv.shape[1]
+        H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
+        Sq, Sk, p = self.query_len, self.key_len, self.path
+        kvh = "h" if Hkv == H else "h_kv"
+
+        q = self.W_q(x_q)  # [batch, query_pos, head*d_head]
+        k = self.W_k(x_kv)  # [batch, key_pos, kv_head*d_head]
+        v = self.W_v(x_kv)  # [batch, key_pos, kv_head*d_head]
+        record(p, "linear Q = x W_q", x_q, q, ("B", Sq, "d_model"), ("B", Sq, "d_model"))
+        record(p, "linear K = x W_k", x_kv, k, ("B", Sk, "d_model"), ("B", Sk, f"{kvh}*d_head"))
+        record(p, "linear V = x W_v", x_kv, v, ("B", Sk, "d_model"), ("B", Sk, f"{kvh}*d_head"))
+
+        q_flat = q
+        q = self.hook_q(q.view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
+        k = self.hook_k(k.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        v = self.hook_v(v.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        record(p, "split heads: view Q", q_flat, q, ("B", Sq, "d_model"), ("B", Sq, "h", "d_head"), f"{p}.hook_q")
+        record(p, "split heads: view K", k.flatten(2), k, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_k")
+        record(p, "split heads: view V", v.flatten(2), v, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_v")
+
+        if self.rotary:
+            cos_q, sin_q = rope_angles(Lq, dh, device=q.device)
+            cos_k, sin_k = rope_angles(Lk, dh, device=k.device)
+            q = self.hook_rot_q(apply_rope(q, cos_q, sin_q))
+            k = self.hook_rot_k(apply_rope(k, cos_k, sin_k))
+            record(p, "rotate Q by position (RoPE)", q, q, ("B", Sq, "h", "d_head"), ("B", Sq, "h", "d_head"), f"{p}.hook_rot_q")
+            record(p, "rotate K by position (RoPE)", k, k, ("B", Sk, kvh, "d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_rot_k")
+
+        qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
+        kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
+        vt = v.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
+        record(p, "transpose Q to heads-first", q, qt, ("B", Sq, "h", "d_head"), ("B", "h", Sq, "d_head"))
+        record(p, "transpose K to heads-first", k, kt, ("B", Sk, kvh, "d_head"), ("B", kvh, Sk, "d_head"))
+        record(p, "transpose V to heads-first", v, vt, ("B", Sk, kvh, "d_head"), ("B", kvh, Sk, "d_head"))
+        if Hkv != H:
+            group = H // Hkv
+            kt_g = kt.repeat_interleave(group, dim=1)  # [batch, head, key_pos, d_head]
+            vt_g = vt.repeat_interleave(group, dim=1)
+            record(p, f"share each K/V head with {group} query heads (GQA)", kt, kt_g, ("B", kvh, Sk, "d_head"), ("B", "h", Sk, "d_head"))
+            kt, vt = kt_g, vt_g
+
+        raw = qt @ kt.transpose(-2, -1) / math.sqrt(dh)  # [batch, head, query_pos, key_pos]
+        record(p, "scores = Q K^T / sqrt(d_head)", [qt, kt], raw, [("B", "h", Sq, "d_head"), ("B", "h", Sk, "d_head")], ("B", "h", Sq, Sk))
+        mask = build_mask(key_padding, Lq, Lk, self.causal, device=raw.device)
+        masked = raw if mask is None else raw.masked_fill(mask, float("-inf"))
+        scores = self.hook_scores(masked)  # [batch, head, query_pos, key_pos]
+        what = " + ".join(w for w, on in (("causal", self.causal), ("padding", key_padding is not None)) if on)
+        record(p, f"mask ({what or 'none'}) -> -inf", raw, scores, ("B", "h", Sq, Sk), ("B", "h", Sq, Sk), f"{p}.hook_scores")
+
+        pattern = self.hook_pattern(masked_softmax(scores, mask))  # [batch, head, query_pos, key_pos]
+        record(p, "softmax over key positions", scores, pattern, ("B", "h", Sq, Sk), ("B", "h", Sq, Sk), f"{p}.hook_pattern")
+
+        zt = self.dropout(pattern) @ vt  # [batch, head, query_pos, d_head]
+        record(p, "weighted sum: pattern @ V", [pattern, vt], zt, [("B", "h", Sq, Sk), ("B", "h", Sk, "d_head")], ("B", "h", Sq, "d_head"))
+        z = zt.transpose(1, 2)  # [batch, query_pos, head, d_head]
+        record(p, "transpose back to positions-first", zt, z, ("B", "h", Sq, "d_head"), ("B", Sq, "h", "d_head"))
+        z = self.hook_z(z.contiguous())
+        record(p, "contiguous (copy into a dense layout)", z, z, ("B", Sq, "h", "d_head"), ("B", Sq, "h", "d_head"), f"{p}.hook_z")
+        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
+        record(p, "merge heads: view", z, merged, ("B", Sq, "h", "d_head"), ("B", Sq, "d_model"))
+        out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
+        record(p, "output projection W_o", merged, out, ("B", Sq, "d_model"), ("B", Sq, "d_model"), f"{p}.hook_out")
+        return out

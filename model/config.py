@@ -1,0 +1,126 @@
+"""Configuration of the network and of a training run.
+
+Dimension legend used in shape comments across model/:
+    batch  - sentences in a batch            (B)
+    pos    - token positions                 (L_src for the encoder, L_tgt for the decoder)
+    head   - attention heads                 (h)
+    d_head - width of one head               (d_head = d_model / h)
+    d_model, d_ff, vocab (V)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+NORMS = ("layernorm", "rmsnorm")
+ACTIVATIONS = ("relu", "gelu")
+POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot describe a working network."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int = 8000  # shared source/target vocabulary, special tokens included
+    d_model: int = 256  # width of the residual stream
+    n_heads: int = 8  # query heads per attention layer
+    n_kv_heads: int | None = None  # key/value heads; None = n_heads (MHA), 1 = MQA, else GQA
+    d_ff: int = 1024  # hidden width of the position-wise feed-forward network
+    n_enc_layers: int = 3  # encoder blocks
+    n_dec_layers: int = 3  # decoder blocks
+    dropout: float = 0.1  # applied to attention weights, sublayer outputs and embeddings in training
+    norm_first: bool = True  # True = Pre-LN (norm inside the residual branch); False = Post-LN as in the paper
+    norm: str = "layernorm"  # "layernorm" or "rmsnorm"
+    activation: str = "relu"  # FFN non-linearity: "relu" (paper) or "gelu"
+    pos_encoding: str = "sinusoidal"  # "sinusoidal" (paper), "learned", "rope" (rotary, on q/k) or "none"
+    max_len: int = 64  # longest sequence the model accepts, specials included
+    tie_embeddings: bool = True  # one matrix for source, target embeddings and the output projection
+    pad_id: int = 0  # token id that padding masks hide
+    norm_eps: float = 1e-5  # epsilon of the normalisation layers
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be >= 1 (got {getattr(self, name)})")
+        for name in ("n_enc_layers", "n_dec_layers"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0 (got {getattr(self, name)})")
+        if self.n_heads >= 1 and self.d_model % self.n_heads:
+            problems.append(
+                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
+                "so every head gets the same width"
+            )
+        kv = self.kv_heads
+        if kv < 1 or (self.n_heads >= 1 and self.n_heads % kv):
+            problems.append(
+                f"n_kv_heads ({self.n_kv_heads}) must be >= 1 and divide n_heads ({self.n_heads}): "
+                "each key/value head serves a whole group of query heads"
+            )
+        if self.pos_encoding == "rope" and self.n_heads >= 1 and self.d_model % self.n_heads == 0:
+            if self.d_head % 2:
+                problems.append(f"rope needs an even d_head (got {self.d_head})")
+        if not 0.0 <= self.dropout < 1.0:
+            problems.append(f"dropout must be in [0, 1) (got {self.dropout})")
+        if self.norm not in NORMS:
+            problems.append(f"norm must be one of {NORMS} (got {self.norm!r})")
+        if self.activation not in ACTIVATIONS:
+            problems.append(f"activation must be one of {ACTIVATIONS} (got {self.activation!r})")
+        if self.pos_encoding not in POS_ENCODINGS:
+            problems.append(f"pos_encoding must be one of {POS_ENCODINGS} (got {self.pos_encoding!r})")
+        if not 0 <= self.pad_id < max(self.vocab_size, 1):
+            problems.append(f"pad_id ({self.pad_id}) must be a token id below vocab_size ({self.vocab_size})")
+        if problems:
+            raise ConfigError("invalid ModelConfig: " + "; ".join(problems))
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown ModelConfig fields: {unknown}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    lr: float = 1e-3  # peak learning rate of AdamW
+    weight_decay: float = 0.01  # AdamW decoupled weight decay
+    betas: tuple[float, float] = (0.9, 0.98)  # AdamW betas (paper: 0.9, 0.98)
+    warmup_steps: int = 200  # linear warmup from 0 to lr
+    max_steps: int = 1000  # optimiser steps in the whole run; the schedule decays to min_lr_ratio*lr at the end
+    min_lr_ratio: float = 0.05  # floor of the cosine decay, as a fraction of lr
+    batch_tokens: int = 2048  # target tokens (source + target) per batch; batches are length-bucketed
+    max_batch_size: int = 256  # cap on sentences per batch
+    grad_clip: float = 1.0  # clip the global gradient norm to this
+    label_smoothing: float = 0.1  # as in the paper
+    seed: int = 0  # seeds python, torch and the batch order
+    log_every: int = 10  # steps between progress callbacks
+    eval_every: int = 200  # steps between validation passes (0 = never)
+    save_every: int = 500  # steps between checkpoints (0 = only at the end)
+    num_threads: int = 0  # torch CPU threads; 0 = leave torch's default
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        data = dict(data)
+        if "betas" in data:
+            data["betas"] = tuple(data["betas"])
+        return cls(**data)

@@ -1,0 +1,155 @@
+"""Named hook points and `run_with_cache`.
+
+Every interesting tensor of the forward pass flows through a `HookPoint`, an identity module.
+Its name is its path in the module tree (e.g. ``encoder.blocks.0.attn.hook_pattern``), so
+cache keys, saved archives and UI labels all use one naming scheme.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+ATTENTION_KINDS = {
+    # UI / cache name -> (stack, attention module name inside a block)
+    "encoder": ("encoder", "attn"),
+    "decoder": ("decoder", "self_attn"),
+    "cross": ("decoder", "cross_attn"),
+}
+
+
+class HookPoint(nn.Module):
+    """Identity module: a place where a tensor can be observed (or edited) by a hook."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name: str = ""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def extra_repr(self) -> str:
+        return self.name
+
+
+def attention_hook_name(kind: str, layer: int, what: str) -> str:
+    """Name of an attention hook, e.g. ("cross", 1, "pattern") -> decoder.blocks.1.cross_attn.hook_pattern."""
+    if kind not in ATTENTION_KINDS:
+        raise KeyError(f"unknown attention kind {kind!r}; expected one of {sorted(ATTENTION_KINDS)}")
+    stack, module = ATTENTION_KINDS[kind]
+    return f"{stack}.blocks.{layer}.{module}.hook_{what}"
+
+
+class ActivationCache(Mapping[str, torch.Tensor]):
+    """Hook name -> tensor recorded in one forward pass, with accessors for attention."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], n_layers: dict[str, int]):
+        self._tensors = tensors
+        self.n_layers = n_layers  # attention kind -> number of layers
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        try:
+            return self._tensors[name]
+        except KeyError:
+            raise KeyError(f"no hook named {name!r} in the cache") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)
+
+    def _stacked(self, kind: str, what: str) -> torch.Tensor:
+        layers = [self[attention_hook_name(kind, i, what)] for i in range(self.n_layers[kind])]
+        return torch.stack(layers, dim=1)  # [batch, layer, head, query_pos, key_pos]
+
+    def pattern(self, kind: str, layer: int | None = None, head: int | None = None, batch: int = 0):
+        """Post-softmax attention weights of one sentence.
+
+        layer=None -> [layer, head, query_pos, key_pos]; layer given -> [head, query_pos, key_pos];
+        head also given -> [query_pos, key_pos].
+        """
+        return self._select(kind, "pattern", layer, head, batch)
+
+    def scores(self, kind: str, layer: int | None = None, head: int | None = None, batch: int = 0):
+        """Scaled, masked (-inf), pre-softmax scores; same indexing as `pattern`."""
+        return self._select(kind, "scores", layer, head, batch)
+
+    def _select(self, kind: str, what: str, layer: int | None, head: int | None, batch: int):
+        if layer is None:
+            if head is not None:
+                raise ValueError("give a layer when selecting a head")
+            return self._stacked(kind, what)[batch]
+        n = self.n_layers[kind]
+        if not 0 <= layer < n:
+            raise IndexError(f"{kind} attention has layers 0..{n - 1}, not {layer}")
+        t = self[attention_hook_name(kind, layer, what)][batch]
+        return t if head is None else t[head]
+
+    def to_numpy(self) -> dict:
+        """float32 numpy copies, for archives and the UI."""
+        return {k: v.detach().to(torch.float32).cpu().numpy() for k, v in self._tensors.items()}
+
+
+class HookedModule(nn.Module):
+    """Base for models with hook points: names them and runs them with a cache."""
+
+    def setup_hooks(self) -> None:
+        """Name every HookPoint after its module path. Call at the end of __init__."""
+        self._hook_lock = threading.RLock()
+        self.hook_points: dict[str, HookPoint] = {}
+        for name, module in self.named_modules():
+            if isinstance(module, HookPoint):
+                module.name = name
+                self.hook_points[name] = module
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held for every hooked run: one cached model may serve many app sessions."""
+        return self._hook_lock
+
+    def hook_names(self) -> list[str]:
+        return list(self.hook_points)
+
+    def active_hook_count(self) -> int:
+        return sum(len(hp._forward_hooks) + len(hp._forward_pre_hooks) for hp in self.hook_points.values())
+
+    @contextmanager
+    def hooks(self, fwd_hooks: list[tuple[str, Callable]]):
+        """Attach forward hooks (name, fn(tensor, hook_point) -> tensor | None) for the block's duration."""
+        with self.lock:
+            handles = []
+            try:
+                for name, fn in fwd_hooks:
+                    if name not in self.hook_points:
+                        raise KeyError(f"no hook point named {name!r}")
+                    hp = self.hook_points[name]
+                    handles.append(hp.register_forward_hook(lambda mod, _inp, out, fn=fn: fn(out, mod)))
+                yield self
+            finally:
+                for h in handles:
+                    h.remove()
+
+    def run_with_cache(
+        self, *args, names_filter: Callable[[str], bool] | None = None, **kwargs
+    ) -> tuple[object, ActivationCache]:
+        """Run forward(*args, **kwargs), returning (output, cache of every hooked tensor).
+
+        Hooks are removed even if the forward pass raises; tensors are detached copies.
+        """
+        store: dict[str, torch.Tensor] = {}
+
+        def save(t: torch.Tensor, hp: HookPoint) -> None:
+            store[hp.name] = t.detach()
+
+        names = [n for n in self.hook_points if names_filter is None or names_filter(n)]
+        with self.hooks([(n, save) for n in names]), torch.no_grad():
+            out = self(*args, **kwargs)
+        return out, ActivationCache(store, self.attention_layer_counts())
+
+    def attention_layer_counts(self) -> dict[str, int]:
+        raise NotImplementedError

@@ -1,0 +1,121 @@
+"""Encoder and decoder blocks: attention + feed-forward, each wrapped in residual + norm."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .attention import MultiHeadAttention
+from .config import ModelConfig
+from .hooks import HookPoint
+from .trace import record
+
+
+class RMSNorm(nn.Module):
+    """x / rms(x) * g: LayerNorm without mean-centring or bias."""
+
+    def __init__(self, d: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def make_norm(cfg: ModelConfig) -> nn.Module:
+    if cfg.norm == "rmsnorm":
+        return RMSNorm(cfg.d_model, cfg.norm_eps)
+    return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
+
+
+class FeedForward(nn.Module):
+    """Position-wise d_model -> d_ff -> d_model."""
+
+    def __init__(self, cfg: ModelConfig, pos: str):
+        super().__init__()
+        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.act = nn.GELU() if cfg.activation == "gelu" else nn.ReLU()
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_hidden = HookPoint()  # [batch, pos, d_ff], after the activation
+        self.path = ""
+        self.pos = pos  # trace symbol of the position axis: "L_src" or "L_tgt"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.hook_hidden(self.act(self.W_in(x)))  # [batch, pos, d_ff]
+        record(self.path, "FFN up + activation", x, h, ("B", self.pos, "d_model"), ("B", self.pos, "d_ff"), f"{self.path}.hook_hidden")
+        out = self.W_out(self.dropout(h))  # [batch, pos, d_model]
+        record(self.path, "FFN down", h, out, ("B", self.pos, "d_ff"), ("B", self.pos, "d_model"))
+        return out
+
+
+class _Block(nn.Module):
+    """Shared residual wiring. Pre-LN: x + f(norm(x)). Post-LN (paper): norm(x + f(x))."""
+
+    norm_first: bool
+    pos: str
+    path: str
+
+    def _sublayer(self, x: torch.Tensor, norm: nn.Module, f, label: str) -> torch.Tensor:
+        sym = ("B", self.pos, "d_model")
+        norm_name = next(n for n, m in self.named_children() if m is norm)
+        if self.norm_first:
+            normed = norm(x)
+            record(self.path, f"{norm_name} (before {label})", x, normed, sym, sym)
+            y = x + self.dropout(f(normed))
+            record(self.path, f"residual add after {label}", x, y, sym, sym)
+            return y
+        summed = x + self.dropout(f(x))
+        record(self.path, f"residual add after {label}", x, summed, sym, sym)
+        y = norm(summed)
+        record(self.path, f"{norm_name} (after {label})", summed, y, sym, sym)
+        return y
+
+
+class EncoderBlock(_Block):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.norm_first, self.pos, self.path = cfg.norm_first, "L_src", ""
+        rotary = cfg.pos_encoding == "rope"
+        self.attn = MultiHeadAttention(cfg, "L_src", "L_src", causal=False, rotary=rotary)
+        self.mlp = FeedForward(cfg, "L_src")
+        self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_resid_pre = HookPoint()  # [batch, pos, d_model]
+        self.hook_resid_mid = HookPoint()
+        self.hook_resid_post = HookPoint()
+
+    def forward(self, x: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
+        x = self.hook_resid_pre(x)  # [batch, src_pos, d_model]
+        x = self.hook_resid_mid(self._sublayer(x, self.norm1, lambda h: self.attn(h, h, src_pad), "self-attention"))
+        return self.hook_resid_post(self._sublayer(x, self.norm2, self.mlp, "FFN"))
+
+
+class DecoderBlock(_Block):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.norm_first, self.pos, self.path = cfg.norm_first, "L_tgt", ""
+        rotary = cfg.pos_encoding == "rope"
+        self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary)
+        # Positions of source and target are unrelated, so no rotation in cross-attention.
+        self.cross_attn = MultiHeadAttention(cfg, "L_tgt", "L_src", causal=False, rotary=False)
+        self.mlp = FeedForward(cfg, "L_tgt")
+        self.norm1, self.norm2, self.norm3 = make_norm(cfg), make_norm(cfg), make_norm(cfg)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_resid_pre = HookPoint()
+        self.hook_resid_mid = HookPoint()  # after masked self-attention
+        self.hook_resid_mid2 = HookPoint()  # after cross-attention
+        self.hook_resid_post = HookPoint()
+
+    def forward(
+        self, y: torch.Tensor, memory: torch.Tensor, tgt_pad: torch.Tensor | None, src_pad: torch.Tensor | None
+    ) -> torch.Tensor:
+        y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
+        y = self.hook_resid_mid(
+            self._sublayer(y, self.norm1, lambda h: self.self_attn(h, h, tgt_pad), "masked self-attention")
+        )
+        y = self.hook_resid_mid2(
+            self._sublayer(y, self.norm2, lambda h: self.cross_attn(h, memory, src_pad), "cross-attention")
+        )
+        return self.hook_resid_post(self._sublayer(y, self.norm3, self.mlp, "FFN"))

@@ -1,0 +1,190 @@
+"""Tasks: what a model's input and output text are, and where its training pairs come from.
+
+A task turns user text into source ids and a decoder prefix (with notes for the user about
+truncation, script conversion and unknown characters), and provides (source, target) id pairs
+for training. The training loop, the CLI and the app only talk to this interface.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .char_tokenizer import CharTokenizer
+
+Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: prefix ... eos)
+
+
+class InputError(ValueError):
+    """User input that cannot be run (e.g. empty text); the message is meant for the user."""
+
+
+@dataclass
+class Prepared:
+    text: str  # the text as the model reads it (after normalisation)
+    source_ids: list[int]  # ends with eos
+    source_tokens: list[str]
+    prefix: list[int]  # what the decoder starts from
+    direction: str | None  # "zh->en" / "en->zh" for translation, None otherwise
+    notes: list[str] = field(default_factory=list)  # things the user must be told
+    truncated_from: int | None = None  # token count before truncation, if truncated
+
+
+def _finish(tokenizer, text: str, ids: list[int], max_len: int, prefix: list[int], direction, notes) -> Prepared:
+    limit = max_len - 1  # room for eos
+    truncated_from = None
+    if len(ids) > limit:
+        truncated_from = len(ids)
+        ids = ids[:limit]
+        notes.append(
+            f"The input is {truncated_from} tokens long; the model reads at most {max_len} "
+            f"(end token included), so it was truncated to its first {limit} tokens."
+        )
+    unknown = tokenizer.unknown_characters(text)
+    if unknown:
+        shown = " ".join(repr(c) for c in unknown[:10])
+        notes.append(f"{len(unknown)} character(s) unknown to this model's tokenizer, shown as <unk>: {shown}")
+    source = ids + [tokenizer.eos_id]
+    return Prepared(text, source, tokenizer.tokens(source), prefix, direction, notes, truncated_from)
+
+
+def _check_text(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("The input text is empty. Type a sentence to see the model's attention.")
+    return text.strip()
+
+
+class SyntheticTask:
+    """A string-to-string puzzle over lowercase letters: copy it, reverse it or sort it."""
+
+    ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+    KINDS = {
+        "copy": lambda s: s,
+        "reverse": lambda s: s[::-1],
+        "sort": lambda s: "".join(sorted(s)),
+    }
+    EXAMPLES = {"copy": "attention", "reverse": "attention", "sort": "transformer"}
+
+    def __init__(self, kind: str, min_len: int = 3, max_len: int = 12):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown synthetic task {kind!r}; expected one of {sorted(self.KINDS)}")
+        self.kind, self.min_len, self.max_len = kind, min_len, max_len
+        self.tokenizer = CharTokenizer(self.ALPHABET)
+        self.directions: list[str] = []
+
+    name = property(lambda self: self.kind)
+    example = property(lambda self: self.EXAMPLES[self.kind])
+
+    def target_text(self, text: str) -> str:
+        return self.KINDS[self.kind](text)
+
+    def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
+        text = _check_text(text)
+        notes = []
+        lowered = text.lower()
+        if lowered != text:
+            notes.append("This model only knows lowercase letters; the input was lowercased.")
+        ids = self.tokenizer.encode(lowered)
+        return _finish(self.tokenizer, lowered, ids, max_len, [self.tokenizer.bos_id], None, notes)
+
+    def examples(self, split: str, n: int | None = None) -> list[Example]:
+        seed = {"train": 0, "valid": 1, "test": 2}[split]
+        rng = random.Random(f"{self.kind}-{seed}")
+        n = n or (20000 if split == "train" else 500)
+        tok = self.tokenizer
+        out = []
+        for _ in range(n):
+            s = "".join(rng.choice(self.ALPHABET) for _ in range(rng.randint(self.min_len, self.max_len)))
+            out.append((tok.encode(s) + [tok.eos_id], [tok.bos_id] + tok.encode(self.target_text(s)) + [tok.eos_id]))
+        return out
+
+    def references(self, split: str, n: int | None = None) -> list[tuple[str, str, str | None]]:
+        """(source text, reference target text, direction) for evaluation."""
+        tok = self.tokenizer
+        return [(tok.decode(s), tok.decode(t), None) for s, t in self.examples(split, n)]
+
+    def to_dict(self) -> dict:
+        return {"type": "synthetic", "kind": self.kind, "min_len": self.min_len, "max_len": self.max_len}
+
+    def save_tokenizer(self, directory: Path) -> None:
+        self.tokenizer.save(Path(directory) / "tokenizer.json")
+
+
+class TranslationTask:
+    """Chinese <-> English in one model; the decoder starts with a tag naming the target language."""
+
+    DIRECTIONS = ("zh->en", "en->zh")
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.directions = list(self.DIRECTIONS)
+        self._splits = None
+
+    name = "translation"
+    example = "我吃了一个苹果"
+
+    def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
+        from .zh_script import detect_language, to_simplified
+
+        text = _check_text(text)
+        notes = []
+        if direction is None or direction == "auto":
+            direction = "zh->en" if detect_language(text) == "zh" else "en->zh"
+        if direction not in self.DIRECTIONS:
+            raise InputError(f"Unknown direction {direction!r}; use one of {', '.join(self.DIRECTIONS)}.")
+        if direction == "zh->en":
+            text, converted = to_simplified(text)
+            if converted:
+                notes.append(
+                    "Traditional characters were converted to Simplified, the script the model was trained on."
+                )
+        target_lang = direction.split("->")[1]
+        ids = self.tokenizer.encode(text)
+        prefix = [self.tokenizer.lang_tag_id(target_lang)]
+        return _finish(self.tokenizer, text, ids, max_len, prefix, direction, notes)
+
+    def splits(self):
+        if self._splits is None:
+            from .tatoeba import load_pairs, split_pairs
+
+            self._splits = split_pairs(load_pairs())
+        return self._splits
+
+    def examples(self, split: str, n: int | None = None) -> list[Example]:
+        tok = self.tokenizer
+        out = []
+        for pair in self.splits()[split][:n]:
+            zh, en = tok.encode(pair.zh), tok.encode(pair.en)
+            out.append((zh + [tok.eos_id], [tok.lang_tag_id("en")] + en + [tok.eos_id]))
+            out.append((en + [tok.eos_id], [tok.lang_tag_id("zh")] + zh + [tok.eos_id]))
+        return out
+
+    def references(self, split: str, n: int | None = None) -> list[tuple[str, str, str]]:
+        out = []
+        for pair in self.splits()[split][:n]:
+            out.append((pair.zh, pair.en, "zh->en"))
+            out.append((pair.en, pair.zh, "en->zh"))
+        return out
+
+    def to_dict(self) -> dict:
+        return {"type": "translation"}
+
+    def save_tokenizer(self, directory: Path) -> None:
+        self.tokenizer.save(Path(directory) / "tokenizer.json")
+
+
+def task_from_dict(data: dict, directory: Path):
+    """Rebuild a saved task; its tokenizer is read from directory/tokenizer.json."""
+    kind = data.get("type")
+    if kind == "synthetic":
+        task = SyntheticTask(data["kind"], data.get("min_len", 3), data.get("max_len", 12))
+        saved = CharTokenizer.load(Path(directory) / "tokenizer.json")
+        if saved.alphabet != task.tokenizer.alphabet:
+            raise ValueError("the saved tokenizer does not match the synthetic task's alphabet")
+        return task
+    if kind == "translation":
+        from .translation_tokenizer import TranslationTokenizer
+
+        return TranslationTask(TranslationTokenizer.load(Path(directory) / "tokenizer.json"))
+    raise ValueError(f"unknown task type {kind!r} in the checkpoint's config")

@@ -1,0 +1,136 @@
+"""Shape trace: the ordered steps one forward pass takes, recorded from the real tensors.
+
+Modules call `record(...)` at each step. Outside a `trace_shapes()` block that is a cheap no-op,
+so the trace never drifts from the code: the shapes come from the tensors that flowed.
+Each step also carries the symbolic shape the code expects (B, L_src, d_model, ...);
+`resolve(symbols, sizes)` turns it into numbers so tests can check both agree.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import torch
+from torch import nn
+
+Symbolic = tuple[str, ...]
+
+
+@dataclass
+class TraceStep:
+    name: str  # where in the network, e.g. "encoder.blocks.0.attn"
+    op: str  # what happens, e.g. "Q K^T / sqrt(d_head)"
+    hook: str | None  # hook point holding the output tensor, if any
+    in_shapes: list[tuple[int, ...]]
+    out_shape: tuple[int, ...]
+    in_symbols: list[Symbolic]
+    out_symbol: Symbolic
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["in_shapes"] = [list(s) for s in self.in_shapes]
+        d["out_shape"] = list(self.out_shape)
+        d["in_symbols"] = [list(s) for s in self.in_symbols]
+        d["out_symbol"] = list(self.out_symbol)
+        return d
+
+
+@dataclass
+class ShapeTrace:
+    steps: list[TraceStep] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)  # symbol -> value in this pass
+
+    def to_dicts(self) -> list[dict]:
+        return [s.to_dict() for s in self.steps]
+
+
+_active: contextvars.ContextVar[ShapeTrace | None] = contextvars.ContextVar("shape_trace", default=None)
+
+
+def is_tracing() -> bool:
+    return _active.get() is not None
+
+
+def record(
+    name: str,
+    op: str,
+    inputs: list[torch.Tensor] | torch.Tensor,
+    output: torch.Tensor,
+    in_symbols: list[Symbolic] | Symbolic,
+    out_symbol: Symbolic,
+    hook: str | None = None,
+    note: str = "",
+) -> None:
+    trace = _active.get()
+    if trace is None:
+        return
+    if isinstance(inputs, torch.Tensor):
+        inputs = [inputs]
+        in_symbols = [in_symbols]  # type: ignore[list-item]
+    trace.steps.append(
+        TraceStep(
+            name=name,
+            op=op,
+            hook=hook,
+            in_shapes=[tuple(t.shape) for t in inputs],
+            out_shape=tuple(output.shape),
+            in_symbols=[tuple(s) for s in in_symbols],  # type: ignore[arg-type]
+            out_symbol=tuple(out_symbol),
+            note=note,
+        )
+    )
+
+
+@contextmanager
+def trace_shapes():
+    """Collect the steps of every forward pass run inside the block into a ShapeTrace."""
+    trace = ShapeTrace()
+    token = _active.set(trace)
+    try:
+        yield trace
+    finally:
+        _active.reset(token)
+
+
+def record_sizes(**sizes: int) -> None:
+    """Tell the active trace what each symbol (B, L_src, d_model, ...) stands for in this pass."""
+    trace = _active.get()
+    if trace is not None:
+        trace.sizes.update(sizes)
+
+
+def resolve(symbols: Symbolic, sizes: dict[str, int]) -> tuple[int, ...]:
+    """Numeric shape of a symbolic one; raises KeyError for an unknown symbol."""
+    def one(sym: str) -> int:
+        return math.prod(int(part) if part.isdigit() else sizes[part] for part in sym.split("*"))
+
+    return tuple(one(s) for s in symbols)
+
+
+def parameter_counts(model: nn.Module) -> dict[str, int]:
+    """Trainable parameters grouped by module (tied matrices counted once, where first met).
+
+    Groups: embeddings, each block's attention / cross-attention / feed-forward / norms, final norms,
+    output projection.
+    """
+    seen: set[int] = set()
+    counts: dict[str, int] = {}
+    for pname, p in model.named_parameters(remove_duplicate=False):
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        parts = pname.split(".")
+        if parts[0] in ("encoder", "decoder") and len(parts) > 3 and parts[1] == "blocks":
+            sub = parts[3]
+            group = "norms" if sub.startswith("norm") else sub
+            key = f"{parts[0]}.blocks.{parts[2]}.{group}"
+        elif parts[0] in ("encoder", "decoder"):
+            key = f"{parts[0]}.{parts[1]}"
+        else:
+            key = parts[0]
+        counts[key] = counts.get(key, 0) + p.numel()
+    return counts

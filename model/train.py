@@ -1,0 +1,207 @@
+"""Training loop: AdamW, warmup then cosine decay, clipping, label smoothing, resumable checkpoints.
+
+`train(...)` reports progress through a callback so the command line (progress bar) and the app
+can both show it. Runs save into a folder (see checkpoint.py) plus optimizer/trainer state, and
+`resume=True` carries on from there, with the same batch order as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import ModelConfig, TrainConfig
+from .decoding import pad_batch
+from .tasks import Example
+from .transformer import Transformer
+
+
+@dataclass
+class Progress:
+    step: int
+    max_steps: int
+    loss: float  # mean training loss since the last report
+    lr: float
+    tokens_per_s: float
+    eta_s: float
+    epoch: int
+    valid: dict | None = None  # filled on evaluation steps
+
+
+def make_batches(examples: list[Example], batch_tokens: int, max_batch_size: int, seed: int) -> list[list[int]]:
+    """Length-bucketed batches of example indices with about batch_tokens (padded) tokens each, shuffled."""
+    order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), len(examples[i][1])))
+    batches, current, width = [], [], 0
+    for i in order:
+        w = max(width, len(examples[i][0]) + len(examples[i][1]))
+        if current and (w * (len(current) + 1) > batch_tokens or len(current) >= max_batch_size):
+            batches.append(current)
+            current, w = [], len(examples[i][0]) + len(examples[i][1])
+        current.append(i)
+        width = w
+    if current:
+        batches.append(current)
+    random.Random(seed).shuffle(batches)
+    return batches
+
+
+def collate(examples: list[Example], idx: list[int], pad_id: int):
+    src = pad_batch([examples[i][0] for i in idx], pad_id)  # [batch, src_pos]
+    tgt = pad_batch([examples[i][1] for i in idx], pad_id)  # [batch, tgt_pos+1]
+    return src, tgt[:, :-1], tgt[:, 1:]  # teacher forcing: input shifted right of the output
+
+
+def lr_at(step: int, tc: TrainConfig) -> float:
+    if step < tc.warmup_steps:
+        return tc.lr * (step + 1) / tc.warmup_steps
+    progress = min(1.0, (step - tc.warmup_steps) / max(1, tc.max_steps - tc.warmup_steps))
+    return tc.lr * (tc.min_lr_ratio + (1 - tc.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float) -> torch.Tensor:
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=pad_id, label_smoothing=smoothing
+    )
+
+
+@torch.no_grad()
+def validation_loss(model: Transformer, examples: list[Example], batch_tokens: int = 4096) -> float:
+    """Mean per-token cross-entropy (no smoothing) over examples, padding ignored."""
+    model.eval()
+    total, count = 0.0, 0
+    pad = model.cfg.pad_id
+    for idx in make_batches(examples, batch_tokens, 512, seed=0):
+        src, tgt_in, tgt_out = collate(examples, idx, pad)
+        logits = model(src, tgt_in)
+        n = int((tgt_out != pad).sum())
+        total += float(loss_fn(logits, tgt_out, pad, 0.0)) * n
+        count += n
+    model.train()
+    return total / max(count, 1)
+
+
+def fit_to_max_len(examples: list[Example], max_len: int) -> list[Example]:
+    """Drop training pairs longer than the model accepts (they would be cut mid-sentence)."""
+    return [(s, t) for s, t in examples if len(s) <= max_len and len(t) - 1 <= max_len]
+
+
+def train(
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    task,
+    out_dir: Path,
+    callback: Callable[[Progress], None] | None = None,
+    resume: bool = False,
+    evaluate: Callable[[Transformer], dict] | None = None,
+    info: dict | None = None,
+) -> Transformer:
+    """Train a model on task's train split, saving checkpoints in out_dir; returns the model.
+
+    evaluate(model) -> dict is called at each validation point (e.g. BLEU on a sample) and its
+    figures join the history.
+    """
+    out_dir = Path(out_dir)
+    tc = train_config
+    if tc.num_threads:
+        torch.set_num_threads(tc.num_threads)
+    random.seed(tc.seed)
+    torch.manual_seed(tc.seed)
+    train_ex = fit_to_max_len(task.examples("train"), model_config.max_len)
+    valid_ex = fit_to_max_len(task.examples("valid"), model_config.max_len)[:2000]
+    if not train_ex:
+        raise ValueError("the task produced no training examples that fit max_len")
+
+    model = Transformer(model_config)
+    history: list[dict] = []
+    step, epoch, batch_pos = 0, 0, 0
+    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=tc.betas, weight_decay=tc.weight_decay)
+    trainer_file = out_dir / "trainer.json"
+    if resume and trainer_file.exists():
+        bundle = load_checkpoint(out_dir)
+        if bundle.cfg != model_config:
+            raise ValueError(f"cannot resume: {out_dir} holds a model with another config")
+        model.load_state_dict(bundle.model.state_dict())
+        history = bundle.history
+        opt.load_state_dict(torch.load(out_dir / "optimizer.pt", weights_only=True))
+        state = json.loads(trainer_file.read_text())
+        step, epoch, batch_pos = state["step"], state["epoch"], state["batch_pos"]
+        torch.manual_seed(tc.seed + step)
+
+    def save(final: bool = False) -> None:
+        meta = {"step": step, "train": tc.to_dict(), "final": final, **(info or {})}
+        save_checkpoint(out_dir, model, task, info=meta, history=history)
+        torch.save(opt.state_dict(), out_dir / "optimizer.pt")
+        (out_dir / "trainer.json").write_text(json.dumps({"step": step, "epoch": epoch, "batch_pos": batch_pos}))
+
+    pad = model_config.pad_id
+    model.train()
+    t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
+    t_start, step_start = time.perf_counter(), step
+    while step < tc.max_steps:
+        batches = make_batches(train_ex, tc.batch_tokens, tc.max_batch_size, seed=tc.seed * 1000 + epoch)
+        while batch_pos < len(batches) and step < tc.max_steps:
+            src, tgt_in, tgt_out = collate(train_ex, batches[batch_pos], pad)
+            batch_pos += 1
+            for group in opt.param_groups:
+                group["lr"] = lr_at(step, tc)
+            logits = model(src, tgt_in)
+            loss = loss_fn(logits, tgt_out, pad, tc.label_smoothing)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+            opt.step()
+            step += 1
+            tokens_since += int((src != pad).sum() + (tgt_out != pad).sum())
+            loss_sum += float(loss)
+            loss_n += 1
+            evaluating = tc.eval_every and (step % tc.eval_every == 0 or step == tc.max_steps)
+            if step % tc.log_every == 0 or evaluating or step == tc.max_steps:
+                now = time.perf_counter()
+                rate = tokens_since / max(now - t_last, 1e-9)
+                eta = (now - t_start) / max(step - step_start, 1) * (tc.max_steps - step)
+                record = {"step": step, "epoch": epoch, "loss": loss_sum / loss_n, "lr": lr_at(step - 1, tc),
+                          "tokens_per_s": rate, "time": time.time()}
+                valid = None
+                if evaluating:
+                    valid = {"valid_loss": validation_loss(model, valid_ex)}
+                    if evaluate is not None:
+                        valid.update(evaluate(model))
+                        model.train()
+                    record.update(valid)
+                history.append(record)
+                if callback:
+                    callback(Progress(step, tc.max_steps, record["loss"], record["lr"], rate, eta, epoch, valid))
+                t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
+            if tc.save_every and step % tc.save_every == 0:
+                save()
+        if batch_pos >= len(batches):
+            epoch, batch_pos = epoch + 1, 0
+    save(final=True)
+    model.eval()
+    return model
+
+
+def print_progress(p: Progress, stream=sys.stderr) -> None:
+    """A one-line progress bar: step, loss, learning rate, tokens/s, ETA (and validation when present)."""
+    width = 24
+    done = int(width * p.step / max(p.max_steps, 1))
+    eta = time.strftime("%H:%M:%S", time.gmtime(p.eta_s))
+    line = (
+        f"\r[{'#' * done}{'.' * (width - done)}] step {p.step}/{p.max_steps} ep {p.epoch} "
+        f"loss {p.loss:.3f} lr {p.lr:.2e} {p.tokens_per_s:,.0f} tok/s ETA {eta}"
+    )
+    if p.valid:
+        line += "  " + " ".join(f"{k} {v:.3f}" for k, v in p.valid.items() if isinstance(v, int | float))
+        line += "\n"
+    stream.write(line)
+    stream.flush()

@@ -1,0 +1,138 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need", with hook points everywhere."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .config import ModelConfig
+from .hooks import HookedModule, HookPoint
+from .layers import DecoderBlock, EncoderBlock, make_norm
+from .positional import LearnedPositions, SinusoidalPositions
+from .trace import record, record_sizes
+
+
+class Embedder(nn.Module):
+    """Token embedding * sqrt(d_model) + positional encoding, for one side (encoder or decoder)."""
+
+    def __init__(self, cfg: ModelConfig, tokens: nn.Embedding, pos_len: str):
+        super().__init__()
+        self.tokens = [tokens]  # a list so the shared table is registered once, on the model
+        self.scale = math.sqrt(cfg.d_model)
+        self.positions: nn.Module | None = None
+        if cfg.pos_encoding == "sinusoidal":
+            self.positions = SinusoidalPositions(cfg.max_len, cfg.d_model)
+        elif cfg.pos_encoding == "learned":
+            self.positions = LearnedPositions(cfg.max_len, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_embed = HookPoint()  # [batch, pos, d_model], token embeddings already scaled
+        if self.positions is not None:
+            self.hook_pos_embed = HookPoint()  # [pos, d_model], the positional encoding added
+        self.hook_resid_in = HookPoint()  # [batch, pos, d_model], what the first block receives
+        self.pos, self.path = pos_len, ""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        p, L = self.path, self.pos
+        x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
+        record(p, "embedding lookup * sqrt(d_model)", ids, x, ("B", L), ("B", L, "d_model"), f"{p}.hook_embed")
+        if self.positions is not None:
+            pe = self.hook_pos_embed(self.positions(ids.shape[1]))  # [pos, d_model]
+            summed = x + pe  # [batch, pos, d_model]
+            record(p, "+ positional encoding", [x, pe], summed, [("B", L, "d_model"), (L, "d_model")], ("B", L, "d_model"), f"{p}.hook_pos_embed")
+            x = summed
+        return self.hook_resid_in(self.dropout(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
+        super().__init__()
+        self.embed = Embedder(cfg, tokens, "L_src")
+        self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.n_enc_layers))
+        # Pre-LN leaves the residual stream un-normalised, so it needs one last norm.
+        self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
+        self.hook_out = HookPoint()  # [batch, src_pos, d_model], the memory cross-attention reads
+
+    def forward(self, src: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
+        x = self.embed(src)
+        for block in self.blocks:
+            x = block(x, src_pad)
+        return self.hook_out(self.final_norm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
+        super().__init__()
+        self.embed = Embedder(cfg, tokens, "L_tgt")
+        self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.n_dec_layers))
+        self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
+        self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
+
+    def forward(
+        self, tgt: torch.Tensor, memory: torch.Tensor, tgt_pad: torch.Tensor | None, src_pad: torch.Tensor | None
+    ) -> torch.Tensor:
+        y = self.embed(tgt)
+        for block in self.blocks:
+            y = block(y, memory, tgt_pad, src_pad)
+        return self.hook_out(self.final_norm(y))
+
+
+class Transformer(HookedModule):
+    """forward(src [batch, src_pos], tgt [batch, tgt_pos]) -> logits [batch, tgt_pos, vocab].
+
+    Padding (cfg.pad_id) in src and tgt is masked out of every attention's keys; the decoder's
+    self-attention is also causal.
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.token_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        nn.init.normal_(self.token_embed.weight, std=cfg.d_model**-0.5)
+        self.encoder = Encoder(cfg, self.token_embed)
+        self.decoder = Decoder(cfg, self.token_embed)
+        self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tie_embeddings:
+            self.unembed.weight = self.token_embed.weight
+        self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
+        self.setup_hooks()
+        for name, module in self.named_modules():
+            if hasattr(module, "path"):
+                module.path = name
+
+    def attention_layer_counts(self) -> dict[str, int]:
+        return {"encoder": self.cfg.n_enc_layers, "decoder": self.cfg.n_dec_layers, "cross": self.cfg.n_dec_layers}
+
+    def padding_mask(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """[batch, pos] True at padding, or None when there is none (saves the masking work)."""
+        pad = ids == self.cfg.pad_id
+        return pad if bool(pad.any()) else None
+
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        src_pad = self.padding_mask(src)
+        return self.encoder(src, src_pad), src_pad
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
+        y = self.decoder(tgt, memory, self.padding_mask(tgt), src_pad)
+        logits = self.hook_logits(self.unembed(y))  # [batch, tgt_pos, vocab]
+        L = "L_tgt"
+        record("unembed", "project to vocabulary", y, logits, ("B", L, "d_model"), ("B", L, "V"), "hook_logits")
+        return logits
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        c = self.cfg
+        for name, t in (("src", src), ("tgt", tgt)):
+            if t.dim() != 2:
+                raise ValueError(f"{name} must be [batch, pos] token ids, got shape {tuple(t.shape)}")
+            if t.shape[1] > c.max_len:
+                raise ValueError(f"{name} has {t.shape[1]} positions; this model takes at most {c.max_len}")
+        record_sizes(
+            B=src.shape[0], L_src=src.shape[1], L_tgt=tgt.shape[1], d_model=c.d_model, h=c.n_heads,
+            h_kv=c.kv_heads, d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size,
+        )
+        memory, src_pad = self.encode(src)
+        return self.decode(tgt, memory, src_pad)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
