@@ -162,7 +162,7 @@ def train(
             opt.step()
             step += 1
             tokens_since += int((src != pad).sum() + (tgt_out != pad).sum())
-            loss_sum += float(loss)
+            loss_sum += float(loss.detach())
             loss_n += 1
             evaluating = tc.eval_every and (step % tc.eval_every == 0 or step == tc.max_steps)
             if step % tc.log_every == 0 or evaluating or step == tc.max_steps:

@@ -1,0 +1,232 @@
+"""Command line: python -m model {list,translate,inspect,train,evaluate,export}.
+
+Bad input ends with a one-line error on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_list(args) -> int:
+    from .registry import available_models, example_input
+
+    for name in available_models():
+        print(f"{name}\t{example_input(name)}")
+    return 0
+
+
+def _texts(args) -> list[str]:
+    texts = list(args.texts)
+    if not texts and not sys.stdin.isatty():
+        texts = [line.rstrip("\n") for line in sys.stdin]
+    return texts
+
+
+def cmd_translate(args) -> int:
+    from .analysis import analyze
+    from .registry import load_model
+
+    texts = _texts(args)
+    if not texts:
+        return _fail("no text given: pass sentences as arguments or one per line on stdin")
+    bundle = load_model(args.model)
+    direction = None if args.direction == "auto" else args.direction
+    for text in texts:
+        result = analyze(bundle, text, direction)
+        for note in result.notes:
+            print(f"warning: {note}", file=sys.stderr)
+        print(result.output_text)
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    import numpy as np
+
+    from .analysis import analyze, model_summary
+    from .registry import load_model
+
+    bundle = load_model(args.model)
+    direction = None if args.direction == "auto" else args.direction
+    result = analyze(bundle, args.text, direction, target=args.target)
+    for note in result.notes:
+        print(f"warning: {note}", file=sys.stderr)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez(out / "activations.npz", **{k: v.astype(np.float32) for k, v in result.activations.items()})
+    summary = model_summary(bundle)
+    meta = {
+        "model": bundle.name,
+        "input_text": args.text,
+        "model_input_text": result.prepared.text,
+        "direction": result.prepared.direction,
+        "source_tokens": result.source_tokens,
+        "target_tokens": result.target_tokens,
+        "output_text": result.output_text,
+        "teacher_forced": result.teacher_forced,
+        "notes": result.notes,
+        "steps": [s.__dict__ for s in result.steps],
+        "config": summary["config"],
+        "parameters": summary["parameters"],
+        "total_parameters": summary["total_parameters"],
+        "shape_trace": result.trace,
+        "shape_symbols": result.trace_sizes,
+    }
+    (out / "meta.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"wrote {out / 'activations.npz'} ({len(result.activations)} arrays) and {out / 'meta.json'}")
+    return 0
+
+
+def cmd_train(args) -> int:
+    from .presets import PRESETS, make_task, with_overrides
+    from .train import print_progress, train
+
+    if args.preset not in PRESETS:
+        return _fail(f"unknown preset {args.preset!r}; choose from {', '.join(PRESETS)}")
+    preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads)
+    out = Path(args.out or f"runs/{args.preset}")
+    out.mkdir(parents=True, exist_ok=True)
+    task = make_task(preset, out / "tokenizer.json")
+    evaluate = None
+    if preset.task == "translation":
+        from .evaluate import evaluate_model
+
+        def evaluate(model):
+            res = evaluate_model(model, task, "valid", n=args.eval_sentences)
+            return {f"{d}_{k}": v for d, r in res.items() for k, v in r.items() if k in ("bleu", "chrf")}
+
+    info = {"preset": args.preset, "description": preset.description, "example": task.example}
+    print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
+    train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
+          evaluate=evaluate, info=info)
+    if args.ship:
+        return _export(out, args.preset, preset.ship_dtype, args.test_sentences)
+    return 0
+
+
+def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None) -> int:
+    import torch
+
+    from .checkpoint import load_checkpoint, save_checkpoint
+    from .evaluate import evaluate_model
+    from .registry import MODELS_DIR
+
+    bundle = load_checkpoint(run_dir)
+    dtype = {"float32": torch.float32, "float16": torch.float16}[dtype_name]
+    # Evaluate the weights exactly as shipped (float16 rounding included).
+    shipped = {k: v.to(dtype).to(torch.float32) for k, v in bundle.model.state_dict().items()}
+    bundle.model.load_state_dict(shipped)
+    print(f"evaluating {name} on the test split ...", file=sys.stderr)
+    metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
+               "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences)}
+    dest = MODELS_DIR / name
+    tmp = MODELS_DIR / f".{name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    info = {k: v for k, v in bundle.info.items() if k != "final"}
+    save_checkpoint(tmp, bundle.model, bundle.task, info=info, history=bundle.history, metrics=metrics, dtype=dtype)
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.replace(dest)
+    print(json.dumps(metrics["results"], indent=1))
+    print(f"shipped {run_dir} as {dest}", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .presets import PRESETS
+
+    dtype = args.dtype or (PRESETS[args.name].ship_dtype if args.name in PRESETS else "float32")
+    return _export(Path(args.run), args.name, dtype, args.test_sentences)
+
+
+def cmd_evaluate(args) -> int:
+    from .evaluate import evaluate_model
+    from .registry import load_model
+
+    bundle = load_model(args.model)
+    results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n)
+    for direction, r in results.items():
+        print(f"{direction}\tBLEU {r['bleu']:.2f}\tchrF {r['chrf']:.2f}\tn {r['n']}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m model", description="Attention Lens models: run, inspect, train.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="each model's name and an example input, tab-separated")
+    s.set_defaults(fn=cmd_list)
+
+    s = sub.add_parser("translate", help="print the model's output for each text (arguments or stdin lines)")
+    s.add_argument("--model", default="default")
+    s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
+    s.add_argument("texts", nargs="*")
+    s.set_defaults(fn=cmd_translate)
+
+    s = sub.add_parser("inspect", help="write every hooked tensor (npz) and meta.json for one input")
+    s.add_argument("--model", default="default")
+    s.add_argument("--text", required=True)
+    s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
+    s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_inspect)
+
+    s = sub.add_parser("train", help="train a preset (default, reverse, copy, sort)")
+    s.add_argument("--preset", required=True)
+    s.add_argument("--out", default=None, help="run folder (default runs/PRESET)")
+    s.add_argument("--resume", action="store_true", help="continue from the run folder's last checkpoint")
+    s.add_argument("--steps", type=int, default=None, help="override the preset's optimiser steps")
+    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--ship", action="store_true", help="evaluate on the test split and copy into assets/models/")
+    s.add_argument("--eval-sentences", type=int, default=100, help="validation sentences per direction at each eval")
+    s.add_argument("--test-sentences", type=int, default=None, help="limit test sentences when shipping")
+    s.set_defaults(fn=cmd_train)
+
+    s = sub.add_parser("export", help="evaluate a run folder on the test split and ship it into assets/models/")
+    s.add_argument("--run", required=True)
+    s.add_argument("--name", required=True)
+    s.add_argument("--dtype", choices=["float32", "float16"], default=None)
+    s.add_argument("--test-sentences", type=int, default=None)
+    s.set_defaults(fn=cmd_export)
+
+    s = sub.add_parser("evaluate", help="BLEU / chrF per direction on a split")
+    s.add_argument("--model", default="default")
+    s.add_argument("--split", default="test", choices=["train", "valid", "test"])
+    s.add_argument("-n", type=int, default=None, help="pairs per direction (default: all)")
+    s.set_defaults(fn=cmd_evaluate)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .checkpoint import CheckpointError
+    from .registry import UnknownModelError
+    from .tasks import InputError
+
+    expected: tuple[type[BaseException], ...] = (InputError, CheckpointError, UnknownModelError)
+    try:
+        from .tatoeba import DataUnavailableError
+
+        expected += (DataUnavailableError,)
+    except ImportError:
+        pass
+    try:
+        return args.fn(args)
+    except expected as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

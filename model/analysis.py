@@ -1,0 +1,126 @@
+"""One request, end to end: text -> tokens -> greedy output -> one hooked, traced pass -> numpy.
+
+The app, `python -m model inspect` and exports all use `analyze`, so they show the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .checkpoint import Bundle
+from .decoding import greedy_decode
+from .hooks import ATTENTION_KINDS
+from .tasks import InputError, Prepared
+from .trace import parameter_counts, trace_shapes
+
+
+@dataclass
+class Step:
+    """Decoding step t: the decoder at position t chose `token` after seeing the target prefix."""
+
+    position: int
+    token: str
+    token_id: int
+    top_tokens: list[str]
+    top_ids: list[int]
+    top_probs: list[float]
+
+
+@dataclass
+class Analysis:
+    model: str
+    prepared: Prepared
+    source_tokens: list[str]  # encoder positions (keys of cross-attention)
+    target_tokens: list[str]  # decoder positions (queries of decoder and cross attention)
+    output_text: str  # the model's greedy output, or the given target when teacher-forced
+    teacher_forced: bool
+    stopped: bool  # the output ended with <eos> within max_len
+    steps: list[Step]
+    activations: dict[str, np.ndarray]  # hook name -> float32 array, batch axis kept (size 1)
+    trace: list[dict]
+    trace_sizes: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+    def tokens_for(self, kind: str) -> tuple[list[str], list[str]]:
+        """(query tokens, key tokens) of an attention kind."""
+        if kind == "encoder":
+            return self.source_tokens, self.source_tokens
+        if kind == "decoder":
+            return self.target_tokens, self.target_tokens
+        if kind == "cross":
+            return self.target_tokens, self.source_tokens
+        raise KeyError(f"unknown attention kind {kind!r}")
+
+    def n_layers(self, kind: str) -> int:
+        stack, module = ATTENTION_KINDS[kind]
+        return sum(1 for k in self.activations if k.startswith(f"{stack}.blocks.") and k.endswith(f".{module}.hook_pattern"))
+
+    def attention(self, kind: str, what: str = "pattern") -> np.ndarray:
+        """[layer, head, query_pos, key_pos] of one attention kind ("pattern" or "scores")."""
+        stack, module = ATTENTION_KINDS[kind]
+        layers = [self.activations[f"{stack}.blocks.{i}.{module}.hook_{what}"][0] for i in range(self.n_layers(kind))]
+        return np.stack(layers)
+
+
+def analyze(
+    bundle: Bundle, text: str, direction: str | None = None, target: str | None = None, top_k: int = 5
+) -> Analysis:
+    """Run the model on text; raises InputError (with a message for the user) on unusable input."""
+    model, task, tok = bundle.model, bundle.task, bundle.tokenizer
+    cfg = model.cfg
+    prepared = task.prepare(text, cfg.max_len, direction)
+    notes = list(prepared.notes)
+    with model.lock:
+        if target is not None:
+            if not target.strip():
+                raise InputError("The target text is empty.")
+            generated = tok.encode(target.strip())
+        else:
+            generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+        full = prepared.prefix + generated
+        stopped = len(full) < cfg.max_len
+        if len(full) > cfg.max_len:
+            notes.append(f"The target was cut to the model's maximum of {cfg.max_len} tokens.")
+            full = full[: cfg.max_len]
+            stopped = False
+        if target is None and not stopped:
+            notes.append(f"The output reached the maximum length ({cfg.max_len} tokens) without an end token.")
+        # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
+        decoder_in = full
+        with trace_shapes() as trace:
+            logits, cache = model.run_with_cache(torch.tensor([prepared.source_ids]), torch.tensor([decoder_in]))
+    probs = torch.softmax(logits[0], dim=-1)  # [tgt_pos, vocab]
+    top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
+    steps = []
+    for pos in range(len(prepared.prefix) - 1, len(decoder_in)):
+        chosen = decoder_in[pos + 1] if pos + 1 < len(decoder_in) else (tok.eos_id if stopped else int(probs[pos].argmax()))
+        ids = top.indices[pos].tolist()
+        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, [float(p) for p in top.values[pos]]))
+    return Analysis(
+        model=bundle.name,
+        prepared=prepared,
+        source_tokens=tok.tokens(prepared.source_ids),
+        target_tokens=tok.tokens(decoder_in),
+        output_text=tok.decode(generated),
+        teacher_forced=target is not None,
+        stopped=stopped,
+        steps=steps,
+        activations=cache.to_numpy(),
+        trace=trace.to_dicts(),
+        trace_sizes=dict(trace.sizes),
+        notes=notes,
+    )
+
+
+def model_summary(bundle: Bundle) -> dict:
+    """Config, parameter counts and metrics of a model, for meta.json and the app."""
+    return {
+        "name": bundle.name,
+        "config": bundle.cfg.to_dict(),
+        "parameters": parameter_counts(bundle.model),
+        "total_parameters": sum(p.numel() for p in bundle.model.parameters()),
+        "metrics": bundle.metrics,
+    }

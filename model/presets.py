@@ -1,0 +1,73 @@
+"""Named training recipes: the shipped models are made by `python -m model train --preset NAME`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .config import ModelConfig, TrainConfig
+from .tasks import SyntheticTask, TranslationTask
+
+
+@dataclass(frozen=True)
+class Preset:
+    model: ModelConfig
+    train: TrainConfig
+    task: str  # "copy" / "reverse" / "sort" (synthetic) or "translation"
+    description: str
+    ship_dtype: str = "float32"  # dtype of the weights written into assets/
+
+
+def _didactic(kind: str, steps: int, description: str) -> Preset:
+    task = SyntheticTask(kind)
+    return Preset(
+        ModelConfig(
+            vocab_size=task.tokenizer.vocab_size, d_model=64, n_heads=4, d_ff=256, n_enc_layers=2,
+            n_dec_layers=2, dropout=0.0, max_len=16,
+        ),
+        TrainConfig(lr=3e-3, warmup_steps=50, max_steps=steps, batch_tokens=2048, eval_every=200,
+                    save_every=0, log_every=50),
+        kind,
+        description,
+    )
+
+
+PRESETS: dict[str, Preset] = {
+    "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal"),
+    "copy": _didactic("copy", 400, "copies a lowercase word: cross-attention is a diagonal"),
+    "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source"),
+    "default": Preset(
+        ModelConfig(
+            vocab_size=8000, d_model=256, n_heads=8, d_ff=1024, n_enc_layers=3, n_dec_layers=3,
+            dropout=0.1, norm_first=True, norm="layernorm", activation="relu", pos_encoding="sinusoidal",
+            max_len=64,
+        ),
+        TrainConfig(lr=1e-3, warmup_steps=800, max_steps=4000, batch_tokens=4096, max_batch_size=384,
+                    eval_every=500, save_every=250, log_every=25, num_threads=2),
+        "translation",
+        "Chinese <-> English translation, trained on Tatoeba sentence pairs",
+        ship_dtype="float16",
+    ),
+}
+
+
+def make_task(preset: Preset, tokenizer_path: Path):
+    """The preset's task; a translation tokenizer is trained (train split only) unless tokenizer_path exists."""
+    if preset.task == "translation":
+        from .translation_tokenizer import TranslationTokenizer, build_default_tokenizer
+
+        path = Path(tokenizer_path)
+        if path.exists():
+            return TranslationTask(TranslationTokenizer.load(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return TranslationTask(build_default_tokenizer(path, preset.model.vocab_size))
+    return SyntheticTask(preset.task)
+
+
+def with_overrides(preset: Preset, steps: int | None = None, threads: int | None = None) -> Preset:
+    train = preset.train
+    if steps is not None:
+        train = replace(train, max_steps=steps)
+    if threads is not None:
+        train = replace(train, num_threads=threads)
+    return replace(preset, train=train)

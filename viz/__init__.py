@@ -1,0 +1,82 @@
+"""Attention Lens figures: pure functions from numpy arrays and token lists to plotly figures,
+pandas tables and numpy statistics. No torch, no streamlit.
+
+Array conventions: one layer's pattern is ``[head, query, key]``, all layers
+``[layer, head, query, key]``; masks are boolean with True = masked; pre-softmax scores use
+``-inf`` where masked.
+"""
+
+from viz.aggregate import attention_rollout, attention_rollout_figure, mean_over_heads, mean_over_heads_figure
+from viz.clicks import CLICK_TRACE_NAME
+from viz.compare import (
+    RowDiff,
+    align_tokens,
+    compare_heatmaps,
+    rank_heads_by_change,
+    row_diff_figure,
+    shared_token_row_diff,
+)
+from viz.decoding import cross_attention_step, topk_bar
+from viz.focus import attention_arcs, token_focus_grid, token_focus_values
+from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
+from viz.heatmap import attention_heatmap
+from viz.positional import pe_cosine_similarity, pe_dimension_curves, pe_heatmap
+from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_table
+from viz.stats import (
+    HEAD_STATS_COLUMNS,
+    cosine_similarity_matrix,
+    entropy,
+    flatten_heads,
+    head_divergence,
+    head_similarity,
+    head_stats,
+    js_divergence,
+)
+from viz.stats_figures import head_similarity_heatmap, head_stats_bar, head_stats_scatter
+from viz.tokens import escape_text, token_labels
+from viz.typed_arrays import decode_plotly_array
+
+__all__ = [
+    "CLICK_TRACE_NAME",
+    "decode_plotly_array",
+    "HEAD_STATS_COLUMNS",
+    "GridLayout",
+    "RowDiff",
+    "align_tokens",
+    "all_heads_grid",
+    "attention_arcs",
+    "attention_heatmap",
+    "attention_rollout",
+    "attention_rollout_figure",
+    "compare_heatmaps",
+    "cosine_similarity_matrix",
+    "cross_attention_step",
+    "entropy",
+    "escape_text",
+    "flatten_heads",
+    "format_shape",
+    "grid_cell_to_head",
+    "grid_layout_from_figure",
+    "head_divergence",
+    "head_similarity",
+    "head_similarity_heatmap",
+    "head_stats",
+    "head_stats_bar",
+    "head_stats_scatter",
+    "js_divergence",
+    "mean_over_heads",
+    "mean_over_heads_figure",
+    "parameter_breakdown_chart",
+    "pe_cosine_similarity",
+    "pe_dimension_curves",
+    "pe_heatmap",
+    "rank_heads_by_change",
+    "row_diff_figure",
+    "shape_trace_table",
+    "shared_token_row_diff",
+    "tile_heads",
+    "token_focus_grid",
+    "token_focus_values",
+    "token_labels",
+    "topk_bar",
+]

@@ -1,0 +1,91 @@
+"""Aggregates over heads and layers: mean over heads and attention rollout, with figures.
+
+Neither is a head of the model; the figure titles say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz._validate import as_array, check_index, check_mask
+from viz.heatmap import attention_heatmap
+
+
+def mean_over_heads(patterns: np.ndarray) -> np.ndarray:
+    """``[layer, head, q, k]`` -> ``[layer, q, k]``: the plain average of the heads' patterns."""
+    p = as_array(patterns, 4, "patterns")
+    return p.mean(axis=1, dtype=np.float64).astype(np.float32)
+
+
+def attention_rollout(patterns: np.ndarray, add_residual: bool = True) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema, 2020) for self-attention -> ``[q, k]`` float64.
+
+    Per layer: average the heads, add the identity for the residual path when
+    ``add_residual`` (``A + I``), renormalise rows to sum to 1; then multiply through the
+    layers, ``R = Â_L ⋯ Â_2 Â_1``, so row ``i`` estimates how much token ``i`` at the top
+    draws on input token ``j``. All-zero rows (e.g. a padded query without residual) stay
+    zero. Requires square patterns (query = key tokens); it is an estimate of information
+    flow, not a quantity the model computes.
+    """
+    p = as_array(patterns, 4, "patterns", dtype=np.float64)
+    n_q, n_k = p.shape[2:]
+    if n_q != n_k:
+        raise ValueError(
+            f"attention rollout needs self-attention (square patterns), got {n_q} queries x {n_k} keys"
+        )
+    eye = np.eye(n_q)
+    rollout = eye.copy()
+    for layer in np.nan_to_num(p, nan=0.0).mean(axis=1):
+        a = layer + eye if add_residual else layer
+        total = a.sum(axis=-1, keepdims=True)
+        a = np.where(total > 0, a / np.where(total > 0, total, 1.0), 0.0)
+        rollout = a @ rollout
+    return rollout
+
+
+def mean_over_heads_figure(
+    patterns: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    layer: int,
+    *,
+    mask_2d: np.ndarray | None = None,
+    title: str = "",
+) -> go.Figure:
+    """Heatmap of one layer's mean over heads (``mask_2d``: True = masked, drawn grey)."""
+    mean = mean_over_heads(patterns)
+    layer = check_index(layer, mean.shape[0], "layer")
+    if mask_2d is not None:
+        check_mask(mask_2d, mean.shape[1:], "mask_2d")
+    return attention_heatmap(
+        mean[layer],
+        query_tokens,
+        key_tokens,
+        mask_2d=mask_2d,
+        title=title or f"Layer {layer}: mean over heads — not a head of the model",
+        value_name="mean weight",
+    )
+
+
+def attention_rollout_figure(
+    patterns: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    add_residual: bool = True,
+    title: str = "",
+) -> go.Figure:
+    """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max)."""
+    roll = attention_rollout(patterns, add_residual=add_residual)
+    how = "with residual" if add_residual else "without residual"
+    return attention_heatmap(
+        roll.astype(np.float32),
+        tokens,
+        tokens,
+        title=title or f"Attention rollout ({how}) — an estimate of flow through residual paths",
+        zmax=None,
+        value_name="rollout",
+        subtitle="product of head-averaged layers; not a head of the model",
+    )

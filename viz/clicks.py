@@ -1,0 +1,32 @@
+"""Invisible click targets for heatmaps.
+
+Plotly cannot *select* heatmap cells, so ``st.plotly_chart(on_select=...)`` returns no
+points for a heatmap (streamlit/streamlit#8760). Figures that should be clickable add one
+invisible scatter marker per clickable block (e.g. per head tile); clicking or box-selecting
+it returns a point whose ``customdata`` is ``[layer, head]`` and whose ``x``/``y`` lie in
+that block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+CLICK_TRACE_NAME = "click targets"
+
+
+def click_target_trace(x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, size: int = 28) -> go.Scatter:
+    """Invisible square markers at ``(x, y)`` carrying ``customdata`` (e.g. ``[layer, head]``)."""
+    hidden = {"marker": {"opacity": 0.0}}
+    return go.Scatter(
+        x=np.asarray(x, dtype=np.float32),
+        y=np.asarray(y, dtype=np.float32),
+        customdata=np.asarray(customdata, dtype=np.int32),
+        mode="markers",
+        marker={"size": size, "symbol": "square", "opacity": 0.0, "color": "black"},
+        selected=hidden,
+        unselected=hidden,
+        hoverinfo="skip",
+        showlegend=False,
+        name=CLICK_TRACE_NAME,
+    )

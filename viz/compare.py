@@ -1,0 +1,336 @@
+"""Comparing the attention of two sentences: side-by-side heatmaps, one token's row in
+both, and a ranking of heads by how much their attention changes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz import theme
+from viz._validate import as_array, check_tokens
+from viz.heatmap import heatmap_parts
+from viz.stats import js_divergence
+from viz.tokens import escape_text, token_label, token_labels
+
+
+def align_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of positions whose tokens are equal, matched as a multiset in order.
+
+    The n-th occurrence of a token in A is paired with its n-th occurrence in B; tokens
+    without a partner are left out. Pairs are in A's order.
+    """
+    positions_b: dict[str, list[int]] = defaultdict(list)
+    for j, t in enumerate(tokens_b):
+        positions_b[t].append(j)
+    seen: dict[str, int] = defaultdict(int)
+    pairs: list[tuple[int, int]] = []
+    for i, t in enumerate(tokens_a):
+        n = seen[t]
+        seen[t] += 1
+        if n < len(positions_b[t]):
+            pairs.append((i, positions_b[t][n]))
+    return pairs
+
+
+def _find(tokens: Sequence[str], token: str, occurrence: int, which: str) -> int:
+    hits = [i for i, t in enumerate(tokens) if t == token]
+    if not hits:
+        raise ValueError(f"token {token!r} does not occur in the {which} query tokens")
+    if not 0 <= occurrence < len(hits):
+        raise ValueError(
+            f"token {token!r} occurs {len(hits)} time(s) in {which}; occurrence={occurrence} is out of range"
+        )
+    return hits[occurrence]
+
+
+def compare_heatmaps(
+    pattern_a: np.ndarray,
+    tokens_a: Sequence[str],
+    pattern_b: np.ndarray,
+    tokens_b: Sequence[str],
+    *,
+    key_tokens_a: Sequence[str] | None = None,
+    key_tokens_b: Sequence[str] | None = None,
+    mask_a: np.ndarray | None = None,
+    mask_b: np.ndarray | None = None,
+    names: tuple[str, str] = ("Sentence A", "Sentence B"),
+    zmax: float = 1.0,
+    title: str = "",
+) -> go.Figure:
+    """Two ``[query, key]`` patterns side by side on one shared colour scale.
+
+    ``tokens_a``/``tokens_b`` label the queries (and the keys unless ``key_tokens_*`` are
+    given, e.g. for cross-attention). Masks (True = masked) are drawn grey.
+    """
+    parts = [
+        heatmap_parts(
+            pattern_a,
+            tokens_a,
+            tokens_a if key_tokens_a is None else key_tokens_a,
+            mask_2d=mask_a,
+            coloraxis="coloraxis",
+            name="pattern_a",
+        ),
+        heatmap_parts(
+            pattern_b,
+            tokens_b,
+            tokens_b if key_tokens_b is None else key_tokens_b,
+            mask_2d=mask_b,
+            coloraxis="coloraxis",
+            name="pattern_b",
+        ),
+    ]
+    if not zmax > 0:
+        raise ValueError(f"zmax must be positive, got {zmax}")
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=[escape_text(n) for n in names], horizontal_spacing=0.12
+    )
+    for col, part in enumerate(parts, start=1):
+        for tr in part.traces:
+            fig.add_trace(tr, row=1, col=col)
+        fig.update_xaxes(theme.token_axis(part.key_labels, "key"), tickangle=-45, row=1, col=col)
+        fig.update_yaxes(theme.token_axis(part.query_labels, "query", reversed_=True), row=1, col=col)
+    n = max(max(len(p.query_labels), len(p.key_labels)) for p in parts)
+    cell = theme.cell_size_px(n)
+    theme.apply_theme(
+        fig,
+        theme.pick_title(title, "Attention in two sentences (same head, same colour scale)"),
+        subtitle="grey = masked" if any(p.has_mask for p in parts) else None,
+        height=max(420, cell * n + 260),
+        width=max(900, 2 * cell * n + 360),
+    )
+    fig.update_layout(
+        coloraxis={
+            "colorscale": theme.SEQUENTIAL,
+            "cmin": 0.0,
+            "cmax": float(zmax),
+            "colorbar": theme.colorbar("attention weight"),
+        },
+        margin={"b": 130},
+    )
+    return fig
+
+
+@dataclass
+class RowDiff:
+    """One token's attention row in sentence A and in sentence B.
+
+    ``diff`` is ``row_b − row_a`` over the key tokens present in both (``shared_keys``,
+    matched by :func:`align_tokens`), at positions ``shared_index_a`` / ``shared_index_b``.
+    """
+
+    token: str
+    query_index_a: int
+    query_index_b: int
+    keys_a: list[str]
+    keys_b: list[str]
+    row_a: np.ndarray
+    row_b: np.ndarray
+    shared_keys: list[str]
+    shared_index_a: np.ndarray
+    shared_index_b: np.ndarray
+    diff: np.ndarray
+
+
+def shared_token_row_diff(
+    pattern_a_2d: np.ndarray,
+    tokens_a: Sequence[str],
+    pattern_b_2d: np.ndarray,
+    tokens_b: Sequence[str],
+    token: str,
+    *,
+    key_tokens_a: Sequence[str] | None = None,
+    key_tokens_b: Sequence[str] | None = None,
+    occurrence: int = 0,
+) -> RowDiff:
+    """The attention row of ``token`` (its ``occurrence``-th appearance as a query) in A and
+    in B, and ``B − A`` over the keys present in both sentences. See :class:`RowDiff`."""
+    a = as_array(pattern_a_2d, 2, "pattern_a")
+    b = as_array(pattern_b_2d, 2, "pattern_b")
+    qa = check_tokens(
+        tokens_a, a.shape[0], array_name="pattern_a", axis_name="query rows", token_name="tokens_a"
+    )
+    qb = check_tokens(
+        tokens_b, b.shape[0], array_name="pattern_b", axis_name="query rows", token_name="tokens_b"
+    )
+    ka = check_tokens(
+        qa if key_tokens_a is None else key_tokens_a,
+        a.shape[1],
+        array_name="pattern_a",
+        axis_name="key columns",
+        token_name="key tokens of A",
+    )
+    kb = check_tokens(
+        qb if key_tokens_b is None else key_tokens_b,
+        b.shape[1],
+        array_name="pattern_b",
+        axis_name="key columns",
+        token_name="key tokens of B",
+    )
+    ia = _find(qa, token, occurrence, "A")
+    ib = _find(qb, token, occurrence, "B")
+    pairs = align_tokens(ka, kb)
+    idx_a = np.array([i for i, _ in pairs], dtype=np.int64)
+    idx_b = np.array([j for _, j in pairs], dtype=np.int64)
+    row_a = a[ia].copy()
+    row_b = b[ib].copy()
+    return RowDiff(
+        token=token,
+        query_index_a=ia,
+        query_index_b=ib,
+        keys_a=ka,
+        keys_b=kb,
+        row_a=row_a,
+        row_b=row_b,
+        shared_keys=[ka[i] for i in idx_a],
+        shared_index_a=idx_a,
+        shared_index_b=idx_b,
+        diff=(row_b[idx_b] - row_a[idx_a]).astype(np.float32),
+    )
+
+
+def row_diff_figure(rd: RowDiff, *, names: tuple[str, str] = ("A", "B"), title: str = "") -> go.Figure:
+    """Three bar charts: the token's row in A, in B, and ``B − A`` over the shared keys."""
+    na, nb = (escape_text(n) for n in names)
+    tok = token_label(rd.token)
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        vertical_spacing=0.16,
+        subplot_titles=[
+            f"{na}: <b>{tok}</b> attends to",
+            f"{nb}: <b>{tok}</b> attends to",
+            f"change {nb} − {na} on keys in both",
+        ],
+    )
+    for row, (weights, keys) in enumerate(((rd.row_a, rd.keys_a), (rd.row_b, rd.keys_b)), start=1):
+        labels = token_labels(keys)
+        fig.add_trace(
+            go.Bar(
+                x=np.arange(len(keys), dtype=np.int32),
+                y=weights,
+                marker_color=theme.ACCENT,
+                customdata=labels,
+                hovertemplate="key %{customdata}<br>weight: %{y:.3f}<extra></extra>",
+                showlegend=False,
+            ),
+            row=row,
+            col=1,
+        )
+        fig.update_xaxes(theme.token_axis(labels, ""), tickangle=-45, row=row, col=1)
+        fig.update_yaxes(title_text="weight", range=[0, 1], row=row, col=1)
+    shared = token_labels(rd.shared_keys)
+    fig.add_trace(
+        go.Bar(
+            x=np.arange(len(shared), dtype=np.int32),
+            y=rd.diff,
+            marker_color=np.where(rd.diff >= 0, theme.ACCENT, theme.NEGATIVE).tolist(),
+            customdata=shared,
+            hovertemplate="key %{customdata}<br>change: %{y:+.3f}<extra></extra>",
+            showlegend=False,
+        ),
+        row=3,
+        col=1,
+    )
+    fig.update_xaxes(theme.token_axis(shared, "key token"), tickangle=-45, row=3, col=1)
+    lim = max(0.05, float(np.abs(rd.diff).max()) * 1.1) if rd.diff.size else 1.0
+    fig.update_yaxes(
+        title_text="Δ weight", range=[-lim, lim], zeroline=True, zerolinecolor="#555", row=3, col=1
+    )
+    theme.apply_theme(
+        fig,
+        theme.pick_title(title, f"How the attention of <b>{tok}</b> changes between the sentences"),
+        height=860,
+        width=max(640, 34 * max(len(rd.keys_a), len(rd.keys_b)) + 240),
+    )
+    return fig
+
+
+def rank_heads_by_change(
+    patterns_a: np.ndarray,
+    tokens_a: Sequence[str],
+    patterns_b: np.ndarray,
+    tokens_b: Sequence[str],
+    token: str | None = None,
+    *,
+    key_tokens_a: Sequence[str] | None = None,
+    key_tokens_b: Sequence[str] | None = None,
+    occurrence: int = 0,
+) -> pd.DataFrame:
+    """Rank heads by how much their attention changes between sentence A and sentence B.
+
+    Definition: key tokens present in both sentences are paired (:func:`align_tokens`). For a
+    query token present in both, take its attention row in A and in B, keep only the paired
+    keys, renormalise each to sum to 1 and compute the Jensen-Shannon divergence (nats,
+    0 = same distribution over the shared keys, at most log 2 ≈ 0.693). With ``token`` the
+    score is that for ``token`` (its ``occurrence``-th appearance); without it, the mean over
+    all query tokens present in both. Rows with no weight on the shared keys are skipped.
+
+    Returns columns ``rank`` (1 = most changed), ``layer``, ``head``, ``js_divergence``,
+    ``n_queries`` (rows averaged), sorted by decreasing divergence (NaN last).
+    """
+    a = as_array(patterns_a, 4, "patterns_a")
+    b = as_array(patterns_b, 4, "patterns_b")
+    if a.shape[:2] != b.shape[:2]:
+        raise ValueError(f"patterns_a has {a.shape[:2]} (layer, head) but patterns_b has {b.shape[:2]}")
+    qa = check_tokens(
+        tokens_a, a.shape[2], array_name="patterns_a", axis_name="query rows", token_name="tokens_a"
+    )
+    qb = check_tokens(
+        tokens_b, b.shape[2], array_name="patterns_b", axis_name="query rows", token_name="tokens_b"
+    )
+    ka = check_tokens(
+        qa if key_tokens_a is None else key_tokens_a,
+        a.shape[3],
+        array_name="patterns_a",
+        axis_name="key columns",
+        token_name="key tokens of A",
+    )
+    kb = check_tokens(
+        qb if key_tokens_b is None else key_tokens_b,
+        b.shape[3],
+        array_name="patterns_b",
+        axis_name="key columns",
+        token_name="key tokens of B",
+    )
+    key_pairs = align_tokens(ka, kb)
+    if not key_pairs:
+        raise ValueError("the two sentences share no key tokens, so their attention cannot be compared")
+    if token is not None:
+        query_pairs = [(_find(qa, token, occurrence, "A"), _find(qb, token, occurrence, "B"))]
+    else:
+        query_pairs = align_tokens(qa, qb)
+        if not query_pairs:
+            raise ValueError("the two sentences share no query tokens")
+    kia = np.array([i for i, _ in key_pairs])
+    kib = np.array([j for _, j in key_pairs])
+    qia = np.array([i for i, _ in query_pairs])
+    qib = np.array([j for _, j in query_pairs])
+    rows_a = np.nan_to_num(a[:, :, qia][..., kia].astype(np.float64), nan=0.0)  # [L, H, nq, nk]
+    rows_b = np.nan_to_num(b[:, :, qib][..., kib].astype(np.float64), nan=0.0)
+    usable = (rows_a.sum(-1) > 0) & (rows_b.sum(-1) > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        js = np.nan_to_num(js_divergence(rows_a, rows_b, axis=-1), nan=0.0)
+    n = usable.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(n > 0, np.where(usable, js, 0.0).sum(-1) / np.maximum(n, 1), np.nan)
+    n_layers, n_heads = a.shape[:2]
+    df = pd.DataFrame(
+        {
+            "layer": np.repeat(np.arange(n_layers), n_heads),
+            "head": np.tile(np.arange(n_heads), n_layers),
+            "js_divergence": score.reshape(-1),
+            "n_queries": n.reshape(-1),
+        }
+    )
+    df = df.sort_values("js_divergence", ascending=False, na_position="last", kind="stable").reset_index(
+        drop=True
+    )
+    df.insert(0, "rank", np.arange(1, len(df) + 1))
+    return df

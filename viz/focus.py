@@ -1,0 +1,260 @@
+"""One token across the whole model: a layer x head grid for it, and BertViz-style arcs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz import theme
+from viz._validate import as_array, check_index, check_tokens
+from viz.clicks import click_target_trace
+from viz.tokens import token_labels
+
+DIRECTIONS = ("from", "to")
+
+
+def token_focus_values(
+    patterns_4d: np.ndarray,
+    token_index: int,
+    direction: str = "from",
+    other_index: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per ``(layer, head)`` value and partner position for one token.
+
+    ``direction="from"``: the token is the *query*; without ``other_index`` the value is
+    the largest weight in its row and the partner is the argmax key; with ``other_index``
+    the value is the weight from the token to key ``other_index`` (partner = other_index).
+    ``direction="to"``: the token is the *key*; without ``other_index`` the value is the
+    largest weight any query puts on it and the partner is that query; with
+    ``other_index`` it is the weight from query ``other_index`` to the token.
+    Returns ``(values [layer, head] float32, partners [layer, head] int)``.
+    """
+    p = as_array(patterns_4d, 4, "patterns")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'from' or 'to', got {direction!r}")
+    n_q, n_k = p.shape[2], p.shape[3]
+    if direction == "from":
+        idx = check_index(token_index, n_q, "token_index (a query position)")
+        vectors = p[:, :, idx, :]  # [L, H, k]
+        n_other, other_name = n_k, "other_index (a key position)"
+    else:
+        idx = check_index(token_index, n_k, "token_index (a key position)")
+        vectors = p[:, :, :, idx]  # [L, H, q]
+        n_other, other_name = n_q, "other_index (a query position)"
+    vectors = np.nan_to_num(vectors, nan=0.0)
+    if other_index is None:
+        return vectors.max(axis=-1), vectors.argmax(axis=-1)
+    other = check_index(other_index, n_other, other_name)
+    return vectors[..., other].copy(), np.full(vectors.shape[:2], other, dtype=np.int64)
+
+
+def token_focus_grid(
+    patterns_4d: np.ndarray,
+    token_index: int,
+    direction: str = "from",
+    *,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    other_index: int | None = None,
+    click_targets: bool = True,
+    title: str = "",
+) -> go.Figure:
+    """Layer x head heatmap for one token (see :func:`token_focus_values` for the values).
+
+    Each cell is one head; colour is the weight, the text in the cell names the partner
+    token (the most-attended key for ``"from"``, the most-attending query for ``"to"``), or
+    the weight itself when a fixed ``other_index`` is chosen. ``key_tokens`` defaults to
+    ``query_tokens`` (self-attention). Cell ``(x=head, y=layer)``; with ``click_targets`` an
+    invisible marker per cell (``customdata = [layer, head]``) makes cells selectable in
+    ``st.plotly_chart(on_select=...)``, which cannot select heatmap cells.
+    """
+    p = as_array(patterns_4d, 4, "patterns")
+    n_layers, n_heads, n_q, n_k = p.shape
+    q_tokens = check_tokens(
+        query_tokens, n_q, array_name="patterns", axis_name="query rows", token_name="query tokens"
+    )
+    k_tokens = check_tokens(
+        q_tokens if key_tokens is None else key_tokens,
+        n_k,
+        array_name="patterns",
+        axis_name="key columns",
+        token_name="key tokens",
+    )
+    values, partners = token_focus_values(p, token_index, direction, other_index)
+    q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
+    if direction == "from":
+        me, partner_labels = q_labels[token_index], k_labels
+    else:
+        me, partner_labels = k_labels[token_index], q_labels
+
+    if other_index is None:
+        partner_text = [[partner_labels[partners[li, hi]] for hi in range(n_heads)] for li in range(n_layers)]
+        texttemplate = "%{text}"
+        if direction == "from":
+            auto = f"Where does <b>{me}</b> look? Max weight per head (cell text: most-attended key)"
+        else:
+            auto = f"Who looks at <b>{me}</b>? Max weight per head (cell text: most-attending query)"
+    else:
+        partner_text = [[partner_labels[other_index]] * n_heads for _ in range(n_layers)]
+        texttemplate = "%{z:.2f}"
+        src, dst = (
+            (me, partner_labels[other_index]) if direction == "from" else (partner_labels[other_index], me)
+        )
+        auto = f"Weight from <b>{src}</b> to <b>{dst}</b> in every head"
+    # Tokens go into data arrays, never into the template, so '%{' in a token stays literal.
+    hover_text = [
+        [
+            f"layer {li} · head {hi}<br>"
+            + (
+                f"<b>{me}</b> → {partner_text[li][hi]}"
+                if direction == "from"
+                else f"{partner_text[li][hi]} → <b>{me}</b>"
+            )
+            + f"<br>weight: {values[li, hi]:.3f}"
+            for hi in range(n_heads)
+        ]
+        for li in range(n_layers)
+    ]
+
+    fig = go.Figure(
+        go.Heatmap(
+            z=values.astype(np.float32),
+            x=np.arange(n_heads, dtype=np.int32),
+            y=np.arange(n_layers, dtype=np.int32),
+            text=partner_text,
+            texttemplate=texttemplate,
+            textfont={"size": 13},
+            customdata=hover_text,
+            hovertemplate="%{customdata}<extra></extra>",
+            colorscale=theme.SEQUENTIAL,
+            zmin=0.0,
+            zmax=1.0,
+            xgap=2,
+            ygap=2,
+            colorbar=theme.colorbar("attention weight"),
+        )
+    )
+    if click_targets:
+        hh, ll = np.meshgrid(np.arange(n_heads), np.arange(n_layers))
+        fig.add_trace(click_target_trace(hh.ravel(), ll.ravel(), np.stack([ll.ravel(), hh.ravel()], axis=1)))
+        fig.update_layout(clickmode="event+select")
+    theme.apply_theme(
+        fig,
+        theme.pick_title(title, auto),
+        height=max(320, 70 * n_layers + 170),
+        width=max(520, 95 * n_heads + 200),
+    )
+    fig.update_layout(
+        xaxis={**theme.token_axis([f"H{h}" for h in range(n_heads)], "head"), "side": "top"},
+        yaxis={**theme.token_axis([f"L{li}" for li in range(n_layers)], "layer", reversed_=True)},
+        margin={"t": 130},
+    )
+    return fig
+
+
+def attention_arcs(
+    pattern_2d: np.ndarray,
+    tokens: Sequence[str],
+    token_index: int | None = None,
+    *,
+    key_tokens: Sequence[str] | None = None,
+    min_weight: float = 0.01,
+    n_bins: int = 8,
+    title: str = "",
+) -> go.Figure:
+    """BertViz-like view: query tokens in a left column, key tokens in a right column,
+    and a line from query ``i`` to key ``j`` whose width and opacity grow with the weight.
+
+    With ``token_index`` only that query's lines are drawn (others greyed out); otherwise
+    all lines with weight >= ``min_weight``. Lines are grouped into ``n_bins`` weight bins,
+    one trace per bin, to keep the figure light.
+    """
+    p = as_array(pattern_2d, 2, "pattern")
+    n_q, n_k = p.shape
+    q_tokens = check_tokens(tokens, n_q, array_name="pattern", axis_name="query rows", token_name="tokens")
+    k_tokens = check_tokens(
+        q_tokens if key_tokens is None else key_tokens,
+        n_k,
+        array_name="pattern",
+        axis_name="key columns",
+        token_name="key tokens",
+    )
+    if token_index is not None:
+        token_index = check_index(token_index, n_q, "token_index")
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
+    w = np.nan_to_num(p, nan=0.0)
+    rows = range(n_q) if token_index is None else [token_index]
+
+    fig = go.Figure()
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    for b in range(n_bins):
+        lo, hi = edges[b], edges[b + 1]
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for i in rows:
+            for j in range(n_k):
+                v = w[i, j]
+                if v < min_weight or not (lo <= v < hi or (b == n_bins - 1 and v >= hi)):
+                    continue
+                xs += [0.0, 1.0, None]
+                ys += [float(i), float(j), None]
+        if not xs:
+            continue
+        strength = (b + 1) / n_bins
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                line={"color": theme.ACCENT, "width": 1 + 7 * strength},
+                opacity=0.15 + 0.85 * strength,
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+
+    left_colour = ["#222222" if token_index is None or i == token_index else "#b0b0b0" for i in range(n_q)]
+    fig.add_trace(
+        go.Scatter(
+            x=np.zeros(n_q, dtype=np.float32),
+            y=np.arange(n_q, dtype=np.int32),
+            mode="text",
+            text=q_labels,
+            textposition="middle left",
+            textfont={"size": theme.tick_font_size(n_q) + 2, "color": left_colour},
+            hovertemplate="query %{text}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    if token_index is not None:
+        right_text = [f"{k_labels[j]}  {w[token_index, j]:.2f}" for j in range(n_k)]
+    else:
+        right_text = list(k_labels)
+    fig.add_trace(
+        go.Scatter(
+            x=np.ones(n_k, dtype=np.float32),
+            y=np.arange(n_k, dtype=np.int32),
+            mode="text",
+            text=right_text,
+            textposition="middle right",
+            textfont={"size": theme.tick_font_size(n_k) + 2, "color": "#222222"},
+            hovertemplate="key %{text}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    if token_index is None:
+        auto = "Attention as lines: query (left) → key (right); thicker = more weight"
+    else:
+        auto = f"What <b>{q_labels[token_index]}</b> attends to (thicker line = more weight)"
+    n = max(n_q, n_k)
+    theme.apply_theme(fig, theme.pick_title(title, auto), height=max(360, 26 * n + 160), width=640)
+    fig.update_layout(
+        xaxis={"visible": False, "range": [-0.9, 1.9], "fixedrange": True},
+        yaxis={"visible": False, "range": [n - 0.5, -0.5], "fixedrange": True},
+        hovermode="closest",
+    )
+    return fig

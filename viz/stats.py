@@ -1,0 +1,230 @@
+"""Head statistics in pure numpy (plus pandas for the summary table).
+
+Conventions: patterns are ``[layer, head, query, key]`` with rows summing to 1 over the
+unmasked keys; masks are boolean with ``True`` = masked / ignored. Entropies and
+Jensen-Shannon divergences are in **nats** (natural log); ``log(2) ≈ 0.693`` nats is the
+largest possible JS divergence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from viz._validate import as_array, check_mask
+
+LN2 = float(np.log(2.0))
+
+#: Column meanings of :func:`head_stats` (units in brackets).
+HEAD_STATS_COLUMNS: dict[str, str] = {
+    "layer": "layer index (0-based)",
+    "head": "head index (0-based)",
+    "entropy": "mean entropy of the attention rows [nats]",
+    "entropy_norm": "mean entropy / log(number of attendable keys) [0..1]; rows with one key skipped",
+    "max_weight": "mean over rows of the largest weight [0..1]",
+    "mean_distance": "mean over rows of sum_k w_k·|q−k| [positions]",
+    "first_token": "mean weight on key position 0 [0..1]",
+    "special_tokens": "mean total weight on special keys [0..1] (NaN if no special mask given)",
+    "diagonal": "mean weight on key k = q (rows with q < n_keys) [0..1]",
+    "previous_token": "mean weight on key k = q−1 (rows 1 ≤ q ≤ n_keys) [0..1]",
+    "n_rows": "number of valid query rows averaged over",
+}
+
+
+def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Shannon entropy ``-Σ p log p`` in nats along ``axis`` (``0·log 0 = 0``).
+
+    ``p`` is used as given (not renormalised); NaN inputs give NaN.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    terms = np.where(np.isnan(p), np.nan, terms)
+    return terms.sum(axis=axis)
+
+
+def _normalise(p: np.ndarray, axis: int) -> np.ndarray:
+    total = p.sum(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, p / np.where(total > 0, total, 1.0), np.nan)
+
+
+def js_divergence(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Jensen-Shannon divergence between distributions along ``axis``, in nats.
+
+    ``JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m)`` with ``m = (p + q) / 2``. Both inputs are first
+    renormalised to sum to 1 (all-zero inputs give NaN). The result is symmetric, 0 for
+    identical inputs and at most ``log 2``.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    if p.shape != q.shape:
+        p, q = np.broadcast_arrays(p, q)
+    if np.any(p < 0) or np.any(q < 0):
+        raise ValueError("js_divergence needs non-negative inputs")
+    p = _normalise(p, axis)
+    q = _normalise(q, axis)
+    m = 0.5 * (p + q)
+    js = 0.5 * (entropy(m, axis) * 2 - entropy(p, axis) - entropy(q, axis))
+    return np.clip(js, 0.0, LN2)
+
+
+def cosine_similarity_matrix(x: np.ndarray) -> np.ndarray:
+    """Pairwise cosine similarity of the rows of ``x [n, d]`` -> ``[n, n]`` in ``[-1, 1]``.
+
+    The diagonal is 1 for every non-zero row; rows that are all zero have no direction, so
+    their row and column are NaN.
+    """
+    a = as_array(x, 2, "x", dims="[n, d]", dtype=np.float64)
+    norms = np.linalg.norm(a, axis=1)
+    ok = norms > 0
+    unit = np.where(ok[:, None], a / np.where(ok, norms, 1.0)[:, None], 0.0)
+    sim = np.clip(unit @ unit.T, -1.0, 1.0)
+    sim[~ok, :] = np.nan
+    sim[:, ~ok] = np.nan
+    np.fill_diagonal(sim, np.where(ok, 1.0, np.nan))
+    return sim
+
+
+def flatten_heads(patterns: np.ndarray, dtype: type = np.float32) -> tuple[np.ndarray, list[str]]:
+    """``[layer, head, q, k]`` -> ``([layer*head, q, k], ["L0H0", "L0H1", ...])``; 3-D passes through."""
+    p = as_array(
+        patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=dtype
+    )
+    if p.ndim == 3:
+        return p, [f"H{h}" for h in range(p.shape[0])]
+    n_layers, n_heads = p.shape[:2]
+    return p.reshape(n_layers * n_heads, *p.shape[2:]), [
+        f"L{li}H{h}" for li in range(n_layers) for h in range(n_heads)
+    ]
+
+
+def _valid_rows(p: np.ndarray, key_mask: np.ndarray | None, query_mask: np.ndarray | None) -> np.ndarray:
+    """``[..., q]`` True where a row is a real attention distribution to average over."""
+    total = p.sum(axis=-1)
+    valid = np.isfinite(total) & (total > 0)
+    if key_mask is not None:
+        valid &= (~key_mask).any(axis=-1)
+    if query_mask is not None:
+        valid &= ~query_mask
+    return valid
+
+
+def _row_mean(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Mean of ``values [..., q]`` over the last axis where ``valid``; NaN when none."""
+    v = np.where(valid, values, 0.0)
+    n = valid.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, v.sum(axis=-1) / np.maximum(n, 1), np.nan)
+
+
+def head_stats(
+    patterns: np.ndarray,
+    *,
+    key_mask: np.ndarray | None = None,
+    query_mask: np.ndarray | None = None,
+    special_tokens: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """One row per head with summary statistics (see :data:`HEAD_STATS_COLUMNS`).
+
+    ``patterns``: ``[layer, head, query, key]`` (3-D ``[head, query, key]`` = one layer).
+    ``key_mask``: bool, True = masked key, shape ``[key]``, ``[query, key]`` or the full shape
+    (e.g. ``~np.isfinite(scores)``); rows with every key masked are skipped and the number of
+    attendable keys feeds ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded
+    query row to skip. ``special_tokens``: bool ``[key]``, True for special tokens.
+    Each statistic is the mean over valid query rows; entropies are in nats. The table's
+    ``attrs["units"]`` repeats the column meanings.
+    """
+    p = as_array(
+        patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=np.float64
+    )
+    if p.ndim == 3:
+        p = p[None]
+    n_layers, n_heads, n_q, n_k = p.shape
+    km = None if key_mask is None else check_mask(key_mask, p.shape, "key_mask")
+    qm = None
+    if query_mask is not None:
+        qm_arr = np.asarray(query_mask)
+        if qm_arr.dtype != bool or qm_arr.shape != (n_q,):
+            raise ValueError(
+                f"query_mask must be a bool array of shape ({n_q},), got {qm_arr.dtype} {qm_arr.shape}"
+            )
+        qm = qm_arr
+    sp = None
+    if special_tokens is not None:
+        sp = np.asarray(special_tokens)
+        if sp.dtype != bool or sp.shape != (n_k,):
+            raise ValueError(
+                f"special_tokens must be a bool array of shape ({n_k},), got {sp.dtype} {sp.shape}"
+            )
+
+    valid = _valid_rows(p, km, qm)  # [L, H, q]
+    w = np.nan_to_num(p, nan=0.0)
+    qpos = np.arange(n_q)[:, None]
+    kpos = np.arange(n_k)[None, :]
+
+    ent = entropy(w)
+    n_keys = (~km).sum(axis=-1) if km is not None else np.full(ent.shape, n_k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent_norm = np.where(n_keys > 1, ent / np.log(np.maximum(n_keys, 2)), 0.0)
+    diag_rows = np.arange(n_q) < n_k
+    prev_rows = (np.arange(n_q) >= 1) & (np.arange(n_q) <= n_k)
+    diag_vals = np.zeros_like(ent)
+    prev_vals = np.zeros_like(ent)
+    qi = np.arange(n_q)
+    diag_vals[..., diag_rows] = w[..., qi[diag_rows], qi[diag_rows]]
+    prev_vals[..., prev_rows] = w[..., qi[prev_rows], qi[prev_rows] - 1]
+
+    table = {
+        "layer": np.repeat(np.arange(n_layers), n_heads),
+        "head": np.tile(np.arange(n_heads), n_layers),
+        "entropy": _row_mean(ent, valid),
+        "entropy_norm": _row_mean(ent_norm, valid & (n_keys > 1)),
+        "max_weight": _row_mean(w.max(axis=-1), valid),
+        "mean_distance": _row_mean((w * np.abs(qpos - kpos)).sum(axis=-1), valid),
+        "first_token": _row_mean(w[..., 0], valid),
+        "special_tokens": _row_mean((w * sp).sum(axis=-1), valid)
+        if sp is not None
+        else np.full((n_layers, n_heads), np.nan),
+        "diagonal": _row_mean(diag_vals, valid & diag_rows),
+        "previous_token": _row_mean(prev_vals, valid & prev_rows),
+        "n_rows": valid.sum(axis=-1),
+    }
+    df = pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in table.items()})
+    df.attrs["units"] = dict(HEAD_STATS_COLUMNS)
+    return df
+
+
+def head_divergence(patterns: np.ndarray, *, query_mask: np.ndarray | None = None) -> np.ndarray:
+    """Pairwise Jensen-Shannon divergence between heads -> ``[n, n]`` in nats (0 = identical).
+
+    ``patterns``: ``[n_heads_total, q, k]`` (or ``[layer, head, q, k]``, flattened layer-major).
+    For each pair of heads the JS divergence of their attention rows is averaged over the
+    query rows that are valid in both (non-zero, finite, not in ``query_mask``).
+    """
+    p, _ = flatten_heads(patterns, dtype=np.float64)
+    n, n_q, _ = p.shape
+    valid = _valid_rows(p, None, None)  # [n, q]
+    if query_mask is not None:
+        qm = np.asarray(query_mask)
+        if qm.dtype != bool or qm.shape != (n_q,):
+            raise ValueError(f"query_mask must be a bool array of shape ({n_q},), got {qm.dtype} {qm.shape}")
+        valid &= ~qm
+    w = np.nan_to_num(p, nan=0.0)
+    out = np.zeros((n, n), dtype=np.float64)
+    for i in range(n):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            js = js_divergence(w[i][None], w, axis=-1)  # [n, q]
+        both = valid[i][None] & valid
+        out[i] = _row_mean(np.nan_to_num(js, nan=0.0), both)
+    out = 0.5 * (out + out.T)
+    np.fill_diagonal(out, np.where(valid.any(axis=-1), 0.0, np.nan))
+    return out
+
+
+def head_similarity(patterns: np.ndarray, *, query_mask: np.ndarray | None = None) -> np.ndarray:
+    """Pairwise head similarity ``1 − JS / log 2`` in ``[0, 1]`` (1 = identical patterns).
+
+    See :func:`head_divergence` for how rows are compared and averaged.
+    """
+    return 1.0 - head_divergence(patterns, query_mask=query_mask) / LN2
