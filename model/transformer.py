@@ -39,10 +39,12 @@ class Embedder(nn.Module):
         record(p, "embedding lookup * sqrt(d_model)", ids, x, ("B", L), ("B", L, "d_model"), f"{p}.hook_embed")
         if self.positions is not None:
             pe = self.hook_pos_embed(self.positions(ids.shape[1]))  # [pos, d_model]
-            summed = x + pe  # [batch, pos, d_model]
-            record(p, "+ positional encoding", [x, pe], summed, [("B", L, "d_model"), (L, "d_model")], ("B", L, "d_model"), f"{p}.hook_pos_embed")
-            x = summed
-        return self.hook_resid_in(self.dropout(x))
+            record(p, "positional encoding rows 0..L-1", ids, pe, ("B", L), (L, "d_model"), f"{p}.hook_pos_embed")
+            x = x + pe  # [batch, pos, d_model], broadcast over the batch
+        out = self.hook_resid_in(self.dropout(x))
+        if self.positions is not None:
+            record(p, "+ positional encoding (broadcast over batch)", [x, pe], out, [("B", L, "d_model"), (L, "d_model")], ("B", L, "d_model"), f"{p}.hook_resid_in")
+        return out
 
 
 class Encoder(nn.Module):
