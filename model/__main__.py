@@ -43,12 +43,19 @@ def cmd_translate(args) -> int:
         return _fail("no text given: pass sentences as arguments or one per line on stdin")
     bundle = load_model(args.model)
     direction = None if args.direction == "auto" else args.direction
-    for text in texts:
+    status = 0
+    for n, text in enumerate(texts, 1):
+        if not text.strip():
+            # An empty line out keeps output lines aligned with input lines; the exit status tells.
+            print(f"error: input {n} is empty; there is nothing to translate", file=sys.stderr)
+            print()
+            status = EXIT_USAGE
+            continue
         result = analyze(bundle, text, direction)
         for note in result.notes:
             print(f"warning: {note}", file=sys.stderr)
-        print(result.output_text)
-    return 0
+        print(result.output_text, flush=True)
+    return status
 
 
 def cmd_inspect(args) -> int:
@@ -128,8 +135,10 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     shipped = {k: v.to(dtype).to(torch.float32) for k, v in bundle.model.state_dict().items()}
     bundle.model.load_state_dict(shipped)
     print(f"evaluating {name} on the test split ...", file=sys.stderr)
+    curve = [{k: v for k, v in r.items() if k != "time"} for r in bundle.history if "valid_loss" in r]
     metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
-               "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences)}
+               "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences),
+               "training_curve": curve}
     dest = MODELS_DIR / name
     tmp = MODELS_DIR / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -156,7 +165,9 @@ def cmd_evaluate(args) -> int:
     bundle = load_model(args.model)
     results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n)
     for direction, r in results.items():
-        print(f"{direction}\tBLEU {r['bleu']:.2f}\tchrF {r['chrf']:.2f}\tn {r['n']}")
+        figures = [f"BLEU {r['bleu']:.2f}"] if "bleu" in r else []
+        figures += [f"chrF {r['chrf']:.2f}", f"exact match {r['exact_match']:.3f}", f"n {r['n']}"]
+        print("\t".join([direction, *figures]))
     return 0
 
 

@@ -77,7 +77,8 @@ def analyze(
         if target is not None:
             if not target.strip():
                 raise InputError("The target text is empty.")
-            generated = tok.encode(target.strip())
+            generated, target_notes = task.target_ids(target, prepared.direction)
+            notes += target_notes
         else:
             generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
         full = prepared.prefix + generated
@@ -85,6 +86,7 @@ def analyze(
         if len(full) > cfg.max_len:
             notes.append(f"The target was cut to the model's maximum of {cfg.max_len} tokens.")
             full = full[: cfg.max_len]
+            generated = full[len(prepared.prefix) :]
             stopped = False
         if target is None and not stopped:
             notes.append(f"The output reached the maximum length ({cfg.max_len} tokens) without an end token.")

@@ -104,10 +104,17 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
         cfg = ModelConfig.from_dict(config["model"])
     except (KeyError, TypeError, ConfigError) as e:
         raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{directory / 'config.json'} must hold a JSON object")
     try:
         task = task_from_dict(config.get("task", {}), directory)
-    except (ValueError, OSError, KeyError) as e:
+    except (ValueError, OSError, KeyError, TypeError) as e:
         raise CheckpointError(f"cannot rebuild the task/tokenizer of {directory}: {e}") from e
+    if task.tokenizer.vocab_size > cfg.vocab_size:
+        raise CheckpointError(
+            f"{directory / 'tokenizer.json'} has {task.tokenizer.vocab_size} tokens but the model's "
+            f"vocab_size is {cfg.vocab_size}"
+        )
     weights = directory / "model.safetensors"
     if not weights.exists():
         raise CheckpointError(f"{weights} is missing")

@@ -23,6 +23,27 @@ class ConfigError(ValueError):
     """A configuration that cannot describe a working network."""
 
 
+def _type_problems(cfg) -> list[str]:
+    """Type checks for values read from JSON, where 32.0, "no" or true can stand in for 32 or False."""
+    problems = []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        expected = f.type if isinstance(f.type, str) else f.type.__name__
+        if expected == "int" or (expected == "int | None" and value is not None):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif expected == "bool":
+            ok = isinstance(value, bool)
+        elif expected == "float":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif expected == "str":
+            ok = isinstance(value, str)
+        else:
+            ok = True
+        if not ok:
+            problems.append(f"{f.name} must be {expected} (got {value!r})")
+    return problems
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     vocab_size: int = 8000  # shared source/target vocabulary, special tokens included
@@ -43,7 +64,9 @@ class ModelConfig:
     norm_eps: float = 1e-5  # epsilon of the normalisation layers
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = _type_problems(self)
+        if problems:  # wrong types make the checks below meaningless
+            raise ConfigError("invalid ModelConfig: " + "; ".join(problems))
         for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1 (got {getattr(self, name)})")

@@ -28,8 +28,12 @@ class HookPoint(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.name: str = ""
+        # run_with_cache writes here directly: cheaper than PyTorch's hook machinery on ~100 points.
+        self.sink: dict[str, torch.Tensor] | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.sink is not None:
+            self.sink[self.name] = x.detach()
         return x
 
     def extra_repr(self) -> str:
@@ -116,7 +120,11 @@ class HookedModule(nn.Module):
         return list(self.hook_points)
 
     def active_hook_count(self) -> int:
-        return sum(len(hp._forward_hooks) + len(hp._forward_pre_hooks) for hp in self.hook_points.values())
+        """Hooks and cache sinks still attached: 0 whenever no run is in progress."""
+        return sum(
+            len(hp._forward_hooks) + len(hp._forward_pre_hooks) + (hp.sink is not None)
+            for hp in self.hook_points.values()
+        )
 
     @contextmanager
     def hooks(self, fwd_hooks: list[tuple[str, Callable]]):
@@ -142,13 +150,16 @@ class HookedModule(nn.Module):
         Hooks are removed even if the forward pass raises; tensors are detached copies.
         """
         store: dict[str, torch.Tensor] = {}
-
-        def save(t: torch.Tensor, hp: HookPoint) -> None:
-            store[hp.name] = t.detach()
-
-        names = [n for n in self.hook_points if names_filter is None or names_filter(n)]
-        with self.hooks([(n, save) for n in names]), torch.no_grad():
-            out = self(*args, **kwargs)
+        points = [hp for n, hp in self.hook_points.items() if names_filter is None or names_filter(n)]
+        with self.lock:
+            try:
+                for hp in points:
+                    hp.sink = store
+                with torch.no_grad():
+                    out = self(*args, **kwargs)
+            finally:
+                for hp in points:
+                    hp.sink = None
         return out, ActivationCache(store, self.attention_layer_counts())
 
     def attention_layer_counts(self) -> dict[str, int]:

@@ -88,6 +88,13 @@ class SyntheticTask:
         ids = self.tokenizer.encode(lowered)
         return _finish(self.tokenizer, lowered, ids, max_len, [self.tokenizer.bos_id], None, notes)
 
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[str]]:
+        """A given output, normalised like the training targets: (ids, notes for the user)."""
+        lowered = _check_text(text).lower()
+        unknown = self.tokenizer.unknown_characters(lowered)
+        notes = [f"The target has characters this model does not know, shown as <unk>: {unknown}"] if unknown else []
+        return self.tokenizer.encode(lowered), notes
+
     def examples(self, split: str, n: int | None = None) -> list[Example]:
         seed = {"train": 0, "valid": 1, "test": 2}[split]
         rng = random.Random(f"{self.kind}-{seed}")
@@ -144,6 +151,21 @@ class TranslationTask:
         prefix = [self.tokenizer.lang_tag_id(target_lang)]
         return _finish(self.tokenizer, text, ids, max_len, prefix, direction, notes)
 
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[str]]:
+        """A given output, normalised like the training targets: (ids, notes for the user)."""
+        from .zh_script import to_simplified
+
+        text = _check_text(text)
+        notes = []
+        if direction == "en->zh":
+            text, converted = to_simplified(text)
+            if converted:
+                notes.append("Traditional characters in the target were converted to Simplified.")
+        unknown = self.tokenizer.unknown_characters(text)
+        if unknown:
+            notes.append(f"The target has characters this model does not know, shown as <unk>: {unknown}")
+        return self.tokenizer.encode(text), notes
+
     def splits(self):
         if self._splits is None:
             from .tatoeba import load_pairs, split_pairs
@@ -176,15 +198,20 @@ class TranslationTask:
 
 def task_from_dict(data: dict, directory: Path):
     """Rebuild a saved task; its tokenizer is read from directory/tokenizer.json."""
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json: 'task' must be an object, not {data!r}")
     kind = data.get("type")
+    tokenizer_file = Path(directory) / "tokenizer.json"
     if kind == "synthetic":
-        task = SyntheticTask(data["kind"], data.get("min_len", 3), data.get("max_len", 12))
-        saved = CharTokenizer.load(Path(directory) / "tokenizer.json")
+        if not isinstance(data.get("kind"), str) or data["kind"] not in SyntheticTask.KINDS:
+            raise ValueError(f"config.json: unknown synthetic task {data.get('kind')!r}")
+        task = SyntheticTask(data["kind"], int(data.get("min_len", 3)), int(data.get("max_len", 12)))
+        saved = CharTokenizer.load(tokenizer_file)
         if saved.alphabet != task.tokenizer.alphabet:
-            raise ValueError("the saved tokenizer does not match the synthetic task's alphabet")
+            raise ValueError(f"{tokenizer_file} does not match the synthetic task's alphabet")
         return task
     if kind == "translation":
         from .translation_tokenizer import TranslationTokenizer
 
-        return TranslationTask(TranslationTokenizer.load(Path(directory) / "tokenizer.json"))
+        return TranslationTask(TranslationTokenizer.load(tokenizer_file))
     raise ValueError(f"unknown task type {kind!r} in the checkpoint's config")
