@@ -44,13 +44,14 @@ def greedy_decode(
     done = lengths >= limit + 1  # a full row still gets one last step, which may only say eos
     out: list[list[int]] = [[] for _ in range(n)]
     while not bool(done.all()):
-        width = int(lengths[~done].max())
-        logits = model.decode(tgt[:, :width], memory, src_pad)  # [batch, tgt_pos, vocab]
-        nxt = logits[torch.arange(n), (lengths - 1).clamp(max=width - 1)].argmax(-1)  # [batch]
-        for i in range(n):
-            if done[i]:
-                continue
-            tok = int(nxt[i])
+        # Finished rows leave the batch, so a few long outputs do not keep the whole batch busy.
+        active = (~done).nonzero().squeeze(1)  # [active]
+        width = int(lengths[active].max())
+        pad = None if src_pad is None else src_pad[active]
+        logits = model.decode(tgt[active, :width], memory[active], pad)  # [active, tgt_pos, vocab]
+        nxt = logits[torch.arange(len(active)), lengths[active] - 1].argmax(-1)  # [active]
+        for j, i in enumerate(active.tolist()):
+            tok = int(nxt[j])
             if tok == eos_id or lengths[i] >= limit:
                 done[i] = True  # stopped by eos, or out of room (no eos)
             else:

@@ -21,7 +21,10 @@ def translate_batch(
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
-            gen = greedy_decode(model, [prepared[i].source_ids for i in idx], [prepared[i].prefix for i in idx], eos)
+            # Outputs rarely run past twice the source length; the cap stops runaway rows early.
+            cap = 2 * max(len(prepared[i].source_ids) for i in idx) + 10
+            sources = [prepared[i].source_ids for i in idx]
+            gen = greedy_decode(model, sources, [prepared[i].prefix for i in idx], eos, max_new=cap)
             for i, ids in zip(idx, gen, strict=True):
                 outputs[i] = task.tokenizer.decode(ids)
     return outputs
