@@ -1,0 +1,175 @@
+"""Cached model loading and per-input analysis for the app.
+
+* Models are loaded once per process with ``st.cache_resource`` (keyed by name and the weight
+  file's modification time, so a re-shipped model is picked up without a restart).
+* One input's analysis (``model.analysis.analyze``) is cached with ``st.cache_data`` keyed by
+  (model, text, direction, target). Only the attention activations are kept in the cached
+  copy: every page reads attention, and dropping q/k/v/MLP/residual tensors keeps each cache
+  entry small (it is pickled on every hit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+import torch
+
+from model.analysis import Analysis, analyze, model_summary
+from model.checkpoint import Bundle
+from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "KINDS",
+    "KIND_LABELS",
+    "MAX_INPUT_CHARS",
+    "attention_hooks_only",
+    "get_analysis",
+    "get_bundle",
+    "get_summary",
+    "list_models",
+    "model_description",
+    "model_label",
+    "n_layers_by_kind",
+    "special_mask",
+]
+
+#: Attention kinds in menu order, with the labels the UI shows.
+KINDS = ("encoder", "decoder", "cross")
+KIND_LABELS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention (decoder → encoder)",
+}
+KIND_SHORT = {"encoder": "encoder self-attention", "decoder": "decoder self-attention", "cross": "cross-attention"}
+#: What queries and keys are, per kind (for explanations).
+KIND_HELP = {
+    "encoder": "Each source token (row) looks at every source token (column).",
+    "decoder": "Each output token (row) looks at the output so far (column); the future is masked.",
+    "cross": "Each output token (row) looks at the source tokens (column) the encoder produced.",
+}
+
+#: Longest input the text box accepts (the model reads far fewer tokens and says so).
+MAX_INPUT_CHARS = 1000
+
+#: Token strings of special tokens in both tokenizers (ids are fixed in model/).
+SPECIAL_TOKENS = frozenset({"<pad>", "<bos>", "<eos>", "<unk>", "<2en>", "<2zh>"})
+
+_ATTENTION_SUFFIXES = (".hook_pattern", ".hook_scores")
+
+#: Torch threads for the app's forward passes. The models are small and one input runs at a
+#: time, so extra threads buy little; on a busy machine (e.g. while a model trains) a second
+#: OpenMP thread waiting for a core made greedy decoding ~50x slower in our measurements.
+TORCH_THREADS = int(os.environ.get("ATTENTION_LENS_TORCH_THREADS", "1") or 1)
+
+
+def configure_torch() -> None:
+    if torch.get_num_threads() != TORCH_THREADS:
+        torch.set_num_threads(max(1, TORCH_THREADS))
+
+
+configure_torch()
+
+_FALLBACK_LABELS = {
+    "default": "Chinese ↔ English translation",
+    "reverse": "reverses a lowercase word",
+    "copy": "copies a lowercase word",
+    "sort": "sorts the letters of a word",
+}
+
+
+def list_models() -> list[str]:
+    """Models under assets/models/, default first (not cached: new models appear at once)."""
+    return available_models()
+
+
+def _stamp(name: str) -> int:
+    """Modification time of a model's weights; part of every cache key."""
+    try:
+        return (model_dir(name) / "model.safetensors").stat().st_mtime_ns
+    except (OSError, UnknownModelError):
+        return 0
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the model …")
+def _load(name: str, stamp: int) -> Bundle:
+    return load_model(name)
+
+
+def get_bundle(name: str) -> Bundle:
+    """The loaded model ``name`` (cached for the whole server process)."""
+    return _load(name, _stamp(name))
+
+
+def attention_hooks_only(result: Analysis) -> Analysis:
+    """Drop every activation except attention patterns and scores (in place); returns it."""
+    result.activations = {k: v for k, v in result.activations.items() if k.endswith(_ATTENTION_SUFFIXES)}
+    return result
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _analysis(name: str, stamp: int, text: str, direction: str | None, target: str | None) -> Analysis:
+    return attention_hooks_only(analyze(get_bundle(name), text, direction, target))
+
+
+def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None) -> Analysis:
+    """``analyze(load_model(name), text, direction, target)``, cached per input.
+
+    ``direction`` "auto" means None (let the task detect it). Raises ``model.tasks.InputError``
+    with a user-facing message for unusable input (never cached).
+    """
+    if direction == "auto":
+        direction = None
+    return _analysis(name, _stamp(name), text, direction, target)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _summary(name: str, stamp: int) -> dict:
+    return model_summary(get_bundle(name))
+
+
+def get_summary(name: str) -> dict:
+    """``model.analysis.model_summary`` of a model (config, parameter counts, metrics)."""
+    return _summary(name, _stamp(name))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _config(name: str, stamp: int) -> dict:
+    try:
+        return json.loads((model_dir(name) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnknownModelError):
+        return {}
+
+
+def model_description(name: str) -> str:
+    """One line saying what a model does (from its config.json, without loading weights)."""
+    desc = _config(name, _stamp(name)).get("description")
+    return str(desc) if desc else _FALLBACK_LABELS.get(name, "")
+
+
+def model_example(name: str) -> str:
+    """The example input stored with a model ("" if none)."""
+    return str(_config(name, _stamp(name)).get("example", "") or "")
+
+
+_SHORT_LABELS = {"default": "default · 中文 ↔ English", "reverse": "reverse · didactic", "copy": "copy · didactic",
+                 "sort": "sort · didactic"}
+
+
+def model_label(name: str) -> str:
+    """Short menu label (the sidebar shows the full description under the menu)."""
+    return _SHORT_LABELS.get(name, name)
+
+
+def n_layers_by_kind(bundle: Bundle) -> dict[str, int]:
+    cfg = bundle.cfg
+    return {"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers, "cross": cfg.n_dec_layers}
+
+
+def special_mask(tokens: Sequence[str]) -> np.ndarray:
+    """Bool array, True where a token is a special token (<eos>, <bos>, language tags …)."""
+    return np.array([t in SPECIAL_TOKENS for t in tokens], dtype=bool)

@@ -1,0 +1,85 @@
+"""Turning chart / table selections into a (layer, head)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import viz
+from viz.grid import GridLayout
+
+
+def _points(selection: Any) -> list[Mapping[str, Any]]:
+    """The selected points of an ``st.plotly_chart(on_select=...)`` return value (or [])."""
+    if selection is None:
+        return []
+    sel = selection.get("selection") if isinstance(selection, Mapping) else getattr(selection, "selection", None)
+    if sel is None:
+        return []
+    points = sel.get("points") if isinstance(sel, Mapping) else getattr(sel, "points", None)
+    return list(points or [])
+
+
+def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, int] | None:
+    """``(layer, head)`` of the first selected point of an all-heads grid, or None.
+
+    The point's ``x``/``y`` (a tile's click target, or any cell) are mapped back with
+    :func:`viz.grid_cell_to_head`; ``customdata = [layer, head]`` is the fallback.
+    """
+    for pt in _points(selection):
+        x, y = pt.get("x"), pt.get("y")
+        if x is not None and y is not None:
+            try:
+                hit = viz.grid_cell_to_head(
+                    float(x), float(y), layout.n_q, layout.n_k, layout.gutter, layout.n_layers, layout.n_heads
+                )
+            except (TypeError, ValueError):
+                hit = None
+            if hit is not None:
+                return hit
+        cd = pt.get("customdata")
+        if isinstance(cd, list | tuple) and len(cd) >= 2:
+            li, hi = int(cd[0]), int(cd[1])
+            if 0 <= li < layout.n_layers and 0 <= hi < layout.n_heads:
+                return li, hi
+    return None
+
+
+def head_from_scatter_selection(selection: Any) -> tuple[int, int] | None:
+    """``(layer, head)`` from a point of :func:`viz.head_stats_scatter` (``customdata = [layer, head]``)."""
+    for pt in _points(selection):
+        cd = pt.get("customdata")
+        if isinstance(cd, list | tuple) and len(cd) >= 2:
+            return int(cd[0]), int(cd[1])
+    return None
+
+
+def selected_row(event: Any) -> int | None:
+    """First selected row index of an ``st.dataframe(on_select=...)`` event, or None."""
+    if event is None:
+        return None
+    sel = event.get("selection") if isinstance(event, Mapping) else getattr(event, "selection", None)
+    if sel is None:
+        return None
+    rows = sel.get("rows") if isinstance(sel, Mapping) else getattr(sel, "rows", None)
+    return int(rows[0]) if rows else None
+
+
+CLICK_TRACE_NAME = "click targets"
+
+
+def make_tiles_clickable(fig, *, hover_radius_px: int = 2):
+    """Let plotly report clicks on the grid's invisible click targets (in place; returns ``fig``).
+
+    ``viz.all_heads_grid`` adds one invisible marker per tile with ``hoverinfo="skip"``; plotly
+    only fires click/select events for points that take part in hover, so a click on such a
+    marker selects nothing. Here the markers join hover (with a "click to open" label) and the
+    hover distance is shrunk so that they only win hover right over the marker — everywhere else
+    the heatmap keeps its own hover. Box selection (drag) over a tile works either way.
+    """
+    for trace in fig.data:
+        if getattr(trace, "name", None) == CLICK_TRACE_NAME:
+            trace.hoverinfo = None
+            trace.hovertemplate = "layer %{customdata[0]} · head %{customdata[1]}<br><b>click to open</b><extra></extra>"
+    fig.update_layout(hoverdistance=hover_radius_px)
+    return fig

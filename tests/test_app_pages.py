@@ -1,0 +1,503 @@
+"""Every page of the Streamlit app, driven headless with ``streamlit.testing.v1.AppTest``.
+
+Each page is opened through ``app.py`` (the router with the shared sidebar), the view is set
+through the URL query string exactly as a shared link would, and the figure data that reaches
+the browser (the plotly JSON in the chart protos) is compared with a fresh
+``analyze(load_model(name), text)`` — the model's activation cache for the same input.
+
+The didactic models are used everywhere (fast); the translation model ``default`` is added to
+the parametrised tests when ``assets/models/default`` exists.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import viz  # noqa: E402
+from model.analysis import analyze, model_summary  # noqa: E402
+from model.positional import sinusoidal_table  # noqa: E402
+from model.registry import available_models, load_model  # noqa: E402
+from viz.typed_arrays import decode_plotly_array, is_typed_array_spec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 300  # seconds per script run: the CI machine may be busy (e.g. training)
+
+MODELS = available_models()
+DIDACTIC = [m for m in ("reverse", "copy", "sort") if m in MODELS]
+HAVE_DEFAULT = "default" in MODELS
+NO_DEFAULT = "assets/models/default (the translation model) has not been shipped yet"
+
+if not DIDACTIC:
+    pytest.skip("no didactic model in assets/models (run `python -m model train --preset reverse --ship`)",
+                allow_module_level=True)
+
+#: (model, input) pairs every page is checked on.
+CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0])]
+CASES.append(
+    pytest.param("default", "我吃了一个苹果", id="default-zh",
+                 marks=pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT))
+)
+
+PAGES = {
+    "single": "app_pages/single_head.py",
+    "heads": "app_pages/all_heads.py",
+    "focus": "app_pages/token_focus.py",
+    "aggregates": "app_pages/aggregates.py",
+    "decoding": "app_pages/decoding.py",
+    "compare": "app_pages/compare.py",
+    "stats": "app_pages/head_stats.py",
+    "model": "app_pages/model_page.py",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@functools.cache
+def bundle(name: str):
+    return load_model(name)
+
+
+@functools.cache
+def reference(name: str, text: str, direction: str | None = None):
+    """The model's own cache for this input, computed outside the app."""
+    return analyze(bundle(name), text, direction)
+
+
+SIDEBAR_PARAMS = {"model", "text", "dir", "kind", "layer", "head", "present"}
+
+
+def open_app(model: str, text: str, page: str | None = None, **params) -> AppTest:
+    """Open the app as a shared link ``?model=…&text=…&…`` would, optionally on another page.
+
+    AppTest always starts on the start page, which drops other pages' URL parameters, so a
+    page's own parameters (``step``, ``token`` …) are put back before switching to it.
+    """
+    params = {k: str(v) for k, v in params.items()}
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": model, "text": text, **params})
+    at.run()
+    if page is not None:
+        at.query_params.update({k: v for k, v in params.items() if k not in SIDEBAR_PARAMS})
+        at.switch_page(PAGES[page]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def figures(at: AppTest) -> list[dict]:
+    """The plotly figures of the current page, as the JSON the browser receives."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def figure(at: AppTest, title_part: str) -> dict:
+    found = [f for f in figures(at) if title_part in _title(f)]
+    assert found, f"no figure titled …{title_part}…; have {[_title(f) for f in figures(at)]}"
+    return found[0]
+
+
+def _title(fig: dict) -> str:
+    title = fig.get("layout", {}).get("title", {})
+    return title.get("text", "") if isinstance(title, dict) else str(title)
+
+
+def arr(value) -> np.ndarray:
+    """A plotly JSON array (typed-array spec or nested lists with null) as float numpy."""
+    if is_typed_array_spec(value):
+        return decode_plotly_array(value).astype(np.float64)
+    return np.array([[np.nan if v is None else v for v in row] for row in value] if value and isinstance(value[0], list)
+                    else [np.nan if v is None else v for v in value], dtype=np.float64)
+
+
+def trace(fig: dict, name: str | None = None, kind: str | None = None, index: int = -1) -> dict:
+    traces = [t for t in fig["data"] if (name is None or t.get("name") == name) and (kind is None or t["type"] == kind)]
+    assert traces, f"no trace name={name} type={kind} in {[(t.get('name'), t['type']) for t in fig['data']]}"
+    return traces[index]
+
+
+def texts(at: AppTest, *kinds: str) -> list[str]:
+    out = []
+    for kind in kinds or ("markdown", "info", "warning", "error", "caption"):
+        out += [str(el.value) for el in getattr(at, kind)]
+    return out
+
+
+def masked_pattern(pattern: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(scores), pattern, np.nan)
+
+
+# --------------------------------------------------------------------------- every page
+
+
+@pytest.mark.parametrize("model,text", CASES)
+@pytest.mark.parametrize("kind,layer,head", [("encoder", 0, 0), ("decoder", 1, 2), ("cross", 1, 3)])
+def test_single_head_heatmap_is_the_models_pattern(model, text, kind, layer, head):
+    at = open_app(model, text, kind=kind, layer=layer, head=head)
+    ref = reference(model, text)
+    pattern = ref.attention(kind)[layer, head]
+    scores = ref.attention(kind, "scores")[layer, head]
+    fig = figure(at, f"layer {layer} · head {head}")
+    weights = trace(fig, kind="heatmap", index=-1)  # the weight trace is always last
+    np.testing.assert_allclose(arr(weights["z"]), masked_pattern(pattern, scores), rtol=1e-6, atol=1e-7, equal_nan=True)
+    queries, keys = ref.tokens_for(kind)
+    assert fig["layout"]["yaxis"]["ticktext"] == viz.token_labels(queries)
+    assert fig["layout"]["xaxis"]["ticktext"] == viz.token_labels(keys)
+    # Fixed colour scale by default; hover carries query, key, weight and the pre-softmax score.
+    assert (weights["zmin"], weights["zmax"]) == (0.0, 1.0)
+    i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(scores), pattern, -1)), pattern.shape)
+    hover = weights["text"][i][j]
+    assert f"{pattern[i, j]:.3f}" in hover and f"{scores[i, j]:.3f}" in hover and "score" in hover
+    if kind == "decoder":  # causal mask: a separate grey overlay, masked cells are gaps (not 0)
+        assert any(t.get("name") == "masked" for t in fig["data"])
+        assert np.isnan(arr(weights["z"])[0, 1])
+    # The view is in the URL.
+    assert at.query_params["kind"] == kind and at.query_params["layer"] == str(layer)
+    assert at.query_params["head"] == str(head) and at.query_params["model"] == model
+
+
+def test_single_head_per_head_colour_scale_toggle():
+    model, text = DIDACTIC[0], "attention"
+    at = open_app(model, text, kind="encoder", layer=1, head=1)
+    at.toggle(key="single_per_head_scale").set_value(True).run()
+    ref = reference(model, text)
+    weights = trace(figure(at, "layer 1 · head 1"), kind="heatmap", index=-1)
+    assert weights["zmax"] == pytest.approx(float(ref.attention("encoder")[1, 1].max()), rel=1e-6)
+    assert at.query_params["scale"] == "head"
+
+
+@pytest.mark.parametrize("model,text", CASES)
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+def test_all_heads_grid_tiles_every_head(model, text, kind):
+    at = open_app(model, text, "heads", kind=kind)
+    ref = reference(model, text)
+    patterns, scores = ref.attention(kind), ref.attention(kind, "scores")
+    figs = figures(at)
+    assert len(figs) == 1, "all heads must be ONE figure"
+    fig = figs[0]
+    meta = fig["layout"]["meta"]["attention_grid"]
+    expected = viz.tile_heads(masked_pattern(patterns, scores), meta["gutter"])
+    heat = trace(fig, name="attention")
+    assert is_typed_array_spec(heat["z"]), "the grid must travel as a typed array"
+    np.testing.assert_allclose(arr(heat["z"]), expected, rtol=1e-6, atol=1e-7, equal_nan=True)
+    assert (meta["n_layers"], meta["n_heads"]) == patterns.shape[:2]
+    # Click targets report clicks (they join hover) and map back to their tile.
+    targets = trace(fig, name="click targets")
+    assert targets.get("hoverinfo") != "skip"
+    for x, y, (li, hi) in zip(arr(targets["x"]), arr(targets["y"]), np.asarray(decode_plotly_array(targets["customdata"])),
+                              strict=True):
+        assert viz.grid_cell_to_head(x, y, meta["n_q"], meta["n_k"], meta["gutter"]) == (li, hi)
+
+
+def test_all_heads_open_button_switches_to_that_head():
+    at = open_app(DIDACTIC[0], "attention", "heads", kind="cross")
+    at.selectbox(key="all_heads_pick").set_value((1, 2)).run()
+    at.button(key="all_heads_open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Single head"
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (1, 2)
+    assert at.radio(key="kind").value == "cross"
+    assert figure(at, "layer 1 · head 2")
+
+
+def test_grid_and_scatter_selections_map_to_heads():
+    from app_support.selection import head_from_grid_selection, head_from_scatter_selection, selected_row
+
+    layout = viz.GridLayout(n_layers=2, n_heads=4, n_q=5, n_k=6, gutter=2)
+    r, c = layout.origin(1, 3)
+    assert head_from_grid_selection({"selection": {"points": [{"x": c + 2, "y": r + 1}]}}, layout) == (1, 3)
+    assert head_from_grid_selection({"selection": {"points": [{"x": 6.5, "y": 0}]}}, layout) is None  # gutter
+    assert head_from_grid_selection({"selection": {"points": [{"customdata": [0, 2]}]}}, layout) == (0, 2)
+    assert head_from_grid_selection({"selection": {"points": []}}, layout) is None
+    assert head_from_grid_selection(None, layout) is None
+    assert head_from_scatter_selection({"selection": {"points": [{"x": 1.0, "customdata": [2, 5]}]}}) == (2, 5)
+    assert selected_row({"selection": {"rows": [3], "columns": []}}) == 3
+    assert selected_row({"selection": {"rows": []}}) is None
+
+
+@pytest.mark.parametrize("model,text", CASES)
+def test_token_focus_grid_and_arcs(model, text):
+    at = open_app(model, text, "focus", kind="encoder", layer=1, head=1, token=2, side="from")
+    ref = reference(model, text)
+    patterns = ref.attention("encoder")
+    values, _ = viz.token_focus_values(patterns, 2, "from")
+    grid = figures(at)[0]
+    np.testing.assert_allclose(arr(trace(grid, kind="heatmap")["z"]), values, rtol=1e-6, atol=1e-7)
+    arcs = figures(at)[1]
+    labels = [t for t in arcs["data"] if t.get("mode") == "text"][0]["text"]
+    assert labels == viz.token_labels(ref.source_tokens)
+    assert at.query_params["token"] == "2" and at.query_params["side"] == "from"
+    # "Who looks at it?" uses the token as a key.
+    at.radio(key="focus_side").set_value("to").run()
+    values_to, _ = viz.token_focus_values(patterns, 2, "to")
+    np.testing.assert_allclose(arr(trace(figures(at)[0], kind="heatmap")["z"]), values_to, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("model,text", CASES)
+def test_decoding_step_shows_cross_attention_and_topk(model, text):
+    ref = reference(model, text)
+    t = min(2, len(ref.steps) - 1)
+    at = open_app(model, text, "decoding", layer=1, head=0, step=t)
+    step = ref.steps[t]
+    pos = step.position
+    cross = ref.attention("cross")
+    fig = figure(at, f"Step {t}: cross-attention of every head")
+    np.testing.assert_allclose(arr(trace(fig, kind="heatmap")["z"]), cross[:, :, pos, :].reshape(-1, cross.shape[-1]),
+                               rtol=1e-6, atol=1e-7)
+    assert fig["layout"]["xaxis"]["ticktext"] == viz.token_labels(ref.source_tokens)
+    top = figure(at, "most likely next tokens")
+    bar = trace(top, kind="bar")
+    np.testing.assert_allclose(arr(bar["x"]), np.sort(np.asarray(step.top_probs))[::-1], rtol=1e-6)
+    # The selected head's decoder self-attention row, with the future masked.
+    dec = ref.attention("decoder")
+    row = figure(at, "Self-attention row, layer 1 · head 0")
+    z = arr(trace(row, kind="heatmap", index=-1)["z"])
+    np.testing.assert_allclose(z[0, : pos + 1], dec[1, 0, pos, : pos + 1], rtol=1e-6, atol=1e-7)
+    assert np.isnan(z[0, pos + 1 :]).all()
+    assert at.slider(key="decode_step").value == t
+    assert at.query_params["step"] == str(t)
+
+
+@pytest.mark.parametrize("model,text", CASES)
+@pytest.mark.parametrize("kind", ["encoder", "cross"])
+def test_head_stats_table_chart_and_similarity(model, text, kind):
+    at = open_app(model, text, "stats", kind=kind)
+    ref = reference(model, text)
+    patterns, scores = ref.attention(kind), ref.attention(kind, "scores")
+    queries, keys = ref.tokens_for(kind)
+    from app_support.models import special_mask
+
+    expected = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special_mask(keys))
+    table = at.dataframe[0].value
+    assert list(table.columns) == list(expected.columns)
+    np.testing.assert_allclose(table["entropy"].to_numpy(), expected["entropy"].to_numpy(), rtol=1e-9)
+    sim = figure(at, "Head similarity")
+    np.testing.assert_allclose(arr(trace(sim, kind="heatmap")["z"]), viz.head_similarity(patterns), rtol=1e-6,
+                               atol=1e-9, equal_nan=True)
+    assert figure(at, "one dot per head")
+
+
+def test_head_stats_table_has_one_row_per_head_and_url_choices():
+    # (AppTest cannot click a table row or a chart point; the handlers that turn those selections
+    # into a head are tested in test_grid_and_scatter_selections_map_to_heads, and the browser
+    # test clicks a tile for real.)
+    model = DIDACTIC[0]
+    at = open_app(model, "attention", "stats", kind="decoder", x="max_weight", y="diagonal", bar="first_token")
+    cfg = bundle(model).cfg
+    assert at.dataframe[0].value.shape[0] == cfg.n_dec_layers * cfg.n_heads
+    assert (at.selectbox(key="stats_x").value, at.selectbox(key="stats_y").value) == ("max_weight", "diagonal")
+    assert at.selectbox(key="stats_bar").value == "first_token"
+    assert (at.query_params["x"], at.query_params["y"], at.query_params["bar"]) == ("max_weight", "diagonal",
+                                                                                   "first_token")
+
+
+@pytest.mark.parametrize("model,text", CASES)
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+def test_aggregates_mean_and_rollout(model, text, kind):
+    at = open_app(model, text, "aggregates", kind=kind, layer=1)
+    ref = reference(model, text)
+    patterns = ref.attention(kind)
+    mean = figure(at, "mean over heads")
+    np.testing.assert_allclose(np.nan_to_num(arr(trace(mean, kind="heatmap", index=-1)["z"])),
+                               viz.mean_over_heads(patterns)[1], rtol=1e-5, atol=1e-6)
+    assert "not a head of the model" in _title(mean)
+    if kind == "cross":
+        assert any("not for cross-attention" in s for s in texts(at, "info"))
+    else:
+        roll = figure(at, "Attention rollout")
+        np.testing.assert_allclose(arr(trace(roll, kind="heatmap", index=-1)["z"]),
+                                   viz.attention_rollout(patterns), rtol=1e-5, atol=1e-6)
+
+
+def test_compare_letters_preset_and_ranking():
+    model = DIDACTIC[0]
+    at = open_app(model, "attention", "compare", kind="encoder", layer=0, head=1)
+    at.button(key="cmp_preset_1").click().run()  # banana / bandana, focus on "n"
+    assert not at.exception
+    assert at.text_input(key="cmp_a").value == "banana" and at.text_input(key="cmp_b").value == "bandana"
+    assert at.selectbox(key="cmp_token").value == "n"
+    a, b = reference(model, "banana"), reference(model, "bandana")
+    fig = figure(at, "two sentences")
+    heat = [t for t in fig["data"] if t["type"] == "heatmap" and t.get("name") != "masked"]
+    np.testing.assert_allclose(arr(heat[0]["z"]), a.attention("encoder")[0, 1], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(arr(heat[1]["z"]), b.attention("encoder")[0, 1], rtol=1e-6, atol=1e-7)
+    expected = viz.rank_heads_by_change(a.attention("encoder"), a.source_tokens, b.attention("encoder"),
+                                        b.source_tokens, "n")
+    ranking = at.dataframe[0].value
+    assert list(ranking[["layer", "head"]].itertuples(index=False, name=None)) == list(
+        expected[["layer", "head"]].itertuples(index=False, name=None))
+    assert at.query_params["a"] == "banana" and at.query_params["b"] == "bandana" and at.query_params["token"] == "n"
+
+
+@pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT)
+@pytest.mark.parametrize("preset,word", [(0, "苹果"), (1, "bank")])
+def test_compare_translation_presets(preset, word):
+    at = open_app("default", "我吃了一个苹果", "compare", kind="encoder")
+    at.button(key=f"cmp_preset_{preset}").click().run()
+    assert not at.exception
+    token = at.selectbox(key="cmp_token").value
+    assert word in token.replace("▁", "") or token in word, (word, token)
+    assert figure(at, "two sentences")
+    assert at.dataframe[0].value.shape[0] == bundle("default").cfg.n_enc_layers * bundle("default").cfg.n_heads
+
+
+@pytest.mark.parametrize("model,text", CASES)
+def test_model_page_trace_parameters_and_positional_encoding(model, text):
+    at = open_app(model, text, "model")
+    ref = reference(model, text)
+    trace_table = at.dataframe[0].value
+    assert len(trace_table) == len(ref.trace)
+    assert list(trace_table["output shape"]) == [viz.format_shape(s["out_shape"]) for s in ref.trace]
+    assert "[" not in "".join(trace_table["output symbol"]), "symbols must read like 'B × L_src × d_model'"
+    total = model_summary(bundle(model))["total_parameters"]
+    params = figure(at, "parameters")
+    assert int(arr(trace(params)["values"]).sum()) == total
+    cfg = bundle(model).cfg
+    pe = figure(at, "Positional encoding: one row per position")
+    np.testing.assert_allclose(arr(trace(pe, kind="heatmap")["z"]),
+                               sinusoidal_table(max(cfg.max_len, 8), cfg.d_model).numpy(), rtol=1e-6, atol=1e-6)
+    assert figure(at, "Cosine similarity")
+    assert figure(at, "selected dimensions")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t \n "])
+@pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model"])
+def test_empty_input_says_so_and_breaks_nothing(text, page):
+    at = open_app(DIDACTIC[0], text, page)
+    if page != "model":
+        assert any("empty" in s.lower() for s in texts(at, "info")), texts(at)
+        assert not at.get("plotly_chart")
+    else:  # the model page still shows everything that does not need an input
+        assert any("empty" in s.lower() for s in texts(at, "info"))
+        assert at.get("plotly_chart")
+    assert not at.error
+    assert at.query_params.get("text", "") == text  # the URL keeps what was typed
+
+
+def test_long_input_is_truncated_with_a_visible_warning():
+    model = DIDACTIC[0]
+    text = "abcdefghij" * 30  # 300 characters for a model that reads 16 tokens
+    at = open_app(model, text)
+    warnings = texts(at, "warning")
+    assert any("truncated" in w and "300" in w for w in warnings), warnings
+    ref = reference(model, text)
+    n = len(ref.source_tokens)
+    assert n == bundle(model).cfg.max_len
+    assert len(figures(at)[0]["layout"]["xaxis"]["ticktext"]) == n
+
+
+def test_emoji_and_unknown_characters_are_reported():
+    at = open_app(DIDACTIC[0], "héllo 😀 wörld")
+    assert not at.exception
+    assert any("unknown" in w.lower() for w in texts(at, "warning"))
+    assert figures(at), "the figure is still drawn with <unk> tokens"
+
+
+def test_html_input_is_shown_as_text_never_as_html():
+    payload = "<img src=x onerror=alert(1)>"
+    for model in [DIDACTIC[0]] + (["default"] if HAVE_DEFAULT else []):
+        at = open_app(model, payload, kind="encoder")
+        assert not at.exception
+        shown = texts(at)
+        # Every markdown element that repeats the input escapes it (renders as literal characters).
+        assert any("\\<img src\\=x onerror\\=alert\\(1\\)\\>" in s for s in shown), shown
+        assert not any(re.search(r"(?<!\\)<", s) for s in shown), "an unescaped '<' reached markdown"
+        for fig in figures(at):
+            assert "<img" not in json.dumps(fig, ensure_ascii=False)
+        # Tokens reach the figure escaped.
+        labels = figures(at)[0]["layout"]["xaxis"]["ticktext"]
+        assert not any("<" in lab for lab in labels)
+
+
+@pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT)
+def test_traditional_chinese_conversion_note():
+    at = open_app("default", "我們喜歡蘋果")
+    assert any("Traditional" in s for s in texts(at, "info")), texts(at)
+
+
+# --------------------------------------------------------------------------- URL state and sidebar
+
+
+def test_url_restores_the_view_and_follows_changes():
+    model = DIDACTIC[-1]
+    at = open_app(model, "hello", kind="cross", layer=1, head=3)
+    assert at.selectbox(key="model").value == model
+    assert at.text_input(key="text").value == "hello"
+    assert at.radio(key="kind").value == "cross"
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (1, 3)
+    at.selectbox(key="head").set_value(2).run()
+    assert at.query_params["head"] == "2"
+    at.text_input(key="text").input("world").run()
+    assert at.query_params["text"] == "world"
+    assert figure(at, "layer 1 · head 2")
+
+
+def test_bad_url_values_fall_back_to_defaults():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "no-such-model", "kind": "sideways", "layer": "99", "head": "-4", "dir": "xx"})
+    at.run()
+    assert not at.exception
+    expected = "default" if HAVE_DEFAULT else MODELS[0]
+    assert at.selectbox(key="model").value == expected
+    assert at.radio(key="kind").value == "encoder"
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (0, 0)
+    assert at.text_input(key="text").value  # the model's example sentence
+
+
+def test_app_opens_on_default_model_when_present_else_first():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == ("default" if HAVE_DEFAULT else MODELS[0])
+    assert at.query_params["model"] == at.selectbox(key="model").value
+    assert figures(at)
+
+
+def test_changing_model_loads_its_example():
+    if len(DIDACTIC) < 2:
+        pytest.skip("needs two didactic models")
+    at = open_app(DIDACTIC[0], "zzz")
+    at.selectbox(key="model").set_value(DIDACTIC[1]).run()
+    assert not at.exception
+    assert at.text_input(key="text").value == bundle(DIDACTIC[1]).task.example
+    assert at.query_params["model"] == DIDACTIC[1]
+
+
+def test_direction_only_for_translation_models():
+    at = open_app(DIDACTIC[0], "attention")
+    assert not [r for r in at.radio if r.key == "dir"]
+    assert "dir" not in at.query_params
+    if HAVE_DEFAULT:
+        at = open_app("default", "The bank raised interest rates.", dir="en->zh")
+        assert at.radio(key="dir").value == "en->zh"
+        assert at.query_params["dir"] == "en->zh"
+        ref = reference("default", "The bank raised interest rates.", "en->zh")
+        assert figures(at)[0]["layout"]["xaxis"]["ticktext"] == viz.token_labels(ref.source_tokens)
+
+
+def test_presentation_mode_is_shareable():
+    at = open_app(DIDACTIC[0], "attention", present=1)
+    assert at.toggle(key="present").value is True
+    assert at.query_params["present"] == "1"
+    fig = figures(at)[0]
+    assert fig["layout"]["font"]["size"] >= 20
+
+
+def test_escape_md_makes_markdown_literal():
+    from app_support.ui import escape_md
+
+    assert escape_md("<b>x</b>") == "\\<b\\>x\\</b\\>"
+    assert escape_md("**bold** [link](javascript:alert(1)) $x$ :red[hi]") == (
+        "\\*\\*bold\\*\\* \\[link\\]\\(javascript\\:alert\\(1\\)\\) \\$x\\$ \\:red\\[hi\\]"
+    )
+    assert escape_md("a\nb") == "a b"

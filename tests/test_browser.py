@@ -1,0 +1,278 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py`.
+
+Checks that a typed sentence paints heatmaps whose axis labels are its tokens, that no
+JavaScript error happens, that an HTML payload typed by the user fires nothing, and measures
+the time from submitting a new sentence to its heatmap being painted (target <= 1.5 s; printed,
+and written to test-artifacts/browser_timings.json, not asserted: CI machines vary).
+Saves assets/screenshots/main_view.png (and all_heads.png) for the README.
+
+Run with ``pytest -m browser -s tests/test_browser.py``. Needs /usr/bin/chromium: installed
+with apt-get when missing (as root).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "assets" / "screenshots"
+ARTIFACTS = ROOT / "test-artifacts"
+TARGET_S = 1.5
+MAX_PNG_BYTES = 300_000
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+# New sentences (not the model's example, so the server has not cached them).
+SENTENCES = {
+    "default": ["我们明天早上一起去公园散步吧", "The weather is nice today, so we walk."],
+    "didactic": ["transformer", "visualize"],
+}
+
+
+def ensure_chromium() -> str:
+    if os.path.exists(CHROMIUM):
+        return CHROMIUM
+    if shutil.which("apt-get") is None:
+        pytest.fail(f"{CHROMIUM} is missing and apt-get is not available: install Debian's `chromium` package.")
+    if os.geteuid() != 0:
+        pytest.fail(f"{CHROMIUM} is missing; install it as root with `apt-get install -y chromium`.")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            pytest.fail(f"`{' '.join(cmd)}` failed ({done.returncode}); cannot install chromium:\n{done.stderr[-2000:]}")
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"apt-get installed chromium but {CHROMIUM} does not exist")
+    return CHROMIUM
+
+
+def ensure_cjk_font() -> None:
+    """Best effort: a CJK font so Chinese tokens are legible in the screenshots (not needed for the checks)."""
+    try:
+        listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return
+    if listed.strip() or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-qq", "fonts-noto-cjk"], env=env, capture_output=True, timeout=900)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(port: int, server: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"streamlit exited with code {server.returncode} before serving")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer on port {port} within {timeout:.0f} s")
+
+
+def save_small_png(page, path: Path) -> int:
+    """Screenshot the page; re-encode with a 256-colour palette if the PNG is too big."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    if path.stat().st_size > MAX_PNG_BYTES * 0.9:
+        from PIL import Image
+
+        with Image.open(path) as img:
+            small = img.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+            small.save(path, optimize=True)
+    return path.stat().st_size
+
+
+# JavaScript: x-axis tick texts of the first plotly chart on the page.
+X_TICKS_JS = """() => {
+  const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+  if (!chart) return null;
+  return Array.from(chart.querySelectorAll('.xaxislayer-above .xtick text')).map(t => t.textContent);
+}"""
+TICKS_MATCH_JS = """(expected) => {
+  const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+  if (!chart) return false;
+  const ticks = Array.from(chart.querySelectorAll('.xaxislayer-above .xtick text')).map(t => t.textContent);
+  return ticks.length === expected.length && ticks.every((t, i) => t === expected[i])
+    && chart.querySelector('.heatmaplayer image') !== null;
+}"""
+HEATMAP_IMAGES_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
+  .map(i => (i.getAttribute('href') || i.getAttribute('xlink:href') || '').length + ':' +
+            (i.getAttribute('href') || i.getAttribute('xlink:href') || '').slice(-64))"""
+# JavaScript: page coordinates of the click target of tile (layer, head) in the all-heads grid.
+TILE_CENTRE_JS = """([layer, head]) => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const t = gd._fullData.find(tr => tr.name === 'click targets');
+  if (!t) return null;
+  const n = t.x.length;
+  for (let i = 0; i < n; i++) {
+    const cd = t.customdata[i];
+    if (Number(cd[0]) === layer && Number(cd[1]) === head) {
+      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+      return [box.left + xa._offset + xa.l2p(t.x[i]), box.top + ya._offset + ya.l2p(t.y[i])];
+    }
+  }
+  return null;
+}"""
+IMAGES_CHANGED_JS = """(before) => {
+  const now = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
+    .map(i => (i.getAttribute('href') || i.getAttribute('xlink:href') || '').length + ':' +
+              (i.getAttribute('href') || i.getAttribute('xlink:href') || '').slice(-64));
+  const running = document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]');
+  return now.length > 0 && now.every(h => !before.includes(h)) && !running;
+}"""
+
+
+def test_app_in_chromium():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright` (the browser is Debian's chromium)")
+    chromium = ensure_chromium()
+    ensure_cjk_font()
+
+    sys.path.insert(0, str(ROOT))
+    import viz
+    from model.analysis import analyze
+    from model.registry import available_models, load_model
+
+    models = available_models()
+    if not models:
+        pytest.fail("no model in assets/models: nothing to show")
+    model = "default" if "default" in models else models[0]
+    sentences = SENTENCES["default" if model == "default" else "didactic"]
+    bundle = load_model(model)
+    # Expected x-axis labels (encoder self-attention: the source tokens), computed before timing.
+    expected = {s: [html.unescape(t) for t in viz.token_labels(analyze(bundle, s).source_tokens)] for s in sentences}
+    del bundle
+
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server.log", "w")  # noqa: SIM115 - closed in the finally block
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    timings: dict[str, float] = {}
+    try:
+        wait_healthy(port, server)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 1100})
+                page_errors: list[str] = []
+                dialogs: list[str] = []
+                page.on("pageerror", lambda e: page_errors.append(str(e)))
+
+                def on_dialog(d):
+                    dialogs.append(f"{d.type}: {d.message}")
+                    d.dismiss()
+
+                page.on("dialog", on_dialog)
+
+                base = f"http://127.0.0.1:{port}"
+                page.goto(f"{base}/?model={model}&kind=encoder&layer=0&head=0", wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=180_000)
+                box = page.get_by_role("textbox", name="Input sentence", exact=True)
+
+                # 1) New sentences: time from Enter to the heatmap painted with the new tokens.
+                for i, sentence in enumerate(sentences):
+                    box.fill(sentence)
+                    t0 = time.perf_counter()
+                    box.press("Enter")
+                    page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentence], timeout=120_000, polling="raf")
+                    timings[f"new sentence {i + 1} -> heatmap painted (s)"] = time.perf_counter() - t0
+                    ticks = page.evaluate(X_TICKS_JS)
+                    assert ticks == expected[sentence], (ticks, expected[sentence])
+                # 2) A sentence the server has seen (cache hit): pure transfer + paint.
+                box.fill(sentences[0])
+                t0 = time.perf_counter()
+                box.press("Enter")
+                page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentences[0]], timeout=120_000, polling="raf")
+                timings["cached sentence -> heatmap painted (s)"] = time.perf_counter() - t0
+                page.wait_for_timeout(500)
+                size = save_small_png(page, SCREENSHOTS / "main_view.png")
+                assert size < MAX_PNG_BYTES, f"main_view.png is {size} bytes"
+
+                # 3) All heads page: a new sentence until every heatmap image is repainted.
+                page.goto(f"{base}/heads?model={model}&text={sentences[1]}&kind=encoder", wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=120_000)
+                page.wait_for_timeout(300)
+                before = page.evaluate(HEATMAP_IMAGES_JS)
+                box = page.get_by_role("textbox", name="Input sentence", exact=True)
+                box.fill(sentences[0])
+                t0 = time.perf_counter()
+                box.press("Enter")
+                page.wait_for_function(IMAGES_CHANGED_JS, arg=before, timeout=120_000, polling="raf")
+                timings["all heads page: sentence -> grid painted (s)"] = time.perf_counter() - t0
+                page.wait_for_timeout(500)
+                save_small_png(page, SCREENSHOTS / "all_heads.png")
+                # Clicking the middle of a tile opens that head on the single-head page.
+                target = page.evaluate(TILE_CENTRE_JS, [1, 1])
+                assert target is not None, "the all-heads grid has no click target for layer 1, head 1"
+                page.mouse.move(target[0], target[1])
+                page.wait_for_timeout(300)
+                page.mouse.click(target[0], target[1])
+                page.wait_for_function(
+                    "() => location.search.includes('layer=1') && location.search.includes('head=1')"
+                    " && document.querySelector('h1') && document.querySelector('h1').textContent.includes('Single head')",
+                    timeout=60_000,
+                )
+
+                # 4) HTML typed by the user is text: no dialog, no injected element, shown literally.
+                page.goto(f"{base}/?model={model}&kind=encoder", wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=120_000)
+                box = page.get_by_role("textbox", name="Input sentence", exact=True)
+                box.fill(PAYLOAD)
+                box.press("Enter")
+                page.wait_for_function(
+                    "() => Array.from(document.querySelectorAll('[data-testid=\"stMarkdownContainer\"]'))"
+                    ".some(e => e.textContent.includes('onerror=alert(1)'))",
+                    timeout=120_000,
+                )
+                page.wait_for_timeout(1500)
+                assert page.locator('img[src="x"]').count() == 0
+                assert not dialogs, f"a dialog fired: {dialogs}"
+                assert not page_errors, f"JavaScript errors: {page_errors}"
+            finally:
+                browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
+        log.close()
+
+    report = {"model": model, "target_s": TARGET_S, **{k: round(v, 3) for k, v in timings.items()}}
+    (ARTIFACTS / "browser_timings.json").write_text(json.dumps(report, ensure_ascii=False, indent=1))
+    print(f"\nbrowser timings (target <= {TARGET_S:.1f} s):")
+    for k, v in timings.items():
+        print(f"  {k:<48} {v:6.3f}{'  (over target)' if v > TARGET_S else ''}")
