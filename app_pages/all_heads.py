@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support.selection import head_from_grid_selection, make_tiles_clickable
+from app_support.selection import head_from_grid_selection
 from app_support.state import current_analysis, current_view, open_head
 from app_support.ui import chart, page_header
 
@@ -31,7 +31,6 @@ fig = viz.all_heads_grid(
     title=f"{view.kind_label}: all {n_layers} × {n_heads} heads",
     width=1150 if not view.present else 1300,
 )
-make_tiles_clickable(fig)
 event = chart(fig, key="all_heads_grid", on_select="rerun", selection_mode=("points", "box"))
 hit = head_from_grid_selection(event, viz.grid_layout_from_figure(fig))
 if hit is not None:

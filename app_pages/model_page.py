@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_columns, trace_for_viz
+from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_columns
 from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.state import current_view, seed_from_url, set_url_param
 from app_support.ui import chart, escape_md, page_header
@@ -44,7 +44,7 @@ with tabs[0]:
     except InputError as e:
         st.info(escape_md(str(e)))
     else:
-        table = viz.shape_trace_table(trace_for_viz(result.trace))
+        table = viz.shape_trace_table(result.trace)
         sizes = result.trace_sizes
         st.markdown(
             "Symbols in this pass: "

@@ -41,31 +41,6 @@ CONFIG_HELP = {
 }
 
 
-def _symbol_text(symbol: object) -> str:
-    if isinstance(symbol, str):
-        return symbol
-    if isinstance(symbol, Sequence):
-        return " × ".join(str(s) for s in symbol) if symbol else "scalar"
-    return str(symbol)
-
-
-def trace_for_viz(trace: Sequence[Mapping[str, object]]) -> list[dict]:
-    """Shape-trace steps from ``Analysis.trace`` with symbols as strings (``"B × L_src × d_model"``).
-
-    ``model.trace`` stores each symbolic shape as a list of symbols; ``viz.shape_trace_table``
-    prints symbols with ``str()``, so they are joined here first.
-    """
-    out = []
-    for step in trace:
-        d = dict(step)
-        d["in_symbols"] = [_symbol_text(s) for s in step.get("in_symbols", [])]  # type: ignore[union-attr]
-        d["out_symbol"] = _symbol_text(step.get("out_symbol", ()))
-        d["in_shapes"] = [tuple(int(x) for x in s) for s in step.get("in_shapes", [])]  # type: ignore[union-attr]
-        d["out_shape"] = tuple(int(x) for x in step.get("out_shape", ()))  # type: ignore[union-attr]
-        out.append(d)
-    return out
-
-
 def history_long(history: Sequence[Mapping[str, object]], columns: Sequence[str]) -> pd.DataFrame:
     """``step, series, value`` rows for the given history columns, skipping missing values."""
     if not history:

@@ -63,23 +63,3 @@ def selected_row(event: Any) -> int | None:
         return None
     rows = sel.get("rows") if isinstance(sel, Mapping) else getattr(sel, "rows", None)
     return int(rows[0]) if rows else None
-
-
-CLICK_TRACE_NAME = "click targets"
-
-
-def make_tiles_clickable(fig, *, hover_radius_px: int = 2):
-    """Let plotly report clicks on the grid's invisible click targets (in place; returns ``fig``).
-
-    ``viz.all_heads_grid`` adds one invisible marker per tile with ``hoverinfo="skip"``; plotly
-    only fires click/select events for points that take part in hover, so a click on such a
-    marker selects nothing. Here the markers join hover (with a "click to open" label) and the
-    hover distance is shrunk so that they only win hover right over the marker — everywhere else
-    the heatmap keeps its own hover. Box selection (drag) over a tile works either way.
-    """
-    for trace in fig.data:
-        if getattr(trace, "name", None) == CLICK_TRACE_NAME:
-            trace.hoverinfo = None
-            trace.hovertemplate = "layer %{customdata[0]} · head %{customdata[1]}<br><b>click to open</b><extra></extra>"
-    fig.update_layout(hoverdistance=hover_radius_px)
-    return fig

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import viz
+from viz.clicks import CLICK_HOVER_DISTANCE_PX
 from viz.grid import GridLayout
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
@@ -135,6 +136,9 @@ def test_click_targets_carry_layer_head_and_map_back():
     assert sorted(map(tuple, cd)) == [(li, hi) for li in range(3) for hi in range(4)]
     for x, y, (li, hi) in zip(targets.x, targets.y, cd, strict=True):
         assert viz.grid_cell_to_head(x, y, 5, 5, 2, 3, 4) == (li, hi)
-    assert targets.marker.opacity == 0 and targets.hoverinfo == "skip"
+    assert targets.marker.opacity == 0
+    # Plotly sends clicks only for points that join hover: the targets must not skip it.
+    assert targets.hoverinfo != "skip" and "click to open" in targets.hovertemplate
+    assert fig.layout.hoverdistance == CLICK_HOVER_DISTANCE_PX
     assert fig.layout.clickmode == "event+select"
     assert len(viz.all_heads_grid(p, _toks(5), _toks(5), click_targets=False).data) == 1

@@ -4,7 +4,9 @@ Plotly cannot *select* heatmap cells, so ``st.plotly_chart(on_select=...)`` retu
 points for a heatmap (streamlit/streamlit#8760). Figures that should be clickable add one
 invisible scatter marker per clickable block (e.g. per head tile); clicking or box-selecting
 it returns a point whose ``customdata`` is ``[layer, head]`` and whose ``x``/``y`` lie in
-that block.
+that block. Plotly only fires click events for points that take part in hover, so the markers
+carry a short "click to open" hover label; figures keep ``hoverdistance`` small so the markers
+only win hover right over themselves and the heatmap keeps its own hover elsewhere.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 CLICK_TRACE_NAME = "click targets"
+CLICK_HOVER_DISTANCE_PX = 2  # layout.hoverdistance for figures with click targets
 
 
 def click_target_trace(x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, size: int = 28) -> go.Scatter:
@@ -26,7 +29,7 @@ def click_target_trace(x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, 
         marker={"size": size, "symbol": "square", "opacity": 0.0, "color": "black"},
         selected=hidden,
         unselected=hidden,
-        hoverinfo="skip",
+        hovertemplate="layer %{customdata[0]} · head %{customdata[1]}<br><b>click to open</b><extra></extra>",
         showlegend=False,
         name=CLICK_TRACE_NAME,
     )

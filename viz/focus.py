@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array, check_index, check_tokens
-from viz.clicks import click_target_trace
+from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 from viz.tokens import token_labels
 
 DIRECTIONS = ("from", "to")
@@ -139,7 +139,7 @@ def token_focus_grid(
     if click_targets:
         hh, ll = np.meshgrid(np.arange(n_heads), np.arange(n_layers))
         fig.add_trace(click_target_trace(hh.ravel(), ll.ravel(), np.stack([ll.ravel(), hh.ravel()], axis=1)))
-        fig.update_layout(clickmode="event+select")
+        fig.update_layout(clickmode="event+select", hoverdistance=CLICK_HOVER_DISTANCE_PX)
     theme.apply_theme(
         fig,
         theme.pick_title(title, auto),

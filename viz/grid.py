@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
-from viz.clicks import click_target_trace
+from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 
 META_KEY = "attention_grid"
 
@@ -246,6 +246,7 @@ def all_heads_grid(
         margin={"t": 140, "l": 70, "r": 100, "b": 30},
         meta={META_KEY: asdict(layout)},
         clickmode="event+select",
+        hoverdistance=CLICK_HOVER_DISTANCE_PX if click_targets else 20,
         xaxis={
             "tickmode": "array",
             "tickvals": head_centres,

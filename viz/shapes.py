@@ -34,13 +34,20 @@ def format_shape(shape: Sequence[int]) -> str:
     return " × ".join(str(int(s)) for s in dims) if dims else "scalar"
 
 
+def format_symbol(symbol: str | Sequence[str]) -> str:
+    """``("B", "L_src", "d_model")`` -> ``"B × L_src × d_model"``; a string is kept as it is."""
+    if isinstance(symbol, str):
+        return symbol
+    return " × ".join(str(s) for s in symbol) if len(symbol) else "scalar"
+
+
 def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     """One row per forward-pass step with its input and output shapes.
 
     Each step has keys ``name``, ``op``, ``hook`` (or None), ``in_shapes`` (list of tuples),
-    ``out_shape`` (tuple), ``in_symbols`` (list of str, one per input, e.g. ``"B T d_model"``)
-    and ``out_symbol``. Several inputs are joined with ``" ; "``. A step without a hook shows
-    ``"—"``. Raises ``ValueError`` for missing keys or when ``in_shapes`` and ``in_symbols``
+    ``out_shape`` (tuple), ``in_symbols`` (one per input: a string such as ``"B × L × d_model"``
+    or a sequence of symbols such as ``["B", "L", "d_model"]``) and ``out_symbol`` (likewise).
+    Several inputs are joined with ``" ; "``. A step without a hook shows ``"—"``. Raises ``ValueError`` for missing keys or when ``in_shapes`` and ``in_symbols``
     have different lengths.
     """
     rows = []
@@ -63,9 +70,9 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
                 "op": str(step["op"]),
                 "hook": "—" if step["hook"] is None else str(step["hook"]),
                 "input shapes": " ; ".join(format_shape(s) for s in in_shapes),  # type: ignore[arg-type]
-                "input symbols": " ; ".join(str(s) for s in in_symbols),
+                "input symbols": " ; ".join(format_symbol(s) for s in in_symbols),
                 "output shape": format_shape(step["out_shape"]),  # type: ignore[arg-type]
-                "output symbol": str(step["out_symbol"]),
+                "output symbol": format_symbol(step["out_symbol"]),  # type: ignore[arg-type]
             }
         )
     return pd.DataFrame(rows, columns=SHAPE_TRACE_COLUMNS)
