@@ -18,35 +18,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-import viz  # noqa: E402
-from model.analysis import analyze, model_summary  # noqa: E402
-from model.positional import sinusoidal_table  # noqa: E402
-from model.registry import available_models, load_model  # noqa: E402
-from viz.typed_arrays import decode_plotly_array, is_typed_array_spec  # noqa: E402
+import viz
+from model.analysis import analyze, model_summary
+from model.positional import sinusoidal_table
+from model.registry import available_models, load_model
+from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 300  # seconds per script run: the CI machine may be busy (e.g. training)
 
 MODELS = available_models()
-DIDACTIC = [m for m in ("reverse", "copy", "sort") if m in MODELS]
-HAVE_DEFAULT = "default" in MODELS
-NO_DEFAULT = "assets/models/default (the translation model) has not been shipped yet"
-
-if not DIDACTIC:
-    pytest.skip("no didactic model in assets/models (run `python -m model train --preset reverse --ship`)",
-                allow_module_level=True)
+# The shipped models; a missing one is a failure (see test_the_shipped_models_are_all_there).
+DIDACTIC = ["reverse", "copy", "sort"]
 
 #: (model, input) pairs every page is checked on.
-CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0])]
-CASES.append(
-    pytest.param("default", "我吃了一个苹果", id="default-zh",
-                 marks=pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT))
-)
+CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0]), pytest.param("default", "我吃了一个苹果", id="default-zh")]
+
+
+def test_the_shipped_models_are_all_there():
+    assert set(DIDACTIC) | {"default"} <= set(MODELS), f"assets/models holds only {MODELS}"
+
 
 PAGES = {
     "single": "app_pages/single_head.py",
@@ -337,7 +331,6 @@ def test_compare_letters_preset_and_ranking():
     assert at.query_params["a"] == "banana" and at.query_params["b"] == "bandana" and at.query_params["token"] == "n"
 
 
-@pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT)
 @pytest.mark.parametrize("preset,word", [(0, "苹果"), (1, "bank")])
 def test_compare_translation_presets(preset, word):
     at = open_app("default", "我吃了一个苹果", "compare", kind="encoder")
@@ -406,7 +399,7 @@ def test_emoji_and_unknown_characters_are_reported():
 
 def test_html_input_is_shown_as_text_never_as_html():
     payload = "<img src=x onerror=alert(1)>"
-    for model in [DIDACTIC[0]] + (["default"] if HAVE_DEFAULT else []):
+    for model in [DIDACTIC[0], "default"]:
         at = open_app(model, payload, kind="encoder")
         assert not at.exception
         shown = texts(at)
@@ -420,7 +413,6 @@ def test_html_input_is_shown_as_text_never_as_html():
         assert not any("<" in lab for lab in labels)
 
 
-@pytest.mark.skipif(not HAVE_DEFAULT, reason=NO_DEFAULT)
 def test_traditional_chinese_conversion_note():
     at = open_app("default", "我們喜歡蘋果")
     assert any("Traditional" in s for s in texts(at, "info")), texts(at)
@@ -448,24 +440,21 @@ def test_bad_url_values_fall_back_to_defaults():
     at.query_params.update({"model": "no-such-model", "kind": "sideways", "layer": "99", "head": "-4", "dir": "xx"})
     at.run()
     assert not at.exception
-    expected = "default" if HAVE_DEFAULT else MODELS[0]
-    assert at.selectbox(key="model").value == expected
+    assert at.selectbox(key="model").value == "default"
     assert at.radio(key="kind").value == "encoder"
     assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (0, 0)
     assert at.text_input(key="text").value  # the model's example sentence
 
 
-def test_app_opens_on_default_model_when_present_else_first():
+def test_app_opens_on_the_default_model():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception
-    assert at.selectbox(key="model").value == ("default" if HAVE_DEFAULT else MODELS[0])
+    assert at.selectbox(key="model").value == "default"
     assert at.query_params["model"] == at.selectbox(key="model").value
     assert figures(at)
 
 
 def test_changing_model_loads_its_example():
-    if len(DIDACTIC) < 2:
-        pytest.skip("needs two didactic models")
     at = open_app(DIDACTIC[0], "zzz")
     at.selectbox(key="model").set_value(DIDACTIC[1]).run()
     assert not at.exception
@@ -477,12 +466,11 @@ def test_direction_only_for_translation_models():
     at = open_app(DIDACTIC[0], "attention")
     assert not [r for r in at.radio if r.key == "dir"]
     assert "dir" not in at.query_params
-    if HAVE_DEFAULT:
-        at = open_app("default", "The bank raised interest rates.", dir="en->zh")
-        assert at.radio(key="dir").value == "en->zh"
-        assert at.query_params["dir"] == "en->zh"
-        ref = reference("default", "The bank raised interest rates.", "en->zh")
-        assert figures(at)[0]["layout"]["xaxis"]["ticktext"] == viz.token_labels(ref.source_tokens)
+    at = open_app("default", "The bank raised interest rates.", dir="en->zh")
+    assert at.radio(key="dir").value == "en->zh"
+    assert at.query_params["dir"] == "en->zh"
+    ref = reference("default", "The bank raised interest rates.", "en->zh")
+    assert figures(at)[0]["layout"]["xaxis"]["ticktext"] == viz.token_labels(ref.source_tokens)
 
 
 def test_presentation_mode_is_shareable():
