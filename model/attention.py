@@ -19,12 +19,15 @@ from .trace import record
 
 
 def build_mask(
-    key_padding: torch.Tensor | None, n_query: int, n_key: int, causal: bool, device=None
+    key_padding: torch.Tensor | None, n_query: int, n_key: int, causal: bool, device=None, offset: int = 0
 ) -> torch.Tensor | None:
-    """Boolean mask, True where a query may NOT look: [batch or 1, 1, query_pos, key_pos]."""
+    """Boolean mask, True where a query may NOT look: [batch or 1, 1, query_pos, key_pos].
+
+    offset: absolute position of the first query (when earlier keys come from a decoding cache).
+    """
     mask = None
     if causal:
-        future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1)  # [query_pos, key_pos]
+        future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1 + offset)  # [query_pos, key_pos]
         mask = future[None, None]
     if key_padding is not None:
         pad = key_padding[:, None, None, :]  # [batch, 1, 1, key_pos]
@@ -67,8 +70,14 @@ class MultiHeadAttention(nn.Module):
         self.path = ""  # set by the model: module path for the shape trace
 
     def forward(
-        self, x_q: torch.Tensor, x_kv: torch.Tensor, key_padding: torch.Tensor | None = None
+        self,
+        x_q: torch.Tensor,
+        x_kv: torch.Tensor,
+        key_padding: torch.Tensor | None = None,
+        cache: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
+        """cache (self-attention only): keys/values of earlier positions, extended in place, so
+        greedy decoding feeds one new token per step instead of the whole prefix."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
         Lk = x_kv.shape[1]
         H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
@@ -90,13 +99,21 @@ class MultiHeadAttention(nn.Module):
         record(p, "split heads: view K", k.flatten(2), k, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_k")
         record(p, "split heads: view V", v.flatten(2), v, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_v")
 
+        offset = 0 if cache is None or "k" not in cache else cache["k"].shape[1]
         if self.rotary:
-            cos_q, sin_q = rope_angles(Lq, dh, device=q.device)
-            cos_k, sin_k = rope_angles(Lk, dh, device=k.device)
+            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + Lq, dh, device=q.device))
+            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + Lk, dh, device=k.device))
             q = self.hook_rot_q(apply_rope(q, cos_q, sin_q))
             k = self.hook_rot_k(apply_rope(k, cos_k, sin_k))
             record(p, "rotate Q by position (RoPE)", q, q, ("B", Sq, "h", "d_head"), ("B", Sq, "h", "d_head"), f"{p}.hook_rot_q")
             record(p, "rotate K by position (RoPE)", k, k, ("B", Sk, kvh, "d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_rot_k")
+
+        if cache is not None:
+            if offset:
+                k = torch.cat([cache["k"], k], dim=1)  # [batch, offset + key_pos, kv_head, d_head]
+                v = torch.cat([cache["v"], v], dim=1)
+                Lk = k.shape[1]
+            cache["k"], cache["v"] = k, v
 
         qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
         kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
@@ -113,7 +130,7 @@ class MultiHeadAttention(nn.Module):
 
         raw = qt @ kt.transpose(-2, -1) / math.sqrt(dh)  # [batch, head, query_pos, key_pos]
         record(p, "scores = Q K^T / sqrt(d_head)", [qt, kt], raw, [("B", "h", Sq, "d_head"), ("B", "h", Sk, "d_head")], ("B", "h", Sq, Sk))
-        mask = build_mask(key_padding, Lq, Lk, self.causal, device=raw.device)
+        mask = build_mask(key_padding, Lq, Lk, self.causal, device=raw.device, offset=offset)
         masked = raw if mask is None else raw.masked_fill(mask, float("-inf"))
         scores = self.hook_scores(masked)  # [batch, head, query_pos, key_pos]
         what = " + ".join(w for w, on in (("causal", self.causal), ("padding", key_padding is not None)) if on)

@@ -27,37 +27,44 @@ def greedy_decode(
 ) -> list[list[int]]:
     """Greedy continuation of each prefix, batched; returns the generated ids (prefix and eos excluded).
 
-    The encoder runs once; each step re-runs the decoder on the whole prefix (no key/value cache),
-    which keeps every step inspectable with the same code path the app hooks.
+    The encoder runs once; the decoder keeps each self-attention's keys and values, so a step
+    feeds only the newest token. Rows that finish leave the batch. All prefixes must have the
+    same length (every task here starts from one tag or <bos> token).
     """
+    if len({len(p) for p in prefixes}) != 1:
+        raise ValueError("greedy_decode needs prefixes of one length")
     model.eval()
     cfg = model.cfg
     src = pad_batch(sources, cfg.pad_id)  # [batch, src_pos]
     memory, src_pad = model.encode(src)
-    n = len(sources)
-    limit = cfg.max_len if max_new is None else min(cfg.max_len, max(len(p) for p in prefixes) + max_new)
-    # Rows keep their own write position, so prefixes of different lengths share one batch.
-    tgt = torch.full((n, cfg.max_len), cfg.pad_id, dtype=torch.long)  # [batch, tgt_pos]
-    lengths = torch.tensor([len(p) for p in prefixes])
-    for i, p in enumerate(prefixes):
-        tgt[i, : len(p)] = torch.tensor(p)
-    done = lengths >= limit + 1  # a full row still gets one last step, which may only say eos
-    out: list[list[int]] = [[] for _ in range(n)]
-    while not bool(done.all()):
-        # Finished rows leave the batch, so a few long outputs do not keep the whole batch busy.
-        active = (~done).nonzero().squeeze(1)  # [active]
-        width = int(lengths[active].max())
-        pad = None if src_pad is None else src_pad[active]
-        logits = model.decode(tgt[active, :width], memory[active], pad)  # [active, tgt_pos, vocab]
-        nxt = logits[torch.arange(len(active)), lengths[active] - 1].argmax(-1)  # [active]
-        for j, i in enumerate(active.tolist()):
+    start = len(prefixes[0])
+    limit = cfg.max_len if max_new is None else min(cfg.max_len, start + max_new)
+    out: list[list[int]] = [[] for _ in range(len(sources))]
+    rows = torch.arange(len(sources))  # sentence index of each row still decoding
+    caches: list[dict] = [{} for _ in model.decoder.blocks]
+    step_in = torch.tensor(prefixes)  # [batch, new_pos]
+    position = 0
+    while len(rows):
+        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
+        position += step_in.shape[1]
+        # Only the last position's distribution is needed: projecting it alone skips most of the
+        # vocabulary matmul, the largest single cost of a step.
+        nxt = model.unembed(hidden[:, -1]).argmax(-1)  # [row]
+        keep = []
+        for j, i in enumerate(rows.tolist()):
             tok = int(nxt[j])
-            if tok == eos_id or lengths[i] >= limit:
-                done[i] = True  # stopped by eos, or out of room (no eos)
-            else:
+            # Stop at eos, or when the output fills max_len (the last step may only say eos).
+            if tok != eos_id and position < limit:
                 out[i].append(tok)
-                tgt[i, lengths[i]] = tok
-                lengths[i] += 1
+                keep.append(j)
+        if len(keep) < len(rows):
+            sel = torch.tensor(keep, dtype=torch.long)
+            rows, memory, nxt = rows[sel], memory[sel], nxt[sel]
+            src_pad = None if src_pad is None else src_pad[sel]
+            for cache in caches:
+                for name in cache:
+                    cache[name] = cache[name][sel]
+        step_in = nxt[:, None]  # [row, 1]
     return out
 
 

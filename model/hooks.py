@@ -33,7 +33,7 @@ class HookPoint(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.sink is not None:
-            self.sink[self.name] = x.detach()
+            self.sink[self.name] = x.detach() if x.requires_grad else x
         return x
 
     def extra_repr(self) -> str:

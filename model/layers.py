@@ -109,11 +109,16 @@ class DecoderBlock(_Block):
         self.hook_resid_post = HookPoint()
 
     def forward(
-        self, y: torch.Tensor, memory: torch.Tensor, tgt_pad: torch.Tensor | None, src_pad: torch.Tensor | None
+        self,
+        y: torch.Tensor,
+        memory: torch.Tensor,
+        tgt_pad: torch.Tensor | None,
+        src_pad: torch.Tensor | None,
+        cache: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
         y = self.hook_resid_mid(
-            self._sublayer(y, self.norm1, lambda h: self.self_attn(h, h, tgt_pad), "masked self-attention")
+            self._sublayer(y, self.norm1, lambda h: self.self_attn(h, h, tgt_pad, cache), "masked self-attention")
         )
         y = self.hook_resid_mid2(
             self._sublayer(y, self.norm2, lambda h: self.cross_attn(h, memory, src_pad), "cross-attention")

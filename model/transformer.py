@@ -33,12 +33,13 @@ class Embedder(nn.Module):
         self.hook_resid_in = HookPoint()  # [batch, pos, d_model], what the first block receives
         self.pos, self.path = pos_len, ""
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """offset: position of ids[:, 0] (non-zero when decoding continues from a cache)."""
         p, L = self.path, self.pos
         x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
         record(p, "embedding lookup * sqrt(d_model)", ids, x, ("B", L), ("B", L, "d_model"), f"{p}.hook_embed")
         if self.positions is not None:
-            pe = self.hook_pos_embed(self.positions(ids.shape[1]))  # [pos, d_model]
+            pe = self.hook_pos_embed(self.positions(offset + ids.shape[1])[offset:])  # [pos, d_model]
             record(p, "positional encoding rows 0..L-1", ids, pe, ("B", L), (L, "d_model"), f"{p}.hook_pos_embed")
             x = x + pe  # [batch, pos, d_model], broadcast over the batch
         out = self.hook_resid_in(self.dropout(x))
@@ -72,11 +73,19 @@ class Decoder(nn.Module):
         self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
 
     def forward(
-        self, tgt: torch.Tensor, memory: torch.Tensor, tgt_pad: torch.Tensor | None, src_pad: torch.Tensor | None
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor,
+        tgt_pad: torch.Tensor | None,
+        src_pad: torch.Tensor | None,
+        caches: list[dict] | None = None,
+        offset: int = 0,
     ) -> torch.Tensor:
-        y = self.embed(tgt)
-        for block in self.blocks:
-            y = block(y, memory, tgt_pad, src_pad)
+        """Incremental decoding: caches holds one dict per block (see MultiHeadAttention), tgt only
+        the new positions, and offset the position of tgt[:, 0]."""
+        y = self.embed(tgt, offset)
+        for i, block in enumerate(self.blocks):
+            y = block(y, memory, tgt_pad, src_pad, None if caches is None else caches[i])
         return self.hook_out(self.final_norm(y))
 
 

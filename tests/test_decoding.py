@@ -1,11 +1,15 @@
 """Greedy decoding: batched equals one-by-one, and the hooked pass equals step-by-step decoding."""
 
+import pytest
 import torch
 
 from model.analysis import analyze
 from model.decoding import greedy_decode, score_batch
 from model.registry import load_model
 from model.train import collate
+from model.transformer import Transformer
+
+from .conftest import tiny_config
 
 
 def test_batched_greedy_equals_one_sentence_at_a_time():
@@ -51,3 +55,45 @@ def test_scores_prefer_the_right_answer():
     bad = score_batch(bundle.model, *collate(wrong, list(range(4)), 0))
     assert (good > bad).all()
     assert (good <= 0).all()
+
+
+def reference_greedy(model, source, prefix, eos_id):
+    """Greedy decoding the slow, obvious way: the whole model on the whole prefix at every step."""
+    ids = list(prefix)
+    while len(ids) <= model.cfg.max_len:
+        with torch.no_grad():
+            logits = model(torch.tensor([source]), torch.tensor([ids]))
+        tok = int(logits[0, -1].argmax())
+        if tok == eos_id or len(ids) == model.cfg.max_len:
+            break
+        ids.append(tok)
+    return ids[len(prefix):]
+
+
+@pytest.mark.parametrize("variant", [dict(), dict(pos_encoding="rope", n_kv_heads=2), dict(pos_encoding="learned", norm_first=False)])
+def test_cached_incremental_decoding_equals_full_recompute(variant):
+    """Random models never emit eos early, so every row runs to max_len: the cache is exercised fully."""
+    torch.manual_seed(3)
+    model = Transformer(tiny_config(**variant)).eval()
+    g = torch.Generator().manual_seed(0)
+    sources = [torch.randint(4, 40, (n,), generator=g).tolist() + [2] for n in (3, 7, 11, 5)]
+    got = greedy_decode(model, sources, [[1]] * 4, eos_id=2)
+    want = [reference_greedy(model, s, [1], 2) for s in sources]
+    assert got == want
+    assert max(len(w) for w in want) == model.cfg.max_len - 1
+
+
+def test_cached_decoding_matches_on_the_shipped_models():
+    for name, text in (("reverse", "attention"), ("default", "我吃了一个苹果"), ("default", "I ate an apple.")):
+        bundle = load_model(name)
+        p = bundle.task.prepare(text, bundle.cfg.max_len)
+        eos = bundle.tokenizer.eos_id
+        assert greedy_decode(bundle.model, [p.source_ids], [p.prefix], eos)[0] == reference_greedy(
+            bundle.model, p.source_ids, p.prefix, eos
+        )
+
+
+def test_prefixes_of_different_lengths_are_refused():
+    bundle = load_model("reverse")
+    with pytest.raises(ValueError, match="one length"):
+        greedy_decode(bundle.model, [[5, 2], [6, 2]], [[1], [1, 5]], 2)
