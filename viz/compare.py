@@ -49,6 +49,25 @@ def _find(tokens: Sequence[str], token: str, occurrence: int, which: str) -> int
     return hits[occurrence]
 
 
+def _query_key_tokens(
+    arr: np.ndarray, tokens: Sequence[str], key_tokens: Sequence[str] | None, array_name: str, side: str
+) -> tuple[list[str], list[str]]:
+    """Checked (query tokens, key tokens) of one sentence's pattern; its last two axes are query, key.
+
+    Key tokens default to the query tokens (self-attention)."""
+    queries = check_tokens(
+        tokens, arr.shape[-2], array_name=array_name, axis_name="query rows", token_name=f"tokens_{side.lower()}"
+    )
+    keys = check_tokens(
+        queries if key_tokens is None else key_tokens,
+        arr.shape[-1],
+        array_name=array_name,
+        axis_name="key columns",
+        token_name=f"key tokens of {side}",
+    )
+    return queries, keys
+
+
 def compare_heatmaps(
     pattern_a: np.ndarray,
     tokens_a: Sequence[str],
@@ -153,26 +172,8 @@ def shared_token_row_diff(
     in B, and ``B − A`` over the keys present in both sentences. See :class:`RowDiff`."""
     a = as_array(pattern_a_2d, 2, "pattern_a")
     b = as_array(pattern_b_2d, 2, "pattern_b")
-    qa = check_tokens(
-        tokens_a, a.shape[0], array_name="pattern_a", axis_name="query rows", token_name="tokens_a"
-    )
-    qb = check_tokens(
-        tokens_b, b.shape[0], array_name="pattern_b", axis_name="query rows", token_name="tokens_b"
-    )
-    ka = check_tokens(
-        qa if key_tokens_a is None else key_tokens_a,
-        a.shape[1],
-        array_name="pattern_a",
-        axis_name="key columns",
-        token_name="key tokens of A",
-    )
-    kb = check_tokens(
-        qb if key_tokens_b is None else key_tokens_b,
-        b.shape[1],
-        array_name="pattern_b",
-        axis_name="key columns",
-        token_name="key tokens of B",
-    )
+    qa, ka = _query_key_tokens(a, tokens_a, key_tokens_a, "pattern_a", "A")
+    qb, kb = _query_key_tokens(b, tokens_b, key_tokens_b, "pattern_b", "B")
     ia = _find(qa, token, occurrence, "A")
     ib = _find(qb, token, occurrence, "B")
     pairs = align_tokens(ka, kb)
@@ -279,26 +280,8 @@ def rank_heads_by_change(
     b = as_array(patterns_b, 4, "patterns_b")
     if a.shape[:2] != b.shape[:2]:
         raise ValueError(f"patterns_a has {a.shape[:2]} (layer, head) but patterns_b has {b.shape[:2]}")
-    qa = check_tokens(
-        tokens_a, a.shape[2], array_name="patterns_a", axis_name="query rows", token_name="tokens_a"
-    )
-    qb = check_tokens(
-        tokens_b, b.shape[2], array_name="patterns_b", axis_name="query rows", token_name="tokens_b"
-    )
-    ka = check_tokens(
-        qa if key_tokens_a is None else key_tokens_a,
-        a.shape[3],
-        array_name="patterns_a",
-        axis_name="key columns",
-        token_name="key tokens of A",
-    )
-    kb = check_tokens(
-        qb if key_tokens_b is None else key_tokens_b,
-        b.shape[3],
-        array_name="patterns_b",
-        axis_name="key columns",
-        token_name="key tokens of B",
-    )
+    qa, ka = _query_key_tokens(a, tokens_a, key_tokens_a, "patterns_a", "A")
+    qb, kb = _query_key_tokens(b, tokens_b, key_tokens_b, "patterns_b", "B")
     key_pairs = align_tokens(ka, kb)
     if not key_pairs:
         raise ValueError("the two sentences share no key tokens, so their attention cannot be compared")
