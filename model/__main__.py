@@ -104,6 +104,9 @@ def cmd_train(args) -> int:
     preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads)
     out = Path(args.out or f"runs/{args.preset}")
     out.mkdir(parents=True, exist_ok=True)
+    if args.init_from is not None and not (out / "tokenizer.json").exists():
+        # The weights only make sense with the tokenizer they were trained with.
+        shutil.copyfile(Path(args.init_from) / "tokenizer.json", out / "tokenizer.json")
     task = make_task(preset, out / "tokenizer.json")
     evaluate = None
     if preset.task == "translation":
@@ -116,7 +119,7 @@ def cmd_train(args) -> int:
     info = {"preset": args.preset, "description": preset.description, "example": task.example}
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
-          evaluate=evaluate, info=info)
+          evaluate=evaluate, info=info, init_from=args.init_from)
     if args.ship:
         return _export(out, args.preset, preset.ship_dtype, args.test_sentences)
     return 0
@@ -196,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--preset", required=True)
     s.add_argument("--out", default=None, help="run folder (default runs/PRESET)")
     s.add_argument("--resume", action="store_true", help="continue from the run folder's last checkpoint")
+    s.add_argument("--init-from", type=Path, default=None,
+                   help="start from this checkpoint's weights (e.g. assets/models/default) with a fresh schedule")
     s.add_argument("--steps", type=int, default=None, help="override the preset's optimiser steps")
     s.add_argument("--threads", type=int, default=None)
     s.add_argument("--ship", action="store_true", help="evaluate on the test split and copy into assets/models/")

@@ -104,11 +104,13 @@ def train(
     resume: bool = False,
     evaluate: Callable[[Transformer], dict] | None = None,
     info: dict | None = None,
+    init_from: Path | None = None,
 ) -> Transformer:
     """Train a model on task's train split, saving checkpoints in out_dir; returns the model.
 
     evaluate(model) -> dict is called at each validation point (e.g. BLEU on a sample) and its
-    figures join the history.
+    figures join the history. init_from starts a new run (fresh optimizer and schedule) from the
+    weights and history of another checkpoint, e.g. a shipped model whose run folder is gone.
     """
     out_dir = Path(out_dir)
     tc = train_config
@@ -136,6 +138,14 @@ def train(
         state = json.loads(trainer_file.read_text())
         step, epoch, batch_pos = state["step"], state["epoch"], state["batch_pos"]
         torch.manual_seed(tc.seed + step)
+    elif init_from is not None:
+        start = load_checkpoint(init_from)
+        if start.cfg != model_config:
+            raise ValueError(f"cannot start from {init_from}: it holds a model with another config")
+        model.load_state_dict(start.model.state_dict())
+        offset = start.info.get("step", 0)
+        history = [{**r, "note": f"from {init_from}"} for r in start.history]
+        torch.manual_seed(tc.seed + offset)
 
     def save(final: bool = False) -> None:
         meta = {"step": step, "train": tc.to_dict(), "final": final, **(info or {})}

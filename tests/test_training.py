@@ -113,3 +113,16 @@ def test_batches_cover_every_example_once_within_the_token_budget():
         assert width * len(b) <= 300 or len(b) == 1
         assert len(b) <= 64
     assert make_batches(ex, 300, 64, seed=3) == batches
+
+
+def test_init_from_starts_a_new_run_from_saved_weights(tmp_path):
+    mc, tc, task = small_setup(30, save_every=30)
+    first = train(mc, tc, task, tmp_path / "first")
+    seen: list[Progress] = []
+    again = train(mc, TrainConfig(**{**tc.to_dict(), "lr": 0.0, "warmup_steps": 1, "max_steps": 10}), task,
+                  tmp_path / "second", callback=seen.append, init_from=tmp_path / "first")
+    # With a zero learning rate the weights stay exactly those of the first run.
+    for (name, a), (_, b) in zip(first.state_dict().items(), again.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    history = load_checkpoint(tmp_path / "second").history
+    assert len(history) == 3 + 1 and history[0]["note"].startswith("from ")
