@@ -9,6 +9,7 @@ from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_co
 from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.state import current_view, seed_from_url, set_url_param
 from app_support.ui import chart, escape_md, page_header
+from model.analysis import analyze, export_zip
 from model.positional import sinusoidal_table
 from model.tasks import InputError
 
@@ -58,6 +59,23 @@ with tabs[0]:
             shown = table[hit]
         st.dataframe(shown, hide_index=True, width="stretch", height=min(720, 38 * (len(shown) + 1) + 4))
         st.caption(f"{len(shown)} of {len(table)} steps.")
+        text, direction = view.text, view.direction_arg
+
+        def export() -> bytes:
+            # Built on click: the cached analysis keeps only attention, the archive has every hook.
+            return export_zip(bundle, analyze(bundle, text, direction), text)
+
+        st.download_button(
+            "Download every hooked tensor of this sentence (activations.npz + meta.json)",
+            data=export,
+            file_name=f"attention-lens-{view.model}.zip",
+            mime="application/zip",
+            icon=":material/download:",
+            key="export_zip",
+            on_click="ignore",
+        )
+        st.caption("The same files as `python -m model inspect --out DIR`: one float32 array per hook name, "
+                   "and the tokens, output, config, shape trace and parameter counts.")
         with st.expander("What the symbols mean"):
             st.dataframe(
                 pd.DataFrame([{"symbol": k, "value": sizes.get(k, ""), "meaning": v} for k, v in SYMBOLS.items()]),

@@ -59,9 +59,7 @@ def cmd_translate(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    import numpy as np
-
-    from .analysis import analyze, model_summary
+    from .analysis import activations_npz, analyze, inspect_meta
     from .registry import load_model
 
     bundle = load_model(args.model)
@@ -71,25 +69,8 @@ def cmd_inspect(args) -> int:
         print(f"warning: {note}", file=sys.stderr)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    np.savez(out / "activations.npz", **{k: v.astype(np.float32) for k, v in result.activations.items()})
-    summary = model_summary(bundle)
-    meta = {
-        "model": bundle.name,
-        "input_text": args.text,
-        "model_input_text": result.prepared.text,
-        "direction": result.prepared.direction,
-        "source_tokens": result.source_tokens,
-        "target_tokens": result.target_tokens,
-        "output_text": result.output_text,
-        "teacher_forced": result.teacher_forced,
-        "notes": result.notes,
-        "steps": [s.__dict__ for s in result.steps],
-        "config": summary["config"],
-        "parameters": summary["parameters"],
-        "total_parameters": summary["total_parameters"],
-        "shape_trace": result.trace,
-        "shape_symbols": result.trace_sizes,
-    }
+    (out / "activations.npz").write_bytes(activations_npz(result))
+    meta = inspect_meta(bundle, result, args.text)
     (out / "meta.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"wrote {out / 'activations.npz'} ({len(result.activations)} arrays) and {out / 'meta.json'}")
     return 0

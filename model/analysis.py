@@ -5,6 +5,9 @@ The app, `python -m model inspect` and exports all use `analyze`, so they show t
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -126,3 +129,41 @@ def model_summary(bundle: Bundle) -> dict:
         "total_parameters": sum(p.numel() for p in bundle.model.parameters()),
         "metrics": bundle.metrics,
     }
+
+
+def inspect_meta(bundle: Bundle, result: Analysis, input_text: str) -> dict:
+    """What meta.json holds next to activations.npz: tokens, output, config, trace, parameters."""
+    summary = model_summary(bundle)
+    return {
+        "model": bundle.name,
+        "input_text": input_text,
+        "model_input_text": result.prepared.text,
+        "direction": result.prepared.direction,
+        "source_tokens": result.source_tokens,
+        "target_tokens": result.target_tokens,
+        "output_text": result.output_text,
+        "teacher_forced": result.teacher_forced,
+        "notes": result.notes,
+        "steps": [s.__dict__ for s in result.steps],
+        "config": summary["config"],
+        "parameters": summary["parameters"],
+        "total_parameters": summary["total_parameters"],
+        "shape_trace": result.trace,
+        "shape_symbols": result.trace_sizes,
+    }
+
+
+def activations_npz(result: Analysis) -> bytes:
+    """Every hooked tensor of the run as an .npz archive (one float32 array per hook name)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{k: v.astype(np.float32) for k, v in result.activations.items()})
+    return buffer.getvalue()
+
+
+def export_zip(bundle: Bundle, result: Analysis, input_text: str) -> bytes:
+    """activations.npz + meta.json in one zip: the app's download, same files as `inspect --out`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("activations.npz", activations_npz(result))
+        archive.writestr("meta.json", json.dumps(inspect_meta(bundle, result, input_text), ensure_ascii=False, indent=1))
+    return buffer.getvalue()

@@ -489,3 +489,21 @@ def test_escape_md_makes_markdown_literal():
         "\\*\\*bold\\*\\* \\[link\\]\\(javascript\\:alert\\(1\\)\\) \\$x\\$ \\:red\\[hi\\]"
     )
     assert escape_md("a\nb") == "a b"
+
+
+def test_model_page_export_holds_every_hook_of_the_sentence():
+    import io
+    import zipfile
+
+    from model.analysis import export_zip
+
+    b = bundle(DIDACTIC[0])
+    data = export_zip(b, analyze(b, "attention"), "attention")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        arrays = np.load(io.BytesIO(archive.read("activations.npz")))
+        meta = json.loads(archive.read("meta.json"))
+    assert sorted(arrays.files) == sorted(b.model.hook_names())
+    assert meta["source_tokens"] == analyze(b, "attention").source_tokens
+    at = open_app(DIDACTIC[0], "attention", "model")
+    assert not at.exception
+    assert [w for w in at.get("download_button")], "the model page offers the export"
