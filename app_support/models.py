@@ -19,8 +19,10 @@ import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
+from model.char_tokenizer import SPECIALS as CHAR_SPECIALS
 from model.checkpoint import Bundle
 from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
+from model.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -56,8 +58,8 @@ KIND_HELP = {
 #: Longest input the text box accepts (the model reads far fewer tokens and says so).
 MAX_INPUT_CHARS = 1000
 
-#: Token strings of special tokens in both tokenizers (ids are fixed in model/).
-SPECIAL_TOKENS = frozenset({"<pad>", "<bos>", "<eos>", "<unk>", "<2en>", "<2zh>"})
+#: Token strings of special tokens in both tokenizers, as model/ defines them.
+SPECIAL_TOKENS = frozenset(CHAR_SPECIALS) | frozenset(TRANSLATION_SPECIALS)
 
 _ATTENTION_SUFFIXES = (".hook_pattern", ".hook_scores")
 

@@ -51,10 +51,6 @@ class ShapeTrace:
 _active: contextvars.ContextVar[ShapeTrace | None] = contextvars.ContextVar("shape_trace", default=None)
 
 
-def is_tracing() -> bool:
-    return _active.get() is not None
-
-
 def record(
     name: str,
     op: str,
