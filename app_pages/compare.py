@@ -4,9 +4,17 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support.models import SPECIAL_TOKENS, get_analysis
+from app_support.models import MAX_INPUT_CHARS, SPECIAL_TOKENS, get_analysis
 from app_support.selection import selected_row
-from app_support.state import current_view, open_head, seed_from_url, set_url_param, show_notes
+from app_support.state import (
+    clip_input,
+    current_view,
+    note_clipped,
+    open_head,
+    set_url_param,
+    show_notes,
+    stop_page,
+)
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from model.tasks import InputError
 
@@ -43,8 +51,8 @@ if st.session_state.get("cmp_model") != view.model:
     for key in ("cmp_a", "cmp_b", "cmp_token", "cmp_word"):
         st.session_state.pop(key, None)
     if st.session_state.get("cmp_model") is None and "a" in st.query_params and "b" in st.query_params:
-        seed_from_url("cmp_a", "a")
-        seed_from_url("cmp_b", "b")
+        st.session_state["cmp_a"], st.session_state["cmp_a_cut"] = clip_input(st.query_params["a"])
+        st.session_state["cmp_b"], st.session_state["cmp_b_cut"] = clip_input(st.query_params["b"])
         st.session_state["cmp_word"] = st.query_params.get("token", "")
     else:
         _apply_preset(*presets[0][1:])
@@ -56,8 +64,13 @@ for i, (label, a, b, word) in enumerate(presets):
     pcols[i].button(label, key=f"cmp_preset_{i}", on_click=_apply_preset, args=(a, b, word))
 
 ca, cb = st.columns(2)
-text_a = ca.text_input("Sentence A", key="cmp_a", max_chars=1000)
-text_b = cb.text_input("Sentence B", key="cmp_b", max_chars=1000)
+text_a = ca.text_input("Sentence A", key="cmp_a", max_chars=MAX_INPUT_CHARS)
+text_b = cb.text_input("Sentence B", key="cmp_b", max_chars=MAX_INPUT_CHARS)
+for col, which, text in ((ca, "a", text_a), (cb, "b", text_b)):
+    cut = st.session_state.get(f"cmp_{which}_cut")
+    if cut and len(text) == MAX_INPUT_CHARS:
+        with col:
+            note_clipped(cut, f"Sentence {which.upper()}")
 set_url_param("a", text_a)
 set_url_param("b", text_b)
 
@@ -76,7 +89,7 @@ def _run(text: str, which: str):
 res_a = _run(text_a, "A")
 res_b = _run(text_b, "B")
 if res_a is None or res_b is None:
-    st.stop()
+    stop_page()
 
 ca.markdown("Output: **" + (escape_md(res_a.output_text) or "∅") + "**")
 cb.markdown("Output: **" + (escape_md(res_b.output_text) or "∅") + "**")
@@ -110,7 +123,7 @@ if not shared:
         "The two sentences share no query token for this attention kind, so their rows cannot be "
         "compared. Try sentences with a word in common (or another attention kind)."
     )
-    st.stop()
+    stop_page()
 
 
 def _default_token(word: str) -> str:

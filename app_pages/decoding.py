@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support.state import current_analysis, current_view, seed_from_url, set_url_param
+from app_support.state import current_analysis, current_view, seed_from_url, set_url_param, url_int
 from app_support.ui import chart, escape_md, md_tokens, page_header
 
 view = current_view()
@@ -19,7 +19,7 @@ result = current_analysis(view)
 
 steps = result.steps
 n_steps = len(steps)
-seed_from_url("decode_step", "step", lambda v: int(v) if v.strip().isdigit() else None, 0)
+seed_from_url("decode_step", "step", lambda v: url_int(v, 0), 0)
 if not 0 <= int(st.session_state.get("decode_step", 0)) < n_steps:
     st.session_state["decode_step"] = 0
 if n_steps > 1:

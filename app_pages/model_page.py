@@ -7,7 +7,7 @@ import streamlit as st
 import viz
 from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_columns
 from app_support.models import get_analysis, get_bundle, get_summary
-from app_support.state import current_view, seed_from_url, set_url_param
+from app_support.state import current_view, seed_from_url, set_url_param, url_int
 from app_support.ui import chart, escape_md, page_header
 from model.analysis import analyze, export_zip
 from model.positional import sinusoidal_table
@@ -150,9 +150,9 @@ with tabs[4]:
     }
     st.info(f"pos_encoding = `{cfg.pos_encoding}`. " + kind_note.get(cfg.pos_encoding, ""))
     dims_options = [16, 32, 64, 128, 256, 512]
-    seed_from_url("pe_len", "pe_len", lambda v: int(v) if v.isdigit() and 4 <= int(v) <= 512 else None,
+    seed_from_url("pe_len", "pe_len", lambda v: url_int(v, 4, 512),
                   max(cfg.max_len, 8))
-    seed_from_url("pe_dim", "pe_dim", lambda v: int(v) if v.isdigit() and int(v) in dims_options else None,
+    seed_from_url("pe_dim", "pe_dim", lambda v: url_int(v) if url_int(v) in dims_options else None,
                   cfg.d_model if cfg.d_model in dims_options else 64)
     c1, c2 = st.columns(2)
     n_pos = c1.slider("Positions", 4, 512, key="pe_len")

@@ -3,7 +3,14 @@
 import streamlit as st
 
 import viz
-from app_support.state import clamp_choice, current_analysis, current_view, seed_from_url, set_url_param
+from app_support.state import (
+    clamp_choice,
+    current_analysis,
+    current_view,
+    seed_from_url,
+    set_url_param,
+    url_int,
+)
 from app_support.ui import chart, page_header
 
 view = current_view()
@@ -26,7 +33,7 @@ c1, c2 = st.columns([2, 3])
 side = c1.radio("Question", list(SIDES), key="focus_side", format_func=SIDES.get, horizontal=False)
 tokens = queries if side == "from" else keys
 options = list(range(len(tokens)))
-seed_from_url("focus_token", "token", lambda v: int(v) if v.strip().isdigit() else None, 0)
+seed_from_url("focus_token", "token", lambda v: url_int(v, 0), 0)
 clamp_choice("focus_token", options, 0)
 idx = c2.selectbox(
     "Token",

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -20,7 +19,7 @@ import torch
 
 from model.analysis import Analysis, analyze, model_summary
 from model.char_tokenizer import SPECIALS as CHAR_SPECIALS
-from model.checkpoint import Bundle
+from model.checkpoint import Bundle, CheckpointError, read_json
 from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
 from model.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 
@@ -142,9 +141,10 @@ def get_summary(name: str) -> dict:
 @st.cache_data(max_entries=32, show_spinner=False)
 def _config(name: str, stamp: int) -> dict:
     try:
-        return json.loads((model_dir(name) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnknownModelError):
+        config = read_json(model_dir(name) / "config.json")
+    except (CheckpointError, UnknownModelError):
         return {}
+    return config if isinstance(config, dict) else {}
 
 
 def model_description(name: str) -> str:

@@ -13,9 +13,10 @@ applies it at the start of the next run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -49,6 +50,7 @@ _VIEW = "_view"
 _URL_PAGE = "_url_page_params"
 _SIDEBAR_KEYS = ("model", "text", "dir", "kind", "layer", "head", "present")
 _PAGE_PATH = "_page_path"
+_TEXT_CUT = "_text_cut_from"
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,23 @@ class View:
 # --------------------------------------------------------------------------- URL helpers
 
 
-def _parse_int(value: str) -> int | None:
-    try:
-        return int(str(value).strip())
-    except ValueError:
+_ASCII_INT = re.compile(r"[+-]?[0-9]{1,9}")
+
+
+def url_int(value: object, lo: int | None = None, hi: int | None = None) -> int | None:
+    """A whole number from a URL parameter, or None; never raises.
+
+    Only ASCII digits count: ``str.isdigit`` accepts "²" and "①", which ``int`` rejects, and
+    ``int`` accepts Arabic-Indic digits, which no link of ours contains. ``lo``/``hi`` bound it
+    (inclusive); a value outside is None, so the caller's default applies.
+    """
+    if not isinstance(value, str) or not _ASCII_INT.fullmatch(value.strip()):
         return None
+    n = int(value.strip())
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        return None
+    return n
+
 
 
 def seed_from_url(key: str, param: str, parse: Callable[[str], Any] | None = None, default: Any = None) -> None:
@@ -163,14 +177,35 @@ def _init_from_url(models: list[str]) -> None:
         model = M.DEFAULT_MODEL if M.DEFAULT_MODEL in models else models[0]
     st.session_state["model"] = model
     text = qp.get("text")
-    st.session_state["text"] = (text if text is not None else _example(model))[: M.MAX_INPUT_CHARS]
+    text, st.session_state[_TEXT_CUT] = clip_input(text if text is not None else _example(model))
+    st.session_state["text"] = text
     direction = qp.get("dir", "auto")
     st.session_state["dir"] = direction if direction in DIRECTION_LABELS else "auto"
     kind = qp.get("kind", "encoder")
     st.session_state["kind"] = kind if kind in M.KINDS else "encoder"
-    st.session_state["layer"] = _parse_int(qp.get("layer", "0")) or 0
-    st.session_state["head"] = _parse_int(qp.get("head", "0")) or 0
+    st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0
+    st.session_state["head"] = url_int(qp.get("head"), 0) or 0
     st.session_state["present"] = qp.get("present", "") in ("1", "true", "yes", "on")
+
+
+def clip_input(text: str) -> tuple[str, int | None]:
+    """``text`` cut to the input box's limit, and its length before the cut (None if not cut).
+
+    Text from a link bypasses the box's ``max_chars``; the same limit applies and the page says so.
+    """
+    if len(text) <= M.MAX_INPUT_CHARS:
+        return text, None
+    return text[: M.MAX_INPUT_CHARS], len(text)
+
+
+def note_clipped(cut_from: int | None, what: str = "The sentence") -> None:
+    """The visible note for a text that :func:`clip_input` cut."""
+    if cut_from:
+        st.warning(
+            f"{what} in the link had {cut_from:,} characters; text boxes take at most "
+            f"{M.MAX_INPUT_CHARS:,}, so it was cut to its first {M.MAX_INPUT_CHARS:,}.",
+            icon=":material/content_cut:",
+        )
 
 
 def _on_model_change() -> None:
@@ -185,12 +220,13 @@ def _use_example() -> None:
 def sync_url() -> None:
     """Write this run's view (and the page's own choices) into the URL query string.
 
-    Called once, at the very end of the run (``app.py``, also after ``st.stop()``), so the
-    browser gets one update holding the sidebar's choices and the page's own; parameters of
-    other pages are dropped, and nothing is sent when the URL is already right.
+    Called at the very end of the run (``app.py``) and by :func:`stop_page` just before a page
+    stops early (Streamlit drops messages sent after ``st.stop()``), so the browser gets one update
+    holding the sidebar's choices and the page's own; parameters of other pages are dropped, and
+    nothing is sent when the URL is already right (calling it twice is harmless).
     """
     view: View | None = st.session_state.get(_VIEW)
-    page_params: dict[str, str] = st.session_state.pop(_URL_PAGE, None) or {}
+    page_params: dict[str, str] = st.session_state.get(_URL_PAGE) or {}
     if view is None:
         return
     page_path = st.session_state.get(_PAGE_PATH, "")
@@ -210,6 +246,13 @@ def sync_url() -> None:
     current = {k: st.query_params.get(k) for k in st.query_params.keys()}
     if current != desired:
         st.query_params.from_dict(desired)
+
+
+def stop_page() -> NoReturn:
+    """``st.stop()`` after writing the URL: once stopped, a run can no longer update the address bar,
+    so e.g. clearing the sentence box would leave the old ``text=`` in the link."""
+    sync_url()
+    st.stop()
 
 
 def render_sidebar(page_path: str = "") -> View:
@@ -261,6 +304,10 @@ def render_sidebar(page_path: str = "") -> View:
                 help="Press Enter to run. The model reads at most "
                 f"{bundle.cfg.max_len} tokens; longer input is cut (you will be told).",
             )
+            if st.session_state.get(_TEXT_CUT) and len(st.session_state["text"]) == M.MAX_INPUT_CHARS:
+                note_clipped(st.session_state[_TEXT_CUT])
+            else:
+                st.session_state[_TEXT_CUT] = None
             st.button("Use the example sentence", icon=":material/restart_alt:", on_click=_use_example, type="tertiary")
             directions = tuple(getattr(bundle.task, "directions", []) or [])
             if directions:
@@ -351,13 +398,13 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
     """The cached analysis of the sidebar's sentence; on unusable input, explain and stop the page."""
     if not view.text.strip():
         st.info("The input is empty. Type a sentence in the sidebar (or press “Use the example sentence”).", icon=":material/edit:")
-        st.stop()
+        stop_page()
     try:
         with st.spinner("Running the model …"):
             result = M.get_analysis(view.model, view.text, view.direction_arg)
     except InputError as e:
         st.info(escape_md(str(e)))
-        st.stop()
+        stop_page()
     if show:
         show_io(view, result)
         show_notes(result)

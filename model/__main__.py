@@ -19,24 +19,48 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _positive_int(value: str) -> int:
+    """argparse type: a whole number >= 1 (``-n -5`` must not silently mean "nothing")."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
+    return n
+
+
 def cmd_list(args) -> int:
+    from .checkpoint import CheckpointError
     from .registry import available_models, example_input
 
     for name in available_models():
-        print(f"{name}\t{example_input(name)}")
+        try:
+            example = example_input(name)
+        except CheckpointError as e:
+            # One broken folder must not hide the good ones.
+            print(f"warning: model {name!r} is broken and was skipped: {e}", file=sys.stderr)
+            continue
+        print(f"{name}\t{example}")
     return 0
 
 
 def _texts(args) -> list[str]:
     texts = list(args.texts)
     if not texts and not sys.stdin.isatty():
-        texts = [line.rstrip("\n") for line in sys.stdin]
+        # Bytes, decoded here: an undecodable line becomes text with lone surrogates, which the
+        # task rejects with a message for that line instead of a traceback from the tokenizer.
+        data = sys.stdin.buffer.read()
+        texts = [line.rstrip("\r") for line in data.decode("utf-8", "surrogateescape").split("\n")]
+        if texts and texts[-1] == "":
+            texts.pop()
     return texts
 
 
 def cmd_translate(args) -> int:
     from .analysis import analyze
     from .registry import load_model
+    from .tasks import InputError
 
     texts = _texts(args)
     if not texts:
@@ -45,13 +69,14 @@ def cmd_translate(args) -> int:
     direction = None if args.direction == "auto" else args.direction
     status = 0
     for n, text in enumerate(texts, 1):
-        if not text.strip():
+        try:
+            result = analyze(bundle, text, direction)
+        except InputError as e:
             # An empty line out keeps output lines aligned with input lines; the exit status tells.
-            print(f"error: input {n} is empty; there is nothing to translate", file=sys.stderr)
-            print()
+            print(f"error: input {n}: {e}", file=sys.stderr)
+            print(flush=True)
             status = EXIT_USAGE
             continue
-        result = analyze(bundle, text, direction)
         for note in result.notes:
             print(f"warning: {note}", file=sys.stderr)
         print(result.output_text, flush=True)
@@ -68,12 +93,48 @@ def cmd_inspect(args) -> int:
     for note in result.notes:
         print(f"warning: {note}", file=sys.stderr)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "activations.npz").write_bytes(activations_npz(result))
     meta = inspect_meta(bundle, result, args.text)
-    (out / "meta.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    files = {
+        "activations.npz": activations_npz(result),
+        "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"),
+    }
+    problem = write_files(out, files)
+    if problem:
+        return _fail(problem)
     print(f"wrote {out / 'activations.npz'} ({len(result.activations)} arrays) and {out / 'meta.json'}")
     return 0
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
+    """Write every file into ``folder`` or none of them; returns a one-line problem, or None.
+
+    Each file goes to a temporary name in the folder first and is renamed into place only when
+    all of them are written, so a failure leaves no half-written output behind.
+    """
+    import os
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot create the output folder {folder}: {e.strerror or e}"
+    for name in files:
+        if (folder / name).is_dir():
+            return f"cannot write {folder / name}: a folder of that name is in the way"
+    written: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+            written[name] = tmp
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        for name, tmp in written.items():
+            os.replace(tmp, folder / name)
+    except OSError as e:
+        for tmp in written.values():
+            Path(tmp).unlink(missing_ok=True)
+        return f"cannot write into {folder}: {e.strerror or e}"
+    return None
 
 
 def cmd_train(args) -> int:
@@ -82,6 +143,11 @@ def cmd_train(args) -> int:
 
     if args.preset not in PRESETS:
         return _fail(f"unknown preset {args.preset!r}; choose from {', '.join(PRESETS)}")
+    if args.ship:
+        # Checked before hours of training, not after.
+        problem = _ship_problem(args.preset, args.force)
+        if problem:
+            return _fail(problem)
     preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads)
     out = Path(args.out or f"runs/{args.preset}")
     out.mkdir(parents=True, exist_ok=True)
@@ -102,17 +168,62 @@ def cmd_train(args) -> int:
     train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
           evaluate=evaluate, info=info, init_from=args.init_from)
     if args.ship:
-        return _export(out, args.preset, preset.ship_dtype, args.test_sentences)
+        return _export(out, args.preset, preset.ship_dtype, args.test_sentences, args.force)
     return 0
 
 
-def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None) -> int:
+def _ship_problem(name: str, force: bool) -> str | None:
+    """Why ``name`` cannot be shipped into the models folder now (None if it can)."""
+    from .registry import MODELS_DIR, UnknownModelError, check_model_name
+
+    try:
+        check_model_name(name)
+    except UnknownModelError as e:
+        return str(e)
+    dest = MODELS_DIR / name
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        return f"{dest} exists and is not a plain folder; not touching it"
+    if dest.exists() and not force:
+        return f"a model named {name!r} exists in {MODELS_DIR}; pass --force to replace it"
+    return None
+
+
+def _install_model(staged: Path, name: str) -> Path:
+    """Move a fully written model folder into the models folder as ``name``.
+
+    Both ``staged`` and the old model (moved aside first) live directly inside MODELS_DIR, so the
+    only folder this can ever delete is the replaced model's, inside the models folder.
+    """
+    import tempfile
+
+    from .registry import MODELS_DIR, check_model_name
+
+    models = MODELS_DIR.resolve()
+    dest = models / check_model_name(name)
+    if staged.resolve().parent != models or dest.parent != models:
+        raise RuntimeError(f"refusing to install {staged} as {dest}: not inside {models}")
+    if not dest.exists():
+        staged.replace(dest)
+        return dest
+    old = Path(tempfile.mkdtemp(prefix=f".{name}.old-", dir=models))
+    dest.replace(old / name)
+    staged.replace(dest)
+    shutil.rmtree(old)
+    return dest
+
+
+def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None, force: bool) -> int:
+    import tempfile
+
     import torch
 
     from .checkpoint import load_checkpoint, save_checkpoint
     from .evaluate import evaluate_model
     from .registry import MODELS_DIR
 
+    problem = _ship_problem(name, force)
+    if problem:
+        return _fail(problem)
     bundle = load_checkpoint(run_dir)
     dtype = {"float32": torch.float32, "float16": torch.float16}[dtype_name]
     # Evaluate the weights exactly as shipped (float16 rounding included).
@@ -123,13 +234,16 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
                "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences),
                "training_curve": curve}
-    dest = MODELS_DIR / name
-    tmp = MODELS_DIR / f".{name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
     info = {k: v for k, v in bundle.info.items() if k != "final"}
-    save_checkpoint(tmp, bundle.model, bundle.task, info=info, history=bundle.history, metrics=metrics, dtype=dtype)
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.replace(dest)
+    MODELS_DIR.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=MODELS_DIR))
+    try:
+        save_checkpoint(staged, bundle.model, bundle.task, info=info, history=bundle.history, metrics=metrics,
+                        dtype=dtype)
+        dest = _install_model(staged, name)
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged)
     print(json.dumps(metrics["results"], indent=1))
     print(f"shipped {run_dir} as {dest}", file=sys.stderr)
     return 0
@@ -139,7 +253,7 @@ def cmd_export(args) -> int:
     from .presets import PRESETS
 
     dtype = args.dtype or (PRESETS[args.name].ship_dtype if args.name in PRESETS else "float32")
-    return _export(Path(args.run), args.name, dtype, args.test_sentences)
+    return _export(Path(args.run), args.name, dtype, args.test_sentences, args.force)
 
 
 def cmd_evaluate(args) -> int:
@@ -182,24 +296,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--resume", action="store_true", help="continue from the run folder's last checkpoint")
     s.add_argument("--init-from", type=Path, default=None,
                    help="start from this checkpoint's weights (e.g. assets/models/default) with a fresh schedule")
-    s.add_argument("--steps", type=int, default=None, help="override the preset's optimiser steps")
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--steps", type=_positive_int, default=None, help="override the preset's optimiser steps")
+    s.add_argument("--threads", type=_positive_int, default=None)
     s.add_argument("--ship", action="store_true", help="evaluate on the test split and copy into assets/models/")
-    s.add_argument("--eval-sentences", type=int, default=100, help="validation sentences per direction at each eval")
-    s.add_argument("--test-sentences", type=int, default=None, help="limit test sentences when shipping")
+    s.add_argument("--force", action="store_true", help="with --ship: replace a model of the same name")
+    s.add_argument("--eval-sentences", type=_positive_int, default=100,
+                   help="validation sentences per direction at each eval")
+    s.add_argument("--test-sentences", type=_positive_int, default=None, help="limit test sentences when shipping")
     s.set_defaults(fn=cmd_train)
 
     s = sub.add_parser("export", help="evaluate a run folder on the test split and ship it into assets/models/")
     s.add_argument("--run", required=True)
-    s.add_argument("--name", required=True)
+    s.add_argument("--name", required=True, help="plain model name (a folder directly in assets/models/)")
     s.add_argument("--dtype", choices=["float32", "float16"], default=None)
-    s.add_argument("--test-sentences", type=int, default=None)
+    s.add_argument("--test-sentences", type=_positive_int, default=None)
+    s.add_argument("--force", action="store_true", help="replace a model of the same name")
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("evaluate", help="BLEU / chrF per direction on a split")
     s.add_argument("--model", default="default")
     s.add_argument("--split", default="test", choices=["train", "valid", "test"])
-    s.add_argument("-n", type=int, default=None, help="pairs per direction (default: all)")
+    s.add_argument("-n", type=_positive_int, default=None, help="pairs per direction (default: all)")
     s.set_defaults(fn=cmd_evaluate)
     return p
 
@@ -221,8 +338,22 @@ def main(argv: list[str] | None = None) -> int:
         return args.fn(args)
     except expected as e:
         return _fail(str(e))
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+    except OSError as e:  # a path the user gave that cannot be read or written
+        where = f"{e.filename}: " if e.filename else ""
+        return _fail(f"{where}{e.strerror or e}")
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """The reader went away (e.g. `| head -1`): stop quietly, and keep Python's exit-time flush of
+    stdout from raising again."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

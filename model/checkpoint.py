@@ -5,7 +5,11 @@
     tokenizer.json      the task's tokenizer
     history.json        training curve: one record per logged step
     metrics.json        evaluation results
-    optimizer.safetensors + trainer.json   (resumable runs only)
+    optimizer.pt + trainer.json   resumable runs only (read back with torch.load(weights_only=True))
+
+Loading never trusts the folder: JSON files are size-capped and parsed without tracebacks, the
+config's sizes are bounded, and the safetensors header's names and shapes are compared with the
+config before the network is built, so a hostile folder cannot make us allocate gigabytes.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from .config import ConfigError, ModelConfig
@@ -48,15 +52,31 @@ class Bundle:
         return self.task.tokenizer
 
 
-def _read_json(path: Path, default=None):
+#: Largest JSON file of a checkpoint we read (the shipped tokenizer.json is ~0.5 MB).
+MAX_JSON_BYTES = 64 * 2**20
+
+
+def read_json(path: Path, default=None, max_bytes: int = MAX_JSON_BYTES):
+    """Parse a checkpoint's JSON file; any failure (missing, too big, not UTF-8, not JSON, nested
+    too deeply for the parser) is a CheckpointError naming the file."""
+    path = Path(path)
     if not path.exists():
         if default is not None:
             return default
         raise CheckpointError(f"{path} is missing")
     try:
+        if path.stat().st_size > max_bytes:
+            raise CheckpointError(f"{path} is larger than {max_bytes // 2**20} MiB; not reading it")
         return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CheckpointError(f"cannot read {path} ({e.strerror or e})") from e
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CheckpointError(f"{path} is not valid JSON ({e})") from e
+    except RecursionError as e:
+        raise CheckpointError(f"{path} is nested too deeply to be a checkpoint file") from e
+
+
+_read_json = read_json
 
 
 def _write_json(path: Path, data) -> None:
@@ -94,21 +114,55 @@ def save_checkpoint(
         _write_json(directory / "metrics.json", metrics)
 
 
+def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Names and shapes of the tensors a checkpoint of ``cfg`` holds, without allocating them."""
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    return {k: tuple(v.shape) for k, v in state_dict_for_saving(model).items()}
+
+
+def _check_header(weights: Path, cfg: ModelConfig) -> None:
+    """Compare the safetensors header (names, shapes, dtypes) with the config, reading no tensor."""
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            found = {k: (tuple(f.get_slice(k).get_shape()), f.get_slice(k).get_dtype()) for k in f.keys()}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{weights} is not a readable safetensors file ({e})") from e
+    expected = expected_shapes(cfg)
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    bad_shapes = [k for k in expected if k in found and found[k][0] != expected[k]]
+    if missing or unexpected or bad_shapes:
+        raise CheckpointError(
+            f"{weights} does not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}, "
+            f"wrong shapes {bad_shapes[:5]}"
+        )
+    bad_dtypes = sorted(k for k, (_, dtype) in found.items() if dtype not in _FLOAT_DTYPES)
+    if bad_dtypes:
+        raise CheckpointError(f"{weights}: tensors {bad_dtypes[:5]} are not float32/float16/bfloat16")
+
+
+_FLOAT_DTYPES = ("F32", "F16", "BF16")
+
+
 def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
     """Load a checkpoint folder; every failure is a CheckpointError naming the file at fault."""
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointError(f"no checkpoint folder at {directory}")
     config = _read_json(directory / "config.json")
-    try:
-        cfg = ModelConfig.from_dict(config["model"])
-    except (KeyError, TypeError, ConfigError) as e:
-        raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
     if not isinstance(config, dict):
         raise CheckpointError(f"{directory / 'config.json'} must hold a JSON object")
     try:
+        cfg = ModelConfig.from_dict(config["model"])
+    except (KeyError, TypeError, AttributeError, ConfigError) as e:
+        raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
+    tokenizer_file = directory / "tokenizer.json"
+    if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
+        raise CheckpointError(f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it")
+    try:
         task = task_from_dict(config.get("task", {}), directory)
-    except (ValueError, OSError, KeyError, TypeError) as e:
+    except (ValueError, OSError, KeyError, TypeError, RecursionError) as e:
         raise CheckpointError(f"cannot rebuild the task/tokenizer of {directory}: {e}") from e
     if task.tokenizer.vocab_size > cfg.vocab_size:
         raise CheckpointError(
@@ -118,20 +172,12 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
     weights = directory / "model.safetensors"
     if not weights.exists():
         raise CheckpointError(f"{weights} is missing")
+    _check_header(weights, cfg)
     try:
         state = load_file(str(weights))
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{weights} is not a readable safetensors file ({e})") from e
     model = Transformer(cfg)
-    expected = state_dict_for_saving(model)
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    bad_shapes = [k for k in expected if k in state and state[k].shape != expected[k].shape]
-    if missing or unexpected or bad_shapes:
-        raise CheckpointError(
-            f"{weights} does not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}, "
-            f"wrong shapes {bad_shapes[:5]}"
-        )
     for k, v in state.items():
         if not torch.isfinite(v).all():
             raise CheckpointError(f"{weights}: tensor {k} holds NaN or infinite values")

@@ -19,6 +19,20 @@ ACTIVATIONS = ("relu", "gelu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
 
 
+#: Upper bounds for sizes read from a config file. Far above any model this app can show, but
+#: low enough that a hostile config cannot make us allocate a huge network before its weights
+#: are checked (the weights' header is compared with the config before anything is built).
+SIZE_LIMITS = {
+    "vocab_size": 1_000_000,
+    "d_model": 8192,
+    "n_heads": 256,
+    "d_ff": 65536,
+    "n_enc_layers": 64,
+    "n_dec_layers": 64,
+    "max_len": 8192,
+}
+
+
 class ConfigError(ValueError):
     """A configuration that cannot describe a working network."""
 
@@ -73,6 +87,11 @@ class ModelConfig:
         for name in ("n_enc_layers", "n_dec_layers"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0 (got {getattr(self, name)})")
+        for name, limit in SIZE_LIMITS.items():
+            if getattr(self, name) > limit:
+                problems.append(f"{name} must be <= {limit} (got {getattr(self, name)})")
+        if self.n_kv_heads is not None and self.n_kv_heads > SIZE_LIMITS["n_heads"]:
+            problems.append(f"n_kv_heads must be <= {SIZE_LIMITS['n_heads']} (got {self.n_kv_heads})")
         if self.n_heads >= 1 and self.d_model % self.n_heads:
             problems.append(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
@@ -113,6 +132,8 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"a model config must be a JSON object, not {type(data).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

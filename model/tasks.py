@@ -52,6 +52,10 @@ def _finish(tokenizer, text: str, ids: list[int], max_len: int, prefix: list[int
 def _check_text(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise InputError("The input text is empty. Type a sentence to see the model's attention.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: bytes that were not valid UTF-8
+        raise InputError("The input is not valid UTF-8 text (it holds undecodable bytes).") from None
     return text.strip()
 
 

@@ -446,6 +446,59 @@ def test_bad_url_values_fall_back_to_defaults():
     assert at.text_input(key="text").value  # the model's example sentence
 
 
+ODD_NUMBERS = ["²", "①", "٣", "9" * 5000, "3.0"]
+
+
+@pytest.mark.parametrize("value", ODD_NUMBERS)
+@pytest.mark.parametrize("page,param", [("decoding", "step"), ("focus", "token"), ("model", "pe_len"),
+                                        ("model", "pe_dim"), (None, "layer"), (None, "head")])
+def test_odd_numbers_in_the_url_never_break_a_page(page, param, value):
+    at = open_app(DIDACTIC[0], "attention", page, **{param: value})
+    assert not at.exception
+    assert not at.error
+
+
+def test_url_int_never_raises_and_reads_ascii_digits_only():
+    from hypothesis import given
+    from hypothesis import strategies as hs
+
+    from app_support.state import url_int
+
+    @given(hs.text(max_size=30), hs.none() | hs.integers(-5, 5), hs.none() | hs.integers(-5, 50))
+    def check(value, lo, hi):
+        n = url_int(value, lo, hi)
+        stripped = value.strip()
+        if n is None:
+            return
+        assert re.fullmatch(r"[+-]?[0-9]+", stripped) and int(stripped) == n
+        assert (lo is None or n >= lo) and (hi is None or n <= hi)
+
+    check()
+    assert url_int("12") == 12 and url_int(" 7 ") == 7 and url_int("²") is None and url_int("①") is None
+    assert url_int("5", 0, 4) is None and url_int(None) is None
+
+
+def test_text_from_the_url_is_cut_to_the_box_limit_and_says_so():
+    from app_support.models import MAX_INPUT_CHARS
+
+    long_text = "abcdefghij" * 1000  # 10,000 characters
+    at = open_app(DIDACTIC[0], long_text)
+    assert at.text_input(key="text").value == long_text[:MAX_INPUT_CHARS]
+    assert any("10,000" in w and "cut" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert at.query_params["text"] == long_text[:MAX_INPUT_CHARS]
+
+
+def test_compare_sentences_from_the_url_are_cut_to_the_box_limit_and_say_so():
+    from app_support.models import MAX_INPUT_CHARS
+
+    long_a = "banana" * 2000  # 12,000 characters
+    at = open_app(DIDACTIC[0], "attention", "compare", a=long_a, b="bandana", token="n")
+    assert at.text_input(key="cmp_a").value == long_a[:MAX_INPUT_CHARS]
+    assert at.text_input(key="cmp_b").value == "bandana"
+    assert any("Sentence A" in w and "12,000" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert at.query_params["a"] == long_a[:MAX_INPUT_CHARS]
+
+
 def test_app_opens_on_the_default_model():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception

@@ -4,7 +4,8 @@ Checks that a typed sentence paints heatmaps whose axis labels are its tokens, t
 JavaScript error happens, that an HTML payload typed by the user fires nothing, and measures
 the time from submitting a new sentence to its heatmap being painted (target <= 1.5 s; printed,
 and written to test-artifacts/browser_timings.json, not asserted: CI machines vary).
-Saves assets/screenshots/main_view.png (and all_heads.png) for the README.
+Saves screenshots to test-artifacts/screenshots/ (ignored by git); with
+ATTENTION_LENS_UPDATE_SCREENSHOTS=1 it also copies them to assets/screenshots/ for the README.
 
 Run with ``pytest -m browser -s tests/test_browser.py``. Needs /usr/bin/chromium: installed
 with apt-get when missing (as root).
@@ -31,8 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-SCREENSHOTS = ROOT / "assets" / "screenshots"
 ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+README_SCREENSHOTS = ROOT / "assets" / "screenshots"
+UPDATE_README_SCREENSHOTS = os.environ.get("ATTENTION_LENS_UPDATE_SCREENSHOTS") == "1"
 TARGET_S = 1.5
 MAX_PNG_BYTES = 300_000
 PAYLOAD = "<img src=x onerror=alert(1)>"
@@ -257,6 +260,13 @@ def test_app_in_chromium():
                 page.wait_for_timeout(1500)
                 assert page.locator('img[src="x"]').count() == 0
                 assert not dialogs, f"a dialog fired: {dialogs}"
+
+                # 5) Clearing the box clears the sentence in the link too (a reload must not bring it back).
+                box.fill("")
+                box.press("Enter")
+                page.wait_for_function(
+                    "() => new URLSearchParams(location.search).get('text') === ''", timeout=60_000
+                )
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
@@ -269,6 +279,10 @@ def test_app_in_chromium():
             server.wait(timeout=5)
         log.close()
 
+    if UPDATE_README_SCREENSHOTS:
+        for png in ("main_view.png", "all_heads.png"):
+            README_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(SCREENSHOTS / png, README_SCREENSHOTS / png)
     report = {"model": model, "target_s": TARGET_S, **{k: round(v, 3) for k, v in timings.items()}}
     (ARTIFACTS / "browser_timings.json").write_text(json.dumps(report, ensure_ascii=False, indent=1))
     print(f"\nbrowser timings (target <= {TARGET_S:.1f} s):")
