@@ -16,7 +16,7 @@ from app_support.state import (
     stop_page,
 )
 from app_support.ui import chart, escape_md, md_tokens, page_header
-from model.tasks import InputError
+from model.data.tasks import InputError
 
 view = current_view()
 page_header(

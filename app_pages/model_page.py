@@ -10,8 +10,8 @@ from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.state import current_view, seed_from_url, set_url_param, url_int
 from app_support.ui import chart, escape_md, page_header
 from model.analysis import analyze, export_zip
-from model.positional import sinusoidal_table
-from model.tasks import InputError
+from model.data.tasks import InputError
+from model.network.positional import sinusoidal_table
 
 view = current_view()
 bundle = get_bundle(view.model)

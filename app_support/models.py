@@ -18,10 +18,10 @@ import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
-from model.char_tokenizer import SPECIALS as CHAR_SPECIALS
-from model.checkpoint import Bundle, CheckpointError, read_json
+from model.data.char_tokenizer import SPECIALS as CHAR_SPECIALS
+from model.data.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
-from model.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
+from model.training.checkpoint import Bundle, CheckpointError, read_json
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -23,9 +23,9 @@ import streamlit as st
 from app_support import models as M
 from app_support.ui import escape_md, inject_css
 from model.analysis import Analysis
-from model.checkpoint import Bundle, CheckpointError
+from model.data.tasks import InputError
 from model.registry import UnknownModelError
-from model.tasks import InputError
+from model.training.checkpoint import Bundle, CheckpointError
 
 #: Page files (relative to app.py) and their URL paths.
 SINGLE_HEAD_PAGE = "app_pages/single_head.py"

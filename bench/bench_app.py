@@ -182,7 +182,7 @@ def main() -> int:
     # ---- all-heads JSON at 32 tokens (synthetic softmax patterns of this model's shape, and the default preset's)
     shapes = [(f"{name} ({cfg.n_enc_layers}x{cfg.n_heads})", cfg.n_enc_layers, cfg.n_heads)]
     try:
-        from model.presets import PRESETS
+        from model.training.presets import PRESETS
 
         d = PRESETS["default"].model
         if (d.n_enc_layers, d.n_heads) != (cfg.n_enc_layers, cfg.n_heads):

@@ -31,8 +31,8 @@ def _positive_int(value: str) -> int:
 
 
 def cmd_list(args) -> int:
-    from .checkpoint import CheckpointError
     from .registry import available_models, example_input
+    from .training.checkpoint import CheckpointError
 
     for name in available_models():
         try:
@@ -59,8 +59,8 @@ def _texts(args) -> list[str]:
 
 def cmd_translate(args) -> int:
     from .analysis import analyze
+    from .data.tasks import InputError
     from .registry import load_model
-    from .tasks import InputError
 
     texts = _texts(args)
     if not texts:
@@ -138,8 +138,8 @@ def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
 
 
 def cmd_train(args) -> int:
-    from .presets import PRESETS, make_task, with_overrides
-    from .train import print_progress, train
+    from .training.presets import PRESETS, make_task, with_overrides
+    from .training.train import print_progress, train
 
     if args.preset not in PRESETS:
         return _fail(f"unknown preset {args.preset!r}; choose from {', '.join(PRESETS)}")
@@ -157,7 +157,7 @@ def cmd_train(args) -> int:
     task = make_task(preset, out / "tokenizer.json")
     evaluate = None
     if preset.task == "translation":
-        from .evaluate import evaluate_model
+        from .training.evaluate import evaluate_model
 
         def evaluate(model):
             res = evaluate_model(model, task, "valid", n=args.eval_sentences)
@@ -217,9 +217,9 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
 
     import torch
 
-    from .checkpoint import load_checkpoint, save_checkpoint
-    from .evaluate import evaluate_model
     from .registry import MODELS_DIR
+    from .training.checkpoint import load_checkpoint, save_checkpoint
+    from .training.evaluate import evaluate_model
 
     problem = _ship_problem(name, force)
     if problem:
@@ -250,15 +250,15 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
 
 
 def cmd_export(args) -> int:
-    from .presets import PRESETS
+    from .training.presets import PRESETS
 
     dtype = args.dtype or (PRESETS[args.name].ship_dtype if args.name in PRESETS else "float32")
     return _export(Path(args.run), args.name, dtype, args.test_sentences, args.force)
 
 
 def cmd_evaluate(args) -> int:
-    from .evaluate import evaluate_model
     from .registry import load_model
+    from .training.evaluate import evaluate_model
 
     bundle = load_model(args.model)
     results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n)
@@ -323,13 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from .checkpoint import CheckpointError
+    from .data.tasks import InputError
     from .registry import UnknownModelError
-    from .tasks import InputError
+    from .training.checkpoint import CheckpointError
 
     expected: tuple[type[BaseException], ...] = (InputError, CheckpointError, UnknownModelError)
     try:
-        from .tatoeba import DataUnavailableError
+        from .data.tatoeba import DataUnavailableError
 
         expected += (DataUnavailableError,)
     except ImportError:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .checkpoint import Bundle
+from .data.tasks import InputError, Prepared
 from .decoding import greedy_decode
-from .hooks import ATTENTION_KINDS
-from .tasks import InputError, Prepared
-from .trace import parameter_counts, trace_shapes
+from .network.hooks import ATTENTION_KINDS
+from .network.trace import parameter_counts, trace_shapes
+from .training.checkpoint import Bundle
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .transformer import Transformer
+from .network.transformer import Transformer
 
 
 def pad_batch(seqs: list[list[int]], pad_id: int) -> torch.Tensor:

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from .checkpoint import Bundle, CheckpointError, load_checkpoint, read_json
+from .training.checkpoint import Bundle, CheckpointError, load_checkpoint, read_json
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from model.config import ModelConfig
-from model.transformer import Transformer
+from model.network.config import ModelConfig
+from model.network.transformer import Transformer
 
 torch.set_num_threads(1)  # the test machine has two cores; keep one for the app under test
 

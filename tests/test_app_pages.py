@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from model.analysis import analyze, model_summary
-from model.positional import sinusoidal_table
+from model.network.positional import sinusoidal_table
 from model.registry import available_models, load_model
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 

@@ -6,8 +6,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.attention import MultiHeadAttention, build_mask, masked_softmax
-from model.config import ConfigError, ModelConfig
+from model.network.attention import MultiHeadAttention, build_mask, masked_softmax
+from model.network.config import ConfigError, ModelConfig
 
 
 def fused_reference(attn: MultiHeadAttention, x_q, x_kv, key_padding, causal):

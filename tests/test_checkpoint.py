@@ -15,12 +15,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from model.config import ModelConfig
+from model.data.tasks import SyntheticTask
 from model.decoding import pad_batch
+from model.network.config import ModelConfig
+from model.network.transformer import Transformer
 from model.registry import load_model
-from model.tasks import SyntheticTask
-from model.transformer import Transformer
+from model.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 WEIGHTS = "model.safetensors"
 

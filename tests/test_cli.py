@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import torch
 
+from model.network.trace import resolve
 from model.registry import REPO_ROOT, load_model
-from model.trace import resolve
 
 WORDS = ["attention", "transformer", "keyboard", "zebra", "python", "lens", "abc"]
 STDIN_WORDS = ["hello", "quickly", "encoder"]

@@ -5,9 +5,9 @@ import torch
 
 from model.analysis import analyze
 from model.decoding import greedy_decode, score_batch
+from model.network.transformer import Transformer
 from model.registry import load_model
-from model.train import collate
-from model.transformer import Transformer
+from model.training.train import collate
 
 from .conftest import tiny_config
 

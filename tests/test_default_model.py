@@ -11,8 +11,8 @@ import pytest
 import sacrebleu
 
 from model.analysis import analyze
-from model.evaluate import translate_batch
 from model.registry import MODELS_DIR, load_model
+from model.training.evaluate import translate_batch
 
 REPO = Path(__file__).resolve().parent.parent
 # Held-out pairs (from the test split, never trained on); picked for being short everyday sentences.

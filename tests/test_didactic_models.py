@@ -10,9 +10,9 @@ import pytest
 from safetensors import safe_open
 
 from model.analysis import Analysis, analyze
-from model.evaluate import evaluate_model
+from model.data.tasks import SyntheticTask
 from model.registry import available_models, load_model
-from model.tasks import SyntheticTask
+from model.training.evaluate import evaluate_model
 
 DIDACTIC = ["reverse", "copy", "sort"]
 # Everyday words of 3..12 letters (the training range); none is a palindrome.

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.checkpoint import CheckpointError, load_checkpoint
 from model.registry import REPO_ROOT, UnknownModelError, check_model_name, is_model_name
+from model.training.checkpoint import CheckpointError, load_checkpoint
 
 REVERSE = REPO_ROOT / "assets" / "models" / "reverse"
 
@@ -167,7 +167,7 @@ def test_a_big_but_allowed_config_is_checked_against_the_weights_before_building
     (d / "config.json").write_text(json.dumps(config), encoding="utf-8")
     code = (
         "import resource, sys\n"
-        "from model.checkpoint import load_checkpoint, CheckpointError\n"
+        "from model.training.checkpoint import load_checkpoint, CheckpointError\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "try:\n"
         f"    load_checkpoint({str(d)!r})\n"

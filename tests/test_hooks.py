@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.transformer import Transformer
+from model.network.transformer import Transformer
 
 from .conftest import padded_batch, tiny_config
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import tatoeba
-from model.tatoeba import (
+from model.data import tatoeba
+from model.data.tatoeba import (
     EXPECTED_ROWS,
     EXPECTED_SHA256,
     EXPECTED_SPLIT_SIZES,
@@ -23,7 +23,7 @@ from model.tatoeba import (
     split_sizes,
     tatoeba_path,
 )
-from model.zh_script import to_simplified
+from model.data.zh_script import to_simplified
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -136,7 +136,7 @@ def test_split_is_deterministic_and_order_independent(pairs, splits):
 def test_split_does_not_depend_on_python_hash_seed(splits):
     code = (
         "import hashlib, json;"
-        "from model.tatoeba import load_pairs, split_pairs;"
+        "from model.data.tatoeba import load_pairs, split_pairs;"
         "s = split_pairs(load_pairs());"
         "print(json.dumps(sorted(p.zh_id for p in s['test'])))"
     )

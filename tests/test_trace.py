@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from model.trace import parameter_counts, resolve, trace_shapes
-from model.transformer import Transformer
+from model.network.trace import parameter_counts, resolve, trace_shapes
+from model.network.transformer import Transformer
 
 from .conftest import padded_batch, tiny_config
 

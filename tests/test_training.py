@@ -5,11 +5,11 @@ import json
 import pytest
 import torch
 
-from model.checkpoint import load_checkpoint
-from model.config import ModelConfig, TrainConfig
+from model.data.tasks import SyntheticTask
 from model.decoding import greedy_decode
-from model.tasks import SyntheticTask
-from model.train import Progress, lr_at, make_batches, train
+from model.network.config import ModelConfig, TrainConfig
+from model.training.checkpoint import load_checkpoint
+from model.training.train import Progress, lr_at, make_batches, train
 
 
 def small_setup(steps: int, **train_overrides):
@@ -42,8 +42,8 @@ def test_overfits_a_single_batch():
     """The seeds' sanity check: a model that cannot memorise one batch has a bug."""
     torch.manual_seed(0)
     task = SyntheticTask("reverse", 4, 6)
-    from model.train import collate, loss_fn
-    from model.transformer import Transformer
+    from model.network.transformer import Transformer
+    from model.training.train import collate, loss_fn
 
     mc = ModelConfig(vocab_size=task.tokenizer.vocab_size, d_model=32, n_heads=2, d_ff=64, n_enc_layers=1,
                      n_dec_layers=1, dropout=0.0, max_len=10)

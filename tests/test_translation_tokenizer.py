@@ -6,15 +6,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.tatoeba import load_pairs, split_pairs
-from model.translation_tokenizer import (
+from model.data.tatoeba import load_pairs, split_pairs
+from model.data.translation_tokenizer import (
     SPECIAL_TOKENS,
     WORD_START,
     TranslationTokenizer,
     build_default_tokenizer,
     coverage_stats,
 )
-from model.zh_script import is_cjk_ideograph
+from model.data.zh_script import is_cjk_ideograph
 
 N_TRAIN_PAIRS = 10_000
 N_ROUNDTRIP = 1_000

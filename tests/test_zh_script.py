@@ -3,7 +3,7 @@ import re
 import pytest
 from tokenizers import Regex, pre_tokenizers
 
-from model.zh_script import (
+from model.data.zh_script import (
     CJK_CHAR_CLASS,
     cjk_ratio,
     detect_language,

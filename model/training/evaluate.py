@@ -6,8 +6,8 @@ from collections import defaultdict
 
 import torch
 
-from .decoding import greedy_decode
-from .transformer import Transformer
+from ..decoding import greedy_decode
+from ..network.transformer import Transformer
 
 
 def translate_batch(

@@ -101,7 +101,7 @@ def data_dir() -> Path:
     env = os.environ.get(DATA_ENV_VAR)
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parent.parent / "data"
+    return Path(__file__).resolve().parents[2] / "data"
 
 
 def _sha256_file(path: Path) -> str:

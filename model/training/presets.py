@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .config import ModelConfig, TrainConfig
-from .tasks import SyntheticTask, TranslationTask
+from ..data.tasks import SyntheticTask, TranslationTask
+from ..network.config import ModelConfig, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ PRESETS: dict[str, Preset] = {
 def make_task(preset: Preset, tokenizer_path: Path):
     """The preset's task; a translation tokenizer is trained (train split only) unless tokenizer_path exists."""
     if preset.task == "translation":
-        from .translation_tokenizer import TranslationTokenizer, build_default_tokenizer
+        from ..data.translation_tokenizer import TranslationTokenizer, build_default_tokenizer
 
         path = Path(tokenizer_path)
         if path.exists():

@@ -19,11 +19,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..data.tasks import Example
+from ..decoding import pad_batch
+from ..network.config import ModelConfig, TrainConfig
+from ..network.transformer import Transformer
 from .checkpoint import load_checkpoint, save_checkpoint
-from .config import ModelConfig, TrainConfig
-from .decoding import pad_batch
-from .tasks import Example
-from .transformer import Transformer
 
 
 @dataclass

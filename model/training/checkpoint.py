@@ -22,9 +22,9 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from .config import ConfigError, ModelConfig
-from .tasks import task_from_dict
-from .transformer import Transformer
+from ..data.tasks import task_from_dict
+from ..network.config import ConfigError, ModelConfig
+from ..network.transformer import Transformer
 
 
 class CheckpointError(RuntimeError):
