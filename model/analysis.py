@@ -15,7 +15,7 @@ import torch
 
 from .data.tasks import InputError, Prepared
 from .decoding import greedy_decode
-from .network.hooks import ATTENTION_KINDS
+from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
 from .training.checkpoint import Bundle
 
@@ -46,26 +46,44 @@ class Analysis:
     trace: list[dict]
     trace_sizes: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    # Attention kind -> layers, from the model's config (kinds.layer_counts); plain data, so it
+    # survives the app dropping activations before caching.
+    layer_counts: dict[str, int] = field(default_factory=dict)
 
-    def tokens_for(self, kind: str) -> tuple[list[str], list[str]]:
+    def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
-        if kind == "encoder":
-            return self.source_tokens, self.source_tokens
-        if kind == "decoder":
-            return self.target_tokens, self.target_tokens
-        if kind == "cross":
-            return self.target_tokens, self.source_tokens
-        raise KeyError(f"unknown attention kind {kind!r}")
+        k = get_kind(kind)
+        return self._side_tokens(k.queries), self._side_tokens(k.keys)
 
-    def n_layers(self, kind: str) -> int:
-        stack, module = ATTENTION_KINDS[kind]
-        return sum(1 for k in self.activations if k.startswith(f"{stack}.blocks.") and k.endswith(f".{module}.hook_pattern"))
+    def _side_tokens(self, side: str) -> list[str]:
+        return self.source_tokens if side == "source" else self.target_tokens
 
-    def attention(self, kind: str, what: str = "pattern") -> np.ndarray:
+    def n_layers(self, kind: str | AttentionKind) -> int:
+        return self.layer_counts[get_kind(kind).name]
+
+    def attention(self, kind: str | AttentionKind, what: str = "pattern") -> np.ndarray:
         """[layer, head, query_pos, key_pos] of one attention kind ("pattern" or "scores")."""
-        stack, module = ATTENTION_KINDS[kind]
-        layers = [self.activations[f"{stack}.blocks.{i}.{module}.hook_{what}"][0] for i in range(self.n_layers(kind))]
-        return np.stack(layers)
+        k = get_kind(kind)
+        return np.stack([self.activations[hook_name(k, i, what)][0] for i in range(self.n_layers(k))])
+
+    def kind_attention(self, kind: str | AttentionKind) -> KindAttention:
+        """Pattern, scores, mask and tokens of one attention kind, in one object."""
+        k = get_kind(kind)
+        scores = self.attention(k, "scores")
+        queries, keys = self.tokens_for(k)
+        return KindAttention(k, self.attention(k, "pattern"), scores, ~np.isfinite(scores), queries, keys)
+
+
+@dataclass(frozen=True)
+class KindAttention:
+    """Everything a page needs about one attention kind of one analysis."""
+
+    kind: AttentionKind
+    pattern: np.ndarray  # [layer, head, query_pos, key_pos], softmax over key_pos
+    scores: np.ndarray  # same shape, scaled pre-softmax scores, -inf where masked
+    mask: np.ndarray  # same shape, bool, True where masked (= ~isfinite(scores))
+    query_tokens: list[str]  # rows
+    key_tokens: list[str]  # columns
 
 
 def analyze(
@@ -117,6 +135,7 @@ def analyze(
         trace=trace.to_dicts(),
         trace_sizes=dict(trace.sizes),
         notes=notes,
+        layer_counts=layer_counts(cfg),
     )
 
 

@@ -14,12 +14,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-ATTENTION_KINDS = {
-    # UI / cache name -> (stack, attention module name inside a block)
-    "encoder": ("encoder", "attn"),
-    "decoder": ("decoder", "self_attn"),
-    "cross": ("decoder", "cross_attn"),
-}
+from .kinds import get_kind, hook_name
 
 
 class HookPoint(nn.Module):
@@ -40,12 +35,8 @@ class HookPoint(nn.Module):
         return self.name
 
 
-def attention_hook_name(kind: str, layer: int, what: str) -> str:
-    """Name of an attention hook, e.g. ("cross", 1, "pattern") -> decoder.blocks.1.cross_attn.hook_pattern."""
-    if kind not in ATTENTION_KINDS:
-        raise KeyError(f"unknown attention kind {kind!r}; expected one of {sorted(ATTENTION_KINDS)}")
-    stack, module = ATTENTION_KINDS[kind]
-    return f"{stack}.blocks.{layer}.{module}.hook_{what}"
+# Old imports keep working; the kinds registry is the one definition.
+attention_hook_name = hook_name
 
 
 class ActivationCache(Mapping[str, torch.Tensor]):
@@ -53,7 +44,7 @@ class ActivationCache(Mapping[str, torch.Tensor]):
 
     def __init__(self, tensors: dict[str, torch.Tensor], n_layers: dict[str, int]):
         self._tensors = tensors
-        self.n_layers = n_layers  # attention kind -> number of layers
+        self.n_layers = n_layers  # attention kind -> number of layers (kinds.layer_counts)
 
     def __getitem__(self, name: str) -> torch.Tensor:
         try:
@@ -68,7 +59,7 @@ class ActivationCache(Mapping[str, torch.Tensor]):
         return len(self._tensors)
 
     def _stacked(self, kind: str, what: str) -> torch.Tensor:
-        layers = [self[attention_hook_name(kind, i, what)] for i in range(self.n_layers[kind])]
+        layers = [self[hook_name(kind, i, what)] for i in range(self.n_layers[get_kind(kind).name])]
         return torch.stack(layers, dim=1)  # [batch, layer, head, query_pos, key_pos]
 
     def pattern(self, kind: str, layer: int | None = None, head: int | None = None, batch: int = 0):
@@ -88,10 +79,10 @@ class ActivationCache(Mapping[str, torch.Tensor]):
             if head is not None:
                 raise ValueError("give a layer when selecting a head")
             return self._stacked(kind, what)[batch]
-        n = self.n_layers[kind]
+        n = self.n_layers[get_kind(kind).name]
         if not 0 <= layer < n:
             raise IndexError(f"{kind} attention has layers 0..{n - 1}, not {layer}")
-        t = self[attention_hook_name(kind, layer, what)][batch]
+        t = self[hook_name(kind, layer, what)][batch]
         return t if head is None else t[head]
 
     def to_numpy(self) -> dict:
@@ -165,4 +156,5 @@ class HookedModule(nn.Module):
         return out, ActivationCache(store, self.attention_layer_counts())
 
     def attention_layer_counts(self) -> dict[str, int]:
+        """Attention kind -> layers (see model.network.kinds.layer_counts)."""
         raise NotImplementedError

@@ -9,6 +9,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .hooks import HookedModule, HookPoint
+from .kinds import layer_counts
 from .layers import DecoderBlock, EncoderBlock, make_norm
 from .positional import LearnedPositions, SinusoidalPositions
 from .trace import record, record_sizes
@@ -113,7 +114,7 @@ class Transformer(HookedModule):
                 module.path = name
 
     def attention_layer_counts(self) -> dict[str, int]:
-        return {"encoder": self.cfg.n_enc_layers, "decoder": self.cfg.n_dec_layers, "cross": self.cfg.n_dec_layers}
+        return layer_counts(self.cfg)
 
     def padding_mask(self, ids: torch.Tensor) -> torch.Tensor | None:
         """[batch, pos] True at padding, or None when there is none (saves the masking work)."""
