@@ -1,14 +1,18 @@
 """Attention Lens — explore the attention of small encoder-decoder Transformers.
 
-Run with ``streamlit run app.py`` (or ``python3 run.py app``). This file only routes: it sets
-up the page, draws the shared sidebar (so its choices survive page changes) and runs the page.
+Run with ``streamlit run app.py`` (or ``python3 run.py app``). This file only routes: it sets up
+the page, builds the navigation from the page registry (:mod:`app_support.pages`), follows
+redirects of old links, draws the shared sidebar (so its choices survive page changes) and runs
+the page.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from app_support.state import render_sidebar, sync_url
+from app_support import pages
+from app_support.sidebar import keep_view_across_switch, render_sidebar
+from app_support.url_state import sync_url
 
 st.set_page_config(
     page_title="Attention Lens",
@@ -18,24 +22,23 @@ st.set_page_config(
     menu_items={"About": "Attention Lens: every head, every tensor shape, in the browser."},
 )
 
-PAGES = {
-    "Attention": [
-        st.Page("app_pages/single_head.py", title="Single head", icon=":material/grid_on:", default=True),
-        st.Page("app_pages/all_heads.py", title="All heads", icon=":material/apps:", url_path="heads"),
-        st.Page("app_pages/token_focus.py", title="Token focus", icon=":material/my_location:", url_path="focus"),
-        st.Page("app_pages/aggregates.py", title="Mean & rollout", icon=":material/functions:", url_path="aggregates"),
-    ],
-    "Decoding & comparison": [
-        st.Page("app_pages/decoding.py", title="Step-by-step decoding", icon=":material/play_circle:", url_path="decoding"),
-        st.Page("app_pages/compare.py", title="Compare two sentences", icon=":material/compare:", url_path="compare"),
-    ],
-    "Under the hood": [
-        st.Page("app_pages/head_stats.py", title="Head statistics", icon=":material/bar_chart:", url_path="stats"),
-        st.Page("app_pages/model_page.py", title="The model", icon=":material/memory:", url_path="model"),
-    ],
-}
 
-page = st.navigation(PAGES)
+def _st_page(spec: pages.PageSpec) -> st.Page:
+    if spec is pages.START_PAGE:
+        return st.Page(spec.file, title=spec.title, icon=spec.icon, default=True)
+    return st.Page(spec.file, title=spec.title, icon=spec.icon, url_path=spec.url_path)
+
+
+st_pages = {spec.key: _st_page(spec) for spec in pages.PAGES}
+menu = {section: [st_pages[p.key] for p in pages.PAGES if p.section == section] for section in pages.SECTIONS}
+page = st.navigation(menu)
+
+moved = pages.redirect_for(page.url_path, st.query_params.to_dict())
+if moved is not None:
+    target, params = moved
+    keep_view_across_switch()
+    st.switch_page(st_pages[target.key], query_params=params)
+
 try:
     render_sidebar(page.url_path)
     page.run()

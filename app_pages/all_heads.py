@@ -4,8 +4,9 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support.messages import current_analysis
 from app_support.selection import head_from_grid_selection
-from app_support.state import current_analysis, current_view, open_head
+from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, page_header
 
 view = current_view()

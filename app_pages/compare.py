@@ -4,18 +4,12 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support.messages import note_clipped, show_notes
 from app_support.models import MAX_INPUT_CHARS, SPECIAL_TOKENS, get_analysis
 from app_support.selection import selected_row
-from app_support.state import (
-    clip_input,
-    current_view,
-    note_clipped,
-    open_head,
-    set_url_param,
-    show_notes,
-    stop_page,
-)
+from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
 
 view = current_view()

@@ -4,8 +4,10 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support.state import current_analysis, current_view, seed_from_url, set_url_param, url_int
+from app_support.messages import current_analysis
+from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.url_state import seed_from_url, set_url_param, url_int
 
 view = current_view()
 page_header(

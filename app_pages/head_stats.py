@@ -4,17 +4,12 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support.messages import current_analysis
 from app_support.models import special_mask
 from app_support.selection import head_from_scatter_selection, selected_row
-from app_support.state import (
-    clamp_choice,
-    current_analysis,
-    current_view,
-    open_head,
-    seed_from_url,
-    set_url_param,
-)
+from app_support.sidebar import clamp_choice, current_view, open_head
 from app_support.ui import chart, page_header
+from app_support.url_state import seed_from_url, set_url_param
 
 view = current_view()
 page_header(

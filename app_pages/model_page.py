@@ -1,17 +1,15 @@
-"""The model itself: shape trace, parameters, config, metrics, training curve, positional encoding."""
+"""The model itself: shape trace, parameters, config, metrics, training curve."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import viz
 from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_columns
 from app_support.models import get_analysis, get_bundle, get_summary
-from app_support.state import current_view, seed_from_url, set_url_param, url_int
+from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
 from model.analysis import analyze, export_zip
 from model.data.tasks import InputError
-from model.network.positional import sinusoidal_table
 
 view = current_view()
 bundle = get_bundle(view.model)
@@ -20,8 +18,8 @@ cfg = bundle.cfg
 page_header(
     f"The model: {view.model}",
     "What is inside the network: the path a sentence takes through it with every tensor's "
-    "shape, where its parameters live, how it was configured and trained, and how it encodes "
-    "word order.",
+    "shape, where its parameters live, and how it was configured and trained. How it encodes "
+    "word order has a page of its own: **Positional encoding**.",
 )
 
 m1, m2, m3, m4 = st.columns(4)
@@ -30,7 +28,7 @@ m2.metric("Layers (encoder + decoder)", f"{cfg.n_enc_layers} + {cfg.n_dec_layers
 m3.metric("Heads per layer", cfg.n_heads)
 m4.metric("d_model / d_head", f"{cfg.d_model} / {cfg.d_head}")
 
-tabs = st.tabs(["Shape trace", "Parameters", "Config & metrics", "Training curve", "Positional encoding"])
+tabs = st.tabs(["Shape trace", "Parameters", "Config & metrics", "Training curve"])
 
 with tabs[0]:
     st.markdown(
@@ -133,48 +131,3 @@ with tabs[3]:
             st.subheader("Translation quality during training")
             st.line_chart(history_long(history, scores), x="step", y="value", color="series")
             st.caption("chrF / BLEU on a validation sample at each evaluation.")
-
-with tabs[4]:
-    st.markdown(
-        "A Transformer sees a *set* of tokens; word order has to be added. The 2017 paper adds a "
-        "**sinusoidal** vector to each token's embedding: dimension pair *(2i, 2i+1)* is a sine and "
-        "cosine whose wavelength grows with *i*, so fast dimensions tell neighbours apart and slow "
-        "ones give the coarse position."
-    )
-    kind_note = {
-        "sinusoidal": "This model uses exactly this table.",
-        "learned": "This model learns its own position table; the sinusoidal table is shown for reference.",
-        "rope": "This model uses rotary embeddings (RoPE) on queries and keys; the sinusoidal table is "
-        "shown for reference — RoPE rotates with the same frequencies.",
-        "none": "This model uses no positional encoding; the sinusoidal table is shown for reference.",
-    }
-    st.info(f"pos_encoding = `{cfg.pos_encoding}`. " + kind_note.get(cfg.pos_encoding, ""))
-    dims_options = [16, 32, 64, 128, 256, 512]
-    seed_from_url("pe_len", "pe_len", lambda v: url_int(v, 4, 512),
-                  max(cfg.max_len, 8))
-    seed_from_url("pe_dim", "pe_dim", lambda v: url_int(v) if url_int(v) in dims_options else None,
-                  cfg.d_model if cfg.d_model in dims_options else 64)
-    c1, c2 = st.columns(2)
-    n_pos = c1.slider("Positions", 4, 512, key="pe_len")
-    d = c2.select_slider("d_model", dims_options, key="pe_dim")
-    set_url_param("pe_len", n_pos)
-    set_url_param("pe_dim", d)
-    table = sinusoidal_table(int(n_pos), int(d)).numpy().astype(np.float32)
-    if cfg.pos_encoding == "learned" and (n_pos, d) == (cfg.max_len, cfg.d_model):
-        positions = getattr(bundle.model.encoder.embed, "positions", None)
-        if positions is not None and hasattr(positions, "table"):
-            table = positions.table.detach().float().numpy()
-            st.caption("Showing this model's learned table.")
-    chart(viz.pe_heatmap(table), key="pe_heatmap")
-    left, right = st.columns(2)
-    with left:
-        chart(viz.pe_cosine_similarity(table), key="pe_cosine")
-        st.caption("Each position is most similar to itself; similarity falls off with distance.")
-    with right:
-        default_dims = sorted({0, 1, min(d - 2, d // 4), min(d - 2, d // 2), d - 2})
-        dims = st.multiselect("Dimensions to plot", list(range(d)), default=default_dims, key=f"pe_dims_{d}")
-        if dims:
-            chart(viz.pe_dimension_curves(table, dims), key="pe_curves")
-            st.caption("Low dimensions oscillate fast, high dimensions slowly.")
-        else:
-            st.info("Pick at least one dimension.")

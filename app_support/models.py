@@ -18,6 +18,7 @@ import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
+from model.network.positional import sinusoidal_table
 from model.data.char_tokenizer import SPECIALS as CHAR_SPECIALS
 from model.data.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
@@ -175,3 +176,18 @@ def n_layers_by_kind(bundle: Bundle) -> dict[str, int]:
 def special_mask(tokens: Sequence[str]) -> np.ndarray:
     """Bool array, True where a token is a special token (<eos>, <bos>, language tags …)."""
     return np.array([t in SPECIAL_TOKENS for t in tokens], dtype=bool)
+
+
+def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray, bool]:
+    """(table [pos, d_model], whether it is the model's own) for the positional-encoding lab.
+
+    The model's own learned table when the model learns its positions and the size asked for is
+    the model's; otherwise the sinusoidal table of the 2017 paper at that size.
+    """
+    cfg = bundle.cfg
+    if cfg.pos_encoding == "learned" and (n_pos, d_model) == (cfg.max_len, cfg.d_model):
+        positions = getattr(bundle.model.encoder.embed, "positions", None)
+        if positions is not None and hasattr(positions, "table"):
+            return positions.table.detach().float().numpy(), True
+    own = cfg.pos_encoding == "sinusoidal" and d_model == cfg.d_model
+    return sinusoidal_table(int(n_pos), int(d_model)).numpy().astype(np.float32), own

@@ -21,6 +21,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz
+from app_support import pages as page_registry
 from model.analysis import analyze, model_summary
 from model.network.positional import sinusoidal_table
 from model.registry import available_models, load_model
@@ -42,16 +43,8 @@ def test_the_shipped_models_are_all_there():
     assert set(DIDACTIC) | {"default"} <= set(MODELS), f"assets/models holds only {MODELS}"
 
 
-PAGES = {
-    "single": "app_pages/single_head.py",
-    "heads": "app_pages/all_heads.py",
-    "focus": "app_pages/token_focus.py",
-    "aggregates": "app_pages/aggregates.py",
-    "decoding": "app_pages/decoding.py",
-    "compare": "app_pages/compare.py",
-    "stats": "app_pages/head_stats.py",
-    "model": "app_pages/model_page.py",
-}
+#: Page key -> script, from the app's own registry (a new page is tested without editing this file).
+PAGES = {spec.key: spec.file for spec in page_registry.PAGES}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -68,7 +61,7 @@ def reference(name: str, text: str, direction: str | None = None):
     return analyze(bundle(name), text, direction)
 
 
-SIDEBAR_PARAMS = {"model", "text", "dir", "kind", "layer", "head", "present"}
+SIDEBAR_PARAMS = set(page_registry.APP_PARAMS)
 
 
 def open_app(model: str, text: str, page: str | None = None, **params) -> AppTest:
@@ -343,7 +336,7 @@ def test_compare_translation_presets(preset, word):
 
 
 @pytest.mark.parametrize("model,text", CASES)
-def test_model_page_trace_parameters_and_positional_encoding(model, text):
+def test_model_page_trace_and_parameters(model, text):
     at = open_app(model, text, "model")
     ref = reference(model, text)
     trace_table = at.dataframe[0].value
@@ -353,6 +346,11 @@ def test_model_page_trace_parameters_and_positional_encoding(model, text):
     total = model_summary(bundle(model))["total_parameters"]
     params = figure(at, "parameters")
     assert int(arr(trace(params)["values"]).sum()) == total
+
+
+@pytest.mark.parametrize("model,text", CASES)
+def test_positional_page_draws_the_models_table(model, text):
+    at = open_app(model, text, "positional")
     cfg = bundle(model).cfg
     pe = figure(at, "Positional encoding: one row per position")
     np.testing.assert_allclose(arr(trace(pe, kind="heatmap")["z"]),
@@ -365,10 +363,12 @@ def test_model_page_trace_parameters_and_positional_encoding(model, text):
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\t \n "])
-@pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model"])
+@pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model", "positional"])
 def test_empty_input_says_so_and_breaks_nothing(text, page):
     at = open_app(DIDACTIC[0], text, page)
-    if page != "model":
+    if page == "positional":  # the lab does not read the sentence at all
+        assert at.get("plotly_chart")
+    elif page != "model":
         assert any("empty" in s.lower() for s in texts(at, "info")), texts(at)
         assert not at.get("plotly_chart")
     else:  # the model page still shows everything that does not need an input
@@ -450,8 +450,8 @@ ODD_NUMBERS = ["²", "①", "٣", "9" * 5000, "3.0"]
 
 
 @pytest.mark.parametrize("value", ODD_NUMBERS)
-@pytest.mark.parametrize("page,param", [("decoding", "step"), ("focus", "token"), ("model", "pe_len"),
-                                        ("model", "pe_dim"), (None, "layer"), (None, "head")])
+@pytest.mark.parametrize("page,param", [("decoding", "step"), ("focus", "token"), ("positional", "len"),
+                                        ("positional", "dim"), (None, "layer"), (None, "head")])
 def test_odd_numbers_in_the_url_never_break_a_page(page, param, value):
     at = open_app(DIDACTIC[0], "attention", page, **{param: value})
     assert not at.exception
@@ -462,7 +462,7 @@ def test_url_int_never_raises_and_reads_ascii_digits_only():
     from hypothesis import given
     from hypothesis import strategies as hs
 
-    from app_support.state import url_int
+    from app_support.url_state import url_int
 
     @given(hs.text(max_size=30), hs.none() | hs.integers(-5, 5), hs.none() | hs.integers(-5, 50))
     def check(value, lo, hi):
@@ -560,3 +560,64 @@ def test_model_page_export_holds_every_hook_of_the_sentence():
     at = open_app(DIDACTIC[0], "attention", "model")
     assert not at.exception
     assert [w for w in at.get("download_button")], "the model page offers the export"
+
+
+# --------------------------------------------------------------------------- page registry and redirects
+
+
+@pytest.mark.parametrize("key", [p.key for p in page_registry.PAGES])
+@pytest.mark.parametrize("model,text", CASES)
+def test_every_page_sets_only_declared_url_parameters(key, model, text):
+    from app_support.url_state import UNDECLARED
+
+    at = open_app(model, text, key)
+    assert not at.exception
+    undeclared = at.session_state[UNDECLARED] if UNDECLARED in at.session_state else set()
+    assert not undeclared, f"page {key!r} sets URL parameters nobody declared: {sorted(undeclared)}"
+    allowed = set(page_registry.params_of(page_registry.page(key).url_path))
+    assert set(at.query_params.keys()) <= allowed, (sorted(at.query_params.keys()), sorted(allowed))
+
+
+def test_undeclared_parameters_are_caught(monkeypatch):
+    """The check above can fail: a page that declares fewer parameters than it sets is reported."""
+    from app_support.url_state import UNDECLARED
+
+    focus = page_registry.page("focus")
+    shrunk = tuple(p if p.key != "focus" else page_registry.PageSpec(**{**focus.__dict__, "params": ("side",)})
+                   for p in page_registry.PAGES)
+    monkeypatch.setattr(page_registry, "PAGES", shrunk)
+    monkeypatch.setattr(page_registry, "BY_PATH", {p.url_path: p for p in shrunk})
+    at = open_app(DIDACTIC[0], "attention", "focus")
+    assert ("focus", "token") in at.session_state[UNDECLARED]
+    assert "token" not in at.query_params
+
+
+def test_old_positional_links_open_the_positional_page():
+    """The lab was a tab of /model with pe_len / pe_dim; such links now open /positional."""
+    model = DIDACTIC[0]
+    at = open_app(model, "attention", "model", pe_len=40, pe_dim=32)
+    assert not at.exception
+    assert at.slider(key="pe_len").value == 40
+    assert at.select_slider(key="pe_dim").value == 32
+    assert at.query_params["len"] == "40" and at.query_params["dim"] == "32"
+    assert "pe_len" not in at.query_params and at.query_params["model"] == model
+    np.testing.assert_allclose(arr(trace(figure(at, "Positional encoding: one row per position"), kind="heatmap")["z"]),
+                               sinusoidal_table(40, 32).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_the_model_page_without_old_parameters_stays_the_model_page():
+    at = open_app(DIDACTIC[0], "attention", "model")
+    assert not at.exception
+    assert any("The model" in h.value for h in at.title)
+    assert "len" not in at.query_params
+
+
+def test_redirect_table_renames_parameters():
+    moved = page_registry.redirect_for("model", {"model": "reverse", "pe_len": "12", "text": "x"})
+    assert moved is not None
+    target, params = moved
+    assert target.key == "positional" and params == {"model": "reverse", "len": "12", "text": "x"}
+    assert page_registry.redirect_for("model", {"model": "reverse"}) is None
+    for r in page_registry.REDIRECTS:
+        assert r.new_path in page_registry.BY_PATH
+        assert set(r.rename.values()) <= set(page_registry.params_of(r.new_path))

@@ -1,0 +1,114 @@
+"""The app's pages and URL parameters, declared once.
+
+``app.py`` builds its navigation from :data:`PAGES`; the URL state keeps exactly the parameters
+declared here (the app-wide ones plus the open page's own); the page tests iterate over the same
+list. Adding a page = one file in ``app_pages/`` + one :class:`PageSpec` here.
+
+When a page or a parameter moves, add a :class:`Redirect`: old links then open the same view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    key: str  # stable identifier, used by code and tests (never shown)
+    file: str  # script path relative to app.py
+    title: str  # menu and browser-tab title
+    icon: str  # Streamlit material icon
+    section: str  # menu section it is listed under
+    url_path: str  # path in the address bar ("" = the start page)
+    params: tuple[str, ...] = ()  # URL parameters this page owns (kept in links to it)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """An old link shape that still opens the view it used to.
+
+    Applies when the address is ``old_path`` and (if ``when_param`` is set) carries that
+    parameter; the page ``new_path`` opens with the parameters renamed by ``rename``.
+    """
+
+    old_path: str  # url_path of the old address
+    new_path: str  # url_path of the page that now shows the view
+    when_param: str | None = None  # only links holding this parameter move (the rest of the page stayed)
+    rename: Mapping[str, str] = field(default_factory=dict)  # old parameter name -> new name
+
+
+#: Section titles in menu order.
+SECTIONS = ("Attention", "Decoding & comparison", "Under the hood")
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("single", "app_pages/single_head.py", "Single head", ":material/grid_on:", "Attention", "",
+             ("scale",)),
+    PageSpec("heads", "app_pages/all_heads.py", "All heads", ":material/apps:", "Attention", "heads"),
+    PageSpec("focus", "app_pages/token_focus.py", "Token focus", ":material/my_location:", "Attention", "focus",
+             ("token", "side")),
+    PageSpec("aggregates", "app_pages/aggregates.py", "Mean & rollout", ":material/functions:", "Attention",
+             "aggregates", ("residual",)),
+    PageSpec("decoding", "app_pages/decoding.py", "Step-by-step decoding", ":material/play_circle:",
+             "Decoding & comparison", "decoding", ("step",)),
+    PageSpec("compare", "app_pages/compare.py", "Compare two sentences", ":material/compare:",
+             "Decoding & comparison", "compare", ("a", "b", "token")),
+    PageSpec("stats", "app_pages/head_stats.py", "Head statistics", ":material/bar_chart:", "Under the hood",
+             "stats", ("x", "y", "bar")),
+    PageSpec("model", "app_pages/model_page.py", "The model", ":material/memory:", "Under the hood", "model"),
+    PageSpec("positional", "app_pages/positional.py", "Positional encoding", ":material/waves:", "Under the hood",
+             "positional", ("len", "dim")),
+)
+
+#: Parameters every page keeps in its links: the shared sidebar's choices.
+APP_PARAMS: tuple[str, ...] = ("model", "text", "dir", "kind", "layer", "head", "present")
+
+REDIRECTS: tuple[Redirect, ...] = (
+    # The positional-encoding lab was a tab of the model page.
+    Redirect("model", "positional", when_param="pe_len", rename={"pe_len": "len", "pe_dim": "dim"}),
+    Redirect("model", "positional", when_param="pe_dim", rename={"pe_len": "len", "pe_dim": "dim"}),
+)
+
+BY_KEY: dict[str, PageSpec] = {p.key: p for p in PAGES}
+BY_PATH: dict[str, PageSpec] = {p.url_path: p for p in PAGES}
+START_PAGE = PAGES[0]
+
+
+def page(key: str) -> PageSpec:
+    return BY_KEY[key]
+
+
+def params_of(url_path: str) -> tuple[str, ...]:
+    """Every parameter a link to the page at ``url_path`` keeps: app-wide ones, then the page's."""
+    spec = BY_PATH.get(url_path)
+    return APP_PARAMS + (spec.params if spec else ())
+
+
+def redirect_for(url_path: str, params: Mapping[str, str]) -> tuple[PageSpec, dict[str, str]] | None:
+    """(page to open, its parameters) if an old link shape moved, else None."""
+    for r in REDIRECTS:
+        if r.old_path == url_path and (r.when_param is None or r.when_param in params):
+            moved = {r.rename.get(k, k): v for k, v in params.items()}
+            return BY_PATH[r.new_path], moved
+    return None
+
+
+def _check() -> None:
+    """Fail at import on a registry that cannot work (caught by every test that imports the app)."""
+    for attr in ("key", "file", "url_path"):
+        values = [getattr(p, attr) for p in PAGES]
+        dupes = {v for v in values if values.count(v) > 1}
+        if dupes:
+            raise ValueError(f"pages share a {attr}: {sorted(dupes)}")
+    for p in PAGES:
+        if p.section not in SECTIONS:
+            raise ValueError(f"page {p.key!r} is in unknown section {p.section!r}")
+        clash = set(p.params) & set(APP_PARAMS)
+        if clash:
+            raise ValueError(f"page {p.key!r} declares app-wide parameters {sorted(clash)}")
+    for r in REDIRECTS:
+        if r.new_path not in BY_PATH:
+            raise ValueError(f"redirect from {r.old_path!r} points to unknown page {r.new_path!r}")
+
+
+_check()
