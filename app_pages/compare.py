@@ -5,7 +5,7 @@ import streamlit as st
 
 import viz
 from app_support.messages import note_clipped, show_notes
-from app_support.models import MAX_INPUT_CHARS, SPECIAL_TOKENS, get_analysis
+from app_support.models import MAX_INPUT_CHARS, get_analysis, special_mask
 from app_support.selection import selected_row
 from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
@@ -108,10 +108,7 @@ fig = viz.compare_heatmaps(
 chart(fig, key="cmp_heatmaps")
 
 # Tokens that are queries in both sentences, in A's order, without repeats.
-shared = []
-for i, _ in viz.align_tokens(qa, qb):
-    if qa[i] not in shared:
-        shared.append(qa[i])
+shared = viz.shared_tokens(qa, qb)
 if not shared:
     st.info(
         "The two sentences share no query token for this attention kind, so their rows cannot be "
@@ -120,26 +117,9 @@ if not shared:
     stop_page()
 
 
-def _default_token(word: str) -> str:
-    word = (word or "").strip()
-    if word in shared:
-        return word
-    for t in shared:
-        if word and t.replace("▁", "").strip().lower() == word.lower():
-            return t
-    for t in shared:
-        if word and word.lower() in t.lower():
-            return t
-    for t in shared:  # a word split into pieces (苹果 -> 苹 果): its first piece
-        piece = t.replace("▁", "").strip()
-        if word and piece and piece in word and t not in SPECIAL_TOKENS:
-            return t
-    content = [t for t in shared if t not in SPECIAL_TOKENS]
-    return content[0] if content else shared[0]
-
-
 if st.session_state.get("cmp_token") not in shared:
-    st.session_state["cmp_token"] = _default_token(st.session_state.get("cmp_word", ""))
+    special = {t for t, is_special in zip(qa, special_mask(qa), strict=True) if is_special}
+    st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""), special)
 token = st.selectbox(
     "Shared token to follow",
     shared,

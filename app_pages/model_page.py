@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.model_info import CONFIG_HELP, SYMBOLS, history_long, metric_columns
+from app_support.model_info import CONFIG_HELP, SYMBOLS, evaluation_rows, history_long, metric_columns
 from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
@@ -98,17 +98,14 @@ with tabs[2]:
     with right:
         st.subheader("Evaluation")
         metrics = bundle.metrics or {}
-        results = metrics.get("results") if isinstance(metrics, dict) else None
-        if isinstance(results, dict) and results:
-            for name, res in results.items():
-                if not isinstance(res, dict):
-                    continue
-                shown = {k: v for k, v in res.items() if isinstance(v, int | float) and k != "n"}
+        rows = evaluation_rows(metrics)
+        if rows:
+            for name, shown, n in rows:
                 cols = st.columns(max(1, len(shown)))
-                for col, (k, v) in zip(cols, shown.items(), strict=False):
-                    col.metric(f"{name} {k}", f"{v:.3g}" if isinstance(v, float) else v)
-                if "n" in res:
-                    st.caption(f"{escape_md(str(name))}: {res['n']} test sentences.")
+                for col, (k, v) in zip(cols, shown, strict=False):
+                    col.metric(f"{name} {k}", v)
+                if n is not None:
+                    st.caption(f"{escape_md(name)}: {n} test sentences.")
             st.caption(
                 "chrF: character n-gram F-score (0–100, higher is better); BLEU: word n-gram precision "
                 "(0–100). For the didactic models, exact match is the share of outputs that are exactly right."

@@ -67,3 +67,24 @@ def metric_columns(history: Sequence[Mapping[str, object]]) -> tuple[list[str], 
     losses = [k for k in keys if "loss" in k]
     scores = [k for k in keys if k.endswith(("_chrf", "_bleu", "exact_match", "_accuracy"))]
     return losses, scores
+
+
+def evaluation_rows(metrics: object) -> list[tuple[str, list[tuple[str, str]], int | None]]:
+    """What the model page shows of stored evaluation results.
+
+    One row per evaluated direction (or task): ``(name, [(figure name, formatted value)], n)``
+    where ``n`` is the number of test sentences (None if not stored). Anything malformed in a
+    hand-edited metrics.json is skipped rather than shown wrongly.
+    """
+    results = metrics.get("results") if isinstance(metrics, Mapping) else None
+    if not isinstance(results, Mapping):
+        return []
+    rows = []
+    for name, res in results.items():
+        if not isinstance(res, Mapping):
+            continue
+        shown = [(k, f"{v:.3g}" if isinstance(v, float) else str(v))
+                 for k, v in res.items() if isinstance(v, int | float) and not isinstance(v, bool) and k != "n"]
+        n = res.get("n")
+        rows.append((str(name), shown, n if isinstance(n, int) and not isinstance(n, bool) else None))
+    return rows

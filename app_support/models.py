@@ -18,16 +18,14 @@ import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
-from model.network.positional import sinusoidal_table
 from model.data.char_tokenizer import SPECIALS as CHAR_SPECIALS
 from model.data.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
+from model.network.positional import sinusoidal_table
 from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
 from model.training.checkpoint import Bundle, CheckpointError, read_json
 
 __all__ = [
     "DEFAULT_MODEL",
-    "KINDS",
-    "KIND_LABELS",
     "MAX_INPUT_CHARS",
     "attention_hooks_only",
     "get_analysis",
@@ -36,24 +34,8 @@ __all__ = [
     "list_models",
     "model_description",
     "model_label",
-    "n_layers_by_kind",
     "special_mask",
 ]
-
-#: Attention kinds in menu order, with the labels the UI shows.
-KINDS = ("encoder", "decoder", "cross")
-KIND_LABELS = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention (decoder → encoder)",
-}
-KIND_SHORT = {"encoder": "encoder self-attention", "decoder": "decoder self-attention", "cross": "cross-attention"}
-#: What queries and keys are, per kind (for explanations).
-KIND_HELP = {
-    "encoder": "Each source token (row) looks at every source token (column).",
-    "decoder": "Each output token (row) looks at the output so far (column); the future is masked.",
-    "cross": "Each output token (row) looks at the source tokens (column) the encoder produced.",
-}
 
 #: Longest input the text box accepts (the model reads far fewer tokens and says so).
 MAX_INPUT_CHARS = 1000
@@ -166,11 +148,6 @@ _SHORT_LABELS = {"default": "default · 中文 ↔ English", "reverse": "reverse
 def model_label(name: str) -> str:
     """Short menu label (the sidebar shows the full description under the menu)."""
     return _SHORT_LABELS.get(name, name)
-
-
-def n_layers_by_kind(bundle: Bundle) -> dict[str, int]:
-    cfg = bundle.cfg
-    return {"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers, "cross": cfg.n_dec_layers}
 
 
 def special_mask(tokens: Sequence[str]) -> np.ndarray:

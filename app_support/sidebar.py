@@ -22,6 +22,7 @@ from app_support import pages
 from app_support.messages import note_clipped
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
+from model.network.kinds import KINDS, get_kind, kinds_present, layer_counts
 from model.registry import UnknownModelError
 from model.training.checkpoint import Bundle, CheckpointError
 
@@ -53,11 +54,11 @@ class View:
 
     @property
     def kind_label(self) -> str:
-        return M.KIND_LABELS[self.kind]
+        return get_kind(self.kind).label
 
     @property
     def kinds(self) -> list[str]:
-        return [k for k in M.KINDS if self.n_layers[k] > 0]
+        return [k for k in KINDS if self.n_layers.get(k, 0) > 0]
 
     @property
     def is_translation(self) -> bool:
@@ -121,7 +122,7 @@ def _init_from_url(models: list[str]) -> None:
     direction = qp.get("dir", "auto")
     st.session_state["dir"] = direction if direction in DIRECTION_LABELS else "auto"
     kind = qp.get("kind", "encoder")
-    st.session_state["kind"] = kind if kind in M.KINDS else "encoder"
+    st.session_state["kind"] = kind if kind in KINDS else KINDS[0]
     st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0
     st.session_state["head"] = url_int(qp.get("head"), 0) or 0
     st.session_state["present"] = qp.get("present", "") in ("1", "true", "yes", "on")
@@ -200,15 +201,15 @@ def render_sidebar(page_path: str = "") -> View:
                     key="dir",
                     format_func=DIRECTION_LABELS.get,
                 )
-            n_layers = M.n_layers_by_kind(bundle)
-            kinds = [k for k in M.KINDS if n_layers[k] > 0]
+            n_layers = layer_counts(bundle.cfg)
+            kinds = kinds_present(bundle.cfg)
             clamp_choice("kind", kinds, "encoder")
             st.radio(
                 "Attention",
                 kinds,
                 key="kind",
-                format_func=M.KIND_LABELS.get,
-                help="\n".join(f"- **{M.KIND_LABELS[k]}**: {M.KIND_HELP[k]}" for k in kinds),
+                format_func=lambda k: get_kind(k).label,
+                help="\n".join(f"- **{get_kind(k).label}**: {get_kind(k).help}" for k in kinds),
             )
             kind = st.session_state["kind"]
             n_heads = bundle.cfg.n_heads

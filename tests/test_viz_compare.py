@@ -83,3 +83,26 @@ def test_rank_heads_validation():
         viz.rank_heads_by_change(pa, A, _rand((2, 3, 2, 2), 1), ["x", "y"])
     with pytest.raises(ValueError, match="does not occur"):
         viz.rank_heads_by_change(pa, A, _rand((2, 3, 6, 6), 1), B, token="dog")
+
+
+def test_shared_tokens_are_in_a_order_without_repeats():
+    assert viz.shared_tokens(["a", "b", "a", "c"], ["c", "a", "a", "x"]) == ["a", "c"]
+    assert viz.shared_tokens(["a"], ["b"]) == []
+
+
+@pytest.mark.parametrize("shared,word,special,expected", [
+    (["▁The", "▁bank", "<eos>"], "bank", {"<eos>"}, "▁bank"),  # word marker ignored
+    (["▁The", "▁Bank", "<eos>"], "bank", {"<eos>"}, "▁Bank"),  # case ignored
+    (["苹", "果", "<eos>"], "苹果", {"<eos>"}, "苹"),  # a split word: its first piece
+    (["<eos>", "n", "a"], "n", {"<eos>"}, "n"),
+    (["<eos>", "x"], "zzz", {"<eos>"}, "x"),  # no match: first non-special token
+    (["<eos>"], "zzz", {"<eos>"}, "<eos>"),
+    (["▁banking", "▁The"], "bank", set(), "▁banking"),  # containment
+])
+def test_pick_shared_token(shared, word, special, expected):
+    assert viz.pick_shared_token(shared, word, special) == expected
+
+
+def test_pick_shared_token_needs_a_shared_token():
+    with pytest.raises(ValueError, match="share no token"):
+        viz.pick_shared_token([], "x")

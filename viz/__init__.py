@@ -12,9 +12,11 @@ from viz.compare import (
     RowDiff,
     align_tokens,
     compare_heatmaps,
+    pick_shared_token,
     rank_heads_by_change,
     row_diff_figure,
     shared_token_row_diff,
+    shared_tokens,
 )
 from viz.decoding import cross_attention_step, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
@@ -43,6 +45,7 @@ __all__ = [
     "GridLayout",
     "RowDiff",
     "align_tokens",
+    "pick_shared_token",
     "all_heads_grid",
     "attention_arcs",
     "attention_heatmap",
@@ -74,6 +77,7 @@ __all__ = [
     "row_diff_figure",
     "shape_trace_table",
     "shared_token_row_diff",
+    "shared_tokens",
     "tile_heads",
     "token_focus_grid",
     "token_focus_values",

@@ -4,7 +4,7 @@ both, and a ranking of heads by how much their attention changes."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,43 @@ def align_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[tuple
         if n < len(positions_b[t]):
             pairs.append((i, positions_b[t][n]))
     return pairs
+
+
+def shared_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
+    """Tokens present in both sequences, in A's order, each once."""
+    out: list[str] = []
+    for i, _ in align_tokens(tokens_a, tokens_b):
+        if tokens_a[i] not in out:
+            out.append(tokens_a[i])
+    return out
+
+
+def pick_shared_token(shared: Sequence[str], word: str, special: Collection[str] = ()) -> str:
+    """The shared token that best stands for ``word`` (e.g. a preset's 苹果 or "bank").
+
+    In order: the token itself; a token equal to the word once the "▁" word marker and case are
+    ignored; a token containing the word; the first piece of a word the tokenizer split
+    (苹果 -> 苹 果); else the first shared token that is not special. Raises ValueError if
+    nothing is shared.
+    """
+    if not shared:
+        raise ValueError("the two sentences share no token")
+    word = (word or "").strip()
+    if word:
+        if word in shared:
+            return word
+        for t in shared:
+            if t.replace("▁", "").strip().lower() == word.lower():
+                return t
+        for t in shared:
+            if word.lower() in t.lower():
+                return t
+        for t in shared:
+            piece = t.replace("▁", "").strip()
+            if piece and piece in word and t not in special:
+                return t
+    content = [t for t in shared if t not in special]
+    return content[0] if content else shared[0]
 
 
 def _find(tokens: Sequence[str], token: str, occurrence: int, which: str) -> int:
