@@ -11,6 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from .messages import render
+
 EXIT_USAGE = 2
 
 
@@ -73,12 +75,12 @@ def cmd_translate(args) -> int:
             result = analyze(bundle, text, direction)
         except InputError as e:
             # An empty line out keeps output lines aligned with input lines; the exit status tells.
-            print(f"error: input {n}: {e}", file=sys.stderr)
+            print(f"error: input {n}: {render(e.message)}", file=sys.stderr)
             print(flush=True)
             status = EXIT_USAGE
             continue
         for note in result.notes:
-            print(f"warning: {note}", file=sys.stderr)
+            print(f"warning: {render(note)}", file=sys.stderr)
         print(result.output_text, flush=True)
     return status
 
@@ -91,7 +93,7 @@ def cmd_inspect(args) -> int:
     direction = None if args.direction == "auto" else args.direction
     result = analyze(bundle, args.text, direction, target=args.target)
     for note in result.notes:
-        print(f"warning: {note}", file=sys.stderr)
+        print(f"warning: {render(note)}", file=sys.stderr)
     out = Path(args.out)
     meta = inspect_meta(bundle, result, args.text)
     files = {
@@ -163,7 +165,8 @@ def cmd_train(args) -> int:
             res = evaluate_model(model, task, "valid", n=args.eval_sentences)
             return {f"{d}_{k}": v for d, r in res.items() for k, v in r.items() if k in ("bleu", "chrf")}
 
-    info = {"preset": args.preset, "description": preset.description, "example": task.example}
+    info = {"preset": args.preset, "description": preset.description, "example": task.example,
+            "label": preset.label or args.preset, "group": preset.group, "order": preset.order, "listed": True}
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
           evaluate=evaluate, info=info, init_from=args.init_from)

@@ -15,6 +15,7 @@ import torch
 
 from .data.tasks import InputError, Prepared
 from .decoding import greedy_decode
+from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
 from .training.checkpoint import Bundle
@@ -45,7 +46,7 @@ class Analysis:
     activations: dict[str, np.ndarray]  # hook name -> float32 array, batch axis kept (size 1)
     trace: list[dict]
     trace_sizes: dict[str, int]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)  # str(note) is the English text
     # Attention kind -> layers, from the model's config (kinds.layer_counts); plain data, so it
     # survives the app dropping activations before caching.
     layer_counts: dict[str, int] = field(default_factory=dict)
@@ -97,7 +98,7 @@ def analyze(
     with model.lock:
         if target is not None:
             if not target.strip():
-                raise InputError("The target text is empty.")
+                raise InputError(Message("empty_target", {}, "error"))
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
@@ -105,12 +106,12 @@ def analyze(
         full = prepared.prefix + generated
         stopped = len(full) < cfg.max_len
         if len(full) > cfg.max_len:
-            notes.append(f"The target was cut to the model's maximum of {cfg.max_len} tokens.")
+            notes.append(Message("target_cut", {"max_len": cfg.max_len}, "warning"))
             full = full[: cfg.max_len]
             generated = full[len(prepared.prefix) :]
             stopped = False
         if target is None and not stopped:
-            notes.append(f"The output reached the maximum length ({cfg.max_len} tokens) without an end token.")
+            notes.append(Message("output_max_length", {"max_len": cfg.max_len}, "warning"))
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
         decoder_in = full
         with trace_shapes() as trace:
@@ -162,7 +163,8 @@ def inspect_meta(bundle: Bundle, result: Analysis, input_text: str) -> dict:
         "target_tokens": result.target_tokens,
         "output_text": result.output_text,
         "teacher_forced": result.teacher_forced,
-        "notes": result.notes,
+        "notes": [render(n) for n in result.notes],
+        "note_codes": [n.code for n in result.notes],
         "steps": [s.__dict__ for s in result.steps],
         "config": summary["config"],
         "parameters": summary["parameters"],

@@ -11,13 +11,23 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..messages import Message
 from .char_tokenizer import CharTokenizer
 
 Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: prefix ... eos)
 
 
 class InputError(ValueError):
-    """User input that cannot be run (e.g. empty text); the message is meant for the user."""
+    """User input that cannot be run (e.g. empty text); `.message` says why, for the user.
+
+    str() is the English text. A plain string is still accepted (callers that predate codes).
+    """
+
+    def __init__(self, message: Message | str):
+        if not isinstance(message, Message):
+            message = Message("plain_text", {"text": str(message)}, "error")
+        self.message = message
+        super().__init__(str(message))
 
 
 @dataclass
@@ -27,7 +37,7 @@ class Prepared:
     source_tokens: list[str]
     prefix: list[int]  # what the decoder starts from
     direction: str | None  # "zh->en" / "en->zh" for translation, None otherwise
-    notes: list[str] = field(default_factory=list)  # things the user must be told
+    notes: list[Message] = field(default_factory=list)  # things the user must be told
     truncated_from: int | None = None  # token count before truncation, if truncated
 
 
@@ -38,24 +48,28 @@ def _finish(tokenizer, text: str, ids: list[int], max_len: int, prefix: list[int
         truncated_from = len(ids)
         ids = ids[:limit]
         notes.append(
-            f"The input is {truncated_from} tokens long; the model reads at most {max_len} "
-            f"(end token included), so it was truncated to its first {limit} tokens."
+            Message("input_truncated", {"tokens": truncated_from, "max_len": max_len, "kept": limit}, "warning")
         )
     unknown = tokenizer.unknown_characters(text)
     if unknown:
         shown = " ".join(repr(c) for c in unknown[:10])
-        notes.append(f"{len(unknown)} character(s) unknown to this model's tokenizer, shown as <unk>: {shown}")
+        notes.append(Message("unknown_characters", {"count": len(unknown), "shown": shown}, "warning"))
     source = ids + [tokenizer.eos_id]
     return Prepared(text, source, tokenizer.tokens(source), prefix, direction, notes, truncated_from)
 
 
+def _target_unknown(unknown: list[str]) -> Message:
+    # Shown as the Python list, as the note has always read.
+    return Message("target_unknown_characters", {"shown": str(unknown)}, "warning")
+
+
 def _check_text(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise InputError("The input text is empty. Type a sentence to see the model's attention.")
+        raise InputError(Message("empty_input", {}, "error"))
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: bytes that were not valid UTF-8
-        raise InputError("The input is not valid UTF-8 text (it holds undecodable bytes).") from None
+        raise InputError(Message("invalid_utf8", {}, "error")) from None
     return text.strip()
 
 
@@ -88,15 +102,15 @@ class SyntheticTask:
         notes = []
         lowered = text.lower()
         if lowered != text:
-            notes.append("This model only knows lowercase letters; the input was lowercased.")
+            notes.append(Message("input_lowercased", {}, "info"))
         ids = self.tokenizer.encode(lowered)
         return _finish(self.tokenizer, lowered, ids, max_len, [self.tokenizer.bos_id], None, notes)
 
-    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[str]]:
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A given output, normalised like the training targets: (ids, notes for the user)."""
         lowered = _check_text(text).lower()
         unknown = self.tokenizer.unknown_characters(lowered)
-        notes = [f"The target has characters this model does not know, shown as <unk>: {unknown}"] if unknown else []
+        notes = [_target_unknown(unknown)] if unknown else []
         return self.tokenizer.encode(lowered), notes
 
     def examples(self, split: str, n: int | None = None) -> list[Example]:
@@ -143,19 +157,18 @@ class TranslationTask:
         if direction is None or direction == "auto":
             direction = "zh->en" if detect_language(text) == "zh" else "en->zh"
         if direction not in self.DIRECTIONS:
-            raise InputError(f"Unknown direction {direction!r}; use one of {', '.join(self.DIRECTIONS)}.")
+            choices = ", ".join(self.DIRECTIONS)
+            raise InputError(Message("unknown_direction", {"direction": direction, "choices": choices}, "error"))
         if direction == "zh->en":
             text, converted = to_simplified(text)
             if converted:
-                notes.append(
-                    "Traditional characters were converted to Simplified, the script the model was trained on."
-                )
+                notes.append(Message("input_script_converted", {}, "info"))
         target_lang = direction.split("->")[1]
         ids = self.tokenizer.encode(text)
         prefix = [self.tokenizer.lang_tag_id(target_lang)]
         return _finish(self.tokenizer, text, ids, max_len, prefix, direction, notes)
 
-    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[str]]:
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A given output, normalised like the training targets: (ids, notes for the user)."""
         from .zh_script import to_simplified
 
@@ -164,10 +177,10 @@ class TranslationTask:
         if direction == "en->zh":
             text, converted = to_simplified(text)
             if converted:
-                notes.append("Traditional characters in the target were converted to Simplified.")
+                notes.append(Message("target_script_converted", {}, "info"))
         unknown = self.tokenizer.unknown_characters(text)
         if unknown:
-            notes.append(f"The target has characters this model does not know, shown as <unk>: {unknown}")
+            notes.append(_target_unknown(unknown))
         return self.tokenizer.encode(text), notes
 
     def splits(self):

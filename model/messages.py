@@ -1,0 +1,86 @@
+"""What model/ tells the user, as codes with parameters; the words live in one table per language.
+
+model/ decides *what* to say (a `Message`: code, parameters, severity); the CLI, exports and the
+app decide *how* (`render` with a table). Parameters stay data (numbers stay numbers), so another
+table can word and format them its own way. `ENGLISH` is the reference table: every code has a
+template there, and `str(message)` is its English text.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["info", "warning", "error"]
+SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
+
+#: code -> str.format template with named placeholders (one per parameter of that code).
+ENGLISH: dict[str, str] = {
+    # notes about an input that did run
+    "input_truncated": (
+        "The input is {tokens} tokens long; the model reads at most {max_len} "
+        "(end token included), so it was truncated to its first {kept} tokens."
+    ),
+    "unknown_characters": "{count} character(s) unknown to this model's tokenizer, shown as <unk>: {shown}",
+    "input_lowercased": "This model only knows lowercase letters; the input was lowercased.",
+    "input_script_converted": (
+        "Traditional characters were converted to Simplified, the script the model was trained on."
+    ),
+    "target_script_converted": "Traditional characters in the target were converted to Simplified.",
+    "target_unknown_characters": "The target has characters this model does not know, shown as <unk>: {shown}",
+    "target_cut": "The target was cut to the model's maximum of {max_len} tokens.",
+    "output_max_length": "The output reached the maximum length ({max_len} tokens) without an end token.",
+    # input that cannot run (InputError)
+    "empty_input": "The input text is empty. Type a sentence to see the model's attention.",
+    "invalid_utf8": "The input is not valid UTF-8 text (it holds undecodable bytes).",
+    "unknown_direction": "Unknown direction {direction!r}; use one of {choices}.",
+    "empty_target": "The target text is empty.",
+    # transitional: InputError raised with free text by callers that predate codes
+    "plain_text": "{text}",
+}
+
+
+@dataclass(frozen=True)
+class Message:
+    """One thing to tell the user. Hashable and picklable (the app caches analyses holding these)."""
+
+    code: str
+    # Given as a mapping; kept as sorted (name, value) pairs so the message stays hashable.
+    params: tuple[tuple[str, object], ...] = field(default=())
+    severity: Severity = "warning"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.params, Mapping):
+            object.__setattr__(self, "params", tuple(sorted(self.params.items())))
+        else:
+            object.__setattr__(self, "params", tuple(sorted(tuple(p) for p in self.params)))
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
+
+    @property
+    def kwargs(self) -> dict[str, object]:
+        """The parameters as a dict, ready for ``template.format(**message.kwargs)``."""
+        return dict(self.params)
+
+    def __str__(self) -> str:
+        return render(self)
+
+    # transitional: the app still matches words; remove when it uses severity
+    def __contains__(self, text: str) -> bool:
+        return text in str(self)
+
+
+def render(message: Message, table: Mapping[str, str] = ENGLISH) -> str:
+    """The message's text in `table`'s language; KeyError for a code the table lacks."""
+    try:
+        template = table[message.code]
+    except KeyError:
+        raise KeyError(f"no text for message code {message.code!r}") from None
+    return template.format(**message.kwargs)
+
+
+def placeholders(template: str) -> set[str]:
+    """Names a template's placeholders use (what the params of its code must be)."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
