@@ -50,6 +50,10 @@ class Analysis:
     # Attention kind -> layers, from the model's config (kinds.layer_counts); plain data, so it
     # survives the app dropping activations before caching.
     layer_counts: dict[str, int] = field(default_factory=dict)
+    # True at tokens the model adds (<bos>, <eos>, <pad>, language tags), from the ids: a user
+    # who types "<eos>" gets text tokens, and <unk> (a character the user typed) is not special.
+    source_special: list[bool] = field(default_factory=list)
+    target_special: list[bool] = field(default_factory=list)
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -137,6 +141,8 @@ def analyze(
         trace_sizes=dict(trace.sizes),
         notes=notes,
         layer_counts=layer_counts(cfg),
+        source_special=[tok.is_special(i) for i in prepared.source_ids],
+        target_special=[tok.is_special(i) for i in decoder_in],
     )
 
 

@@ -33,6 +33,11 @@ class CharTokenizer:
     def id_to_token(self, i: int) -> str:
         return self.itos[i] if 0 <= i < len(self.itos) else "<unk>"
 
+    def is_special(self, i: int) -> bool:
+        """True for the tokens the model adds around text (<pad>, <bos>, <eos>). <unk> is not
+        special: it stands for a character the user typed."""
+        return i in (self.pad_id, self.bos_id, self.eos_id)
+
     def tokens(self, ids: Sequence[int]) -> list[str]:
         return [self.id_to_token(i) for i in ids]
 

@@ -192,6 +192,12 @@ class TranslationTokenizer:
     def special_ids(self) -> frozenset[int]:
         return frozenset(self._specials)
 
+    def is_special(self, i: int) -> bool:
+        """True for the tokens the model adds around text (<pad>, <bos>, <eos>, language tags),
+        decided by id, so typed text such as "<eos>" never counts. <unk> is not special: it
+        stands for a character the user typed."""
+        return int(i) in self._specials and int(i) != self.unk_id
+
     def lang_tag_id(self, lang: str) -> int:
         """Id of the target-language tag: ``"en"`` -> ``<2en>`` (4), ``"zh"`` -> ``<2zh>`` (5)."""
         try:
