@@ -21,8 +21,16 @@ from model.analysis import Analysis, analyze, model_summary
 from model.data.char_tokenizer import SPECIALS as CHAR_SPECIALS
 from model.data.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 from model.network.positional import sinusoidal_table
-from model.registry import DEFAULT_MODEL, UnknownModelError, available_models, load_model, model_dir
-from model.training.checkpoint import Bundle, CheckpointError, read_json
+from model.registry import (
+    DEFAULT_MODEL,
+    ModelInfo,
+    UnknownModelError,
+    load_model,
+    model_dir,
+    model_info,
+    model_infos,
+)
+from model.training.checkpoint import Bundle, CheckpointError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -58,17 +66,15 @@ def configure_torch() -> None:
 
 configure_torch()
 
-_FALLBACK_LABELS = {
-    "default": "Chinese ↔ English translation",
-    "reverse": "reverses a lowercase word",
-    "copy": "copies a lowercase word",
-    "sort": "sorts the letters of a word",
-}
-
-
 def list_models() -> list[str]:
-    """Models under assets/models/, default first (not cached: new models appear at once)."""
-    return available_models()
+    """Models the picker offers, in menu order (not cached: new models appear at once).
+
+    Listed models first; a model whose config cannot be read is still offered, last, so choosing
+    it shows what is wrong with it instead of it silently missing.
+    """
+    broken: list[tuple[str, str]] = []
+    names = [i.name for i in model_infos(broken) if i.listed]
+    return names + sorted(name for name, _ in broken)
 
 
 def _stamp(name: str) -> int:
@@ -121,33 +127,29 @@ def get_summary(name: str) -> dict:
     return _summary(name, _stamp(name))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _config(name: str, stamp: int) -> dict:
+def _info(name: str) -> ModelInfo | None:
     try:
-        config = read_json(model_dir(name) / "config.json")
+        return model_info(name)
     except (CheckpointError, UnknownModelError):
-        return {}
-    return config if isinstance(config, dict) else {}
+        return None
 
 
 def model_description(name: str) -> str:
     """One line saying what a model does (from its config.json, without loading weights)."""
-    desc = _config(name, _stamp(name)).get("description")
-    return str(desc) if desc else _FALLBACK_LABELS.get(name, "")
+    info = _info(name)
+    return info.description if info else ""
 
 
 def model_example(name: str) -> str:
     """The example input stored with a model ("" if none)."""
-    return str(_config(name, _stamp(name)).get("example", "") or "")
-
-
-_SHORT_LABELS = {"default": "default · 中文 ↔ English", "reverse": "reverse · didactic", "copy": "copy · didactic",
-                 "sort": "sort · didactic"}
+    info = _info(name)
+    return info.example if info else ""
 
 
 def model_label(name: str) -> str:
     """Short menu label (the sidebar shows the full description under the menu)."""
-    return _SHORT_LABELS.get(name, name)
+    info = _info(name)
+    return info.label if info else name
 
 
 def special_mask(tokens: Sequence[str]) -> np.ndarray:

@@ -1,18 +1,28 @@
-"""The models the app and the command line offer: folders under assets/models/."""
+"""The models the app and the command line offer, and what each says about itself.
+
+A model is a checkpoint folder found in one of the model sources (today the shipped
+``assets/models/``; a package or a user's folder can be added as another :class:`ModelSource`).
+Everything the app shows about a model before loading it (label, description, example input,
+task, group, attention kinds, whether the picker lists it) is read from the ``config.json`` the
+model was shipped with: :class:`ModelInfo`. Names are plain names, never paths.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from .training.checkpoint import Bundle, CheckpointError, load_checkpoint, read_json
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))
 DEFAULT_MODEL = "default"
-# Order in menus: the translation model first, then the didactic ones.
-PREFERRED_ORDER = ["default", "reverse", "copy", "sort"]
+
+#: Model groups, in menu order: what kind of model it is, for the picker and the pages.
+GROUPS = ("main", "didactic", "pitfall", "variant", "user")
 
 
 #: A model name is a plain folder name: letters, digits, "_", "-" and "." (not first), at most 64.
@@ -38,17 +48,129 @@ def check_model_name(name: object) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class ModelSource:
+    name: str  # where models come from, e.g. "assets"
+    directory: Path  # each model is a folder directly inside
+
+
+def model_sources() -> list[ModelSource]:
+    """Where models are looked up, first match wins (read at call time: tests point it elsewhere)."""
+    return [ModelSource("assets", MODELS_DIR)]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str  # plain name (the folder's), used in links and on the command line
+    label: str  # short menu label
+    description: str  # one line: what the model does
+    example: str  # an input worth trying
+    task: str  # "translation", or the didactic task ("reverse", "copy", "sort")
+    group: str  # one of GROUPS
+    listed: bool  # shown in the picker by default (variants may be hidden until asked for)
+    order: int  # position in menus within its group
+    kinds: tuple[str, ...]  # attention kinds the network has (a model without decoder has no decoder kinds)
+    source: str  # the ModelSource it came from
+    directory: Path
+
+
+def _text(value: object, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo:
+    from .network.kinds import kinds_present
+
+    task = config.get("task") if isinstance(config.get("task"), dict) else {}
+    task_name = _text(task.get("kind")) if task.get("type") == "synthetic" else _text(task.get("type"), "unknown")
+    group = _text(config.get("group"), "user")
+    layers = config.get("model") if isinstance(config.get("model"), dict) else {}
+    sizes = SimpleNamespace(n_enc_layers=layers.get("n_enc_layers", 0), n_dec_layers=layers.get("n_dec_layers", 0))
+    try:
+        kinds = tuple(kinds_present(sizes))
+    except TypeError:  # sizes that are not numbers: loading will say what is wrong
+        kinds = ()
+    order = config.get("order")
+    return ModelInfo(
+        name=name,
+        label=_text(config.get("label"), name),
+        description=_text(config.get("description")),
+        example=_text(config.get("example")),
+        task=task_name,
+        group=group if group in GROUPS else "user",
+        listed=config.get("listed", True) is not False,
+        order=order if isinstance(order, int) and not isinstance(order, bool) else 99,
+        kinds=kinds,
+        source=source.name,
+        directory=source.directory / name,
+    )
+
+
+_INFO_CACHE: dict[Path, tuple[int, ModelInfo]] = {}
+
+
+def model_info(name: str) -> ModelInfo:
+    """What model ``name`` says about itself (its config.json, read without loading weights).
+
+    Raises UnknownModelError for a name no source holds, CheckpointError for a broken config.
+    """
+    directory = model_dir(name)
+    source = next(s for s in model_sources() if s.directory / name == directory)
+    config_file = directory / "config.json"
+    try:
+        stamp = config_file.stat().st_mtime_ns
+    except OSError as e:
+        raise CheckpointError(f"cannot read {config_file} ({e.strerror or e})") from e
+    cached = _INFO_CACHE.get(config_file)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    config = read_json(config_file)
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{config_file} must hold a JSON object")
+    info = _info_from_config(name, config, source)
+    _INFO_CACHE[config_file] = (stamp, info)
+    return info
+
+
+def _folders() -> dict[str, Path]:
+    """Model name -> folder, over every source (an earlier source hides a later one's same name)."""
+    found: dict[str, Path] = {}
+    for source in model_sources():
+        if not source.directory.is_dir():
+            continue
+        for p in sorted(source.directory.iterdir()):
+            if is_model_name(p.name) and p.name not in found and (p / "config.json").is_file():
+                found[p.name] = p
+    return found
+
+
+def model_infos(broken: list[tuple[str, str]] | None = None) -> list[ModelInfo]:
+    """Every readable model, in menu order (group, then order, then name).
+
+    A folder whose config cannot be read is left out; pass a list as ``broken`` to receive
+    ``(name, reason)`` for each, so a caller can name it.
+    """
+    infos = []
+    for name in _folders():
+        try:
+            infos.append(model_info(name))
+        except CheckpointError as e:
+            if broken is not None:
+                broken.append((name, str(e)))
+    return sorted(infos, key=lambda i: (GROUPS.index(i.group), i.order, i.name))
+
+
 def available_models() -> list[str]:
-    if not MODELS_DIR.is_dir():
-        return []
-    names = [p.name for p in MODELS_DIR.iterdir() if is_model_name(p.name) and (p / "config.json").exists()]
-    return sorted(names, key=lambda n: (PREFERRED_ORDER.index(n) if n in PREFERRED_ORDER else 99, n))
+    """Names of every model with a config.json, in menu order (broken ones last, so they can be named)."""
+    broken: list[tuple[str, str]] = []
+    names = [i.name for i in model_infos(broken)]
+    return names + sorted(name for name, _ in broken)
 
 
 def model_dir(name: str) -> Path:
     check_model_name(name)
-    path = MODELS_DIR / name
-    if not (path / "config.json").exists():
+    path = _folders().get(name)
+    if path is None:
         have = ", ".join(available_models()) or "none"
         if name == DEFAULT_MODEL:
             raise UnknownModelError(
@@ -66,8 +188,4 @@ def load_model(name: str) -> Bundle:
 
 def example_input(name: str) -> str:
     """An input worth trying on this model, read from its config without loading the weights."""
-    config = read_json(model_dir(name) / "config.json")
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{model_dir(name) / 'config.json'} must hold a JSON object")
-    example = config.get("example", "")
-    return example if isinstance(example, str) else ""
+    return model_info(name).example

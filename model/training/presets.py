@@ -16,9 +16,12 @@ class Preset:
     task: str  # "copy" / "reverse" / "sort" (synthetic) or "translation"
     description: str
     ship_dtype: str = "float32"  # dtype of the weights written into assets/
+    label: str = ""  # short menu label of the shipped model ("" = its name)
+    group: str = "didactic"  # model group in menus (see model.registry.GROUPS)
+    order: int = 99  # position within its group
 
 
-def _didactic(kind: str, steps: int, description: str) -> Preset:
+def _didactic(kind: str, steps: int, description: str, order: int) -> Preset:
     task = SyntheticTask(kind)
     return Preset(
         ModelConfig(
@@ -29,13 +32,16 @@ def _didactic(kind: str, steps: int, description: str) -> Preset:
                     save_every=0, log_every=50),
         kind,
         description,
+        label=f"{kind} · didactic",
+        group="didactic",
+        order=order,
     )
 
 
 PRESETS: dict[str, Preset] = {
-    "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal"),
-    "copy": _didactic("copy", 400, "copies a lowercase word: cross-attention is a diagonal"),
-    "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source"),
+    "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal", 1),
+    "copy": _didactic("copy", 400, "copies a lowercase word: cross-attention is a diagonal", 2),
+    "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source", 3),
     "default": Preset(
         ModelConfig(
             vocab_size=8000, d_model=256, n_heads=8, d_ff=1024, n_enc_layers=3, n_dec_layers=3,
@@ -47,6 +53,9 @@ PRESETS: dict[str, Preset] = {
         "translation",
         "Chinese <-> English translation, trained on Tatoeba sentence pairs",
         ship_dtype="float16",
+        label="default · 中文 ↔ English",
+        group="main",
+        order=0,
     ),
 }
 
