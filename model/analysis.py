@@ -18,6 +18,7 @@ from .decoding import greedy_decode
 from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
+from .protocols import HookedModel, Task, Tokenizer
 from .training.checkpoint import Bundle
 
 
@@ -95,7 +96,9 @@ def analyze(
     bundle: Bundle, text: str, direction: str | None = None, target: str | None = None, top_k: int = 5
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input."""
-    model, task, tok = bundle.model, bundle.task, bundle.tokenizer
+    model: HookedModel = bundle.model
+    task: Task = bundle.task
+    tok: Tokenizer = bundle.tokenizer
     cfg = model.cfg
     prepared = task.prepare(text, cfg.max_len, direction)
     notes = list(prepared.notes)
@@ -106,7 +109,8 @@ def analyze(
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
-            generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+            # greedy_decode steps the decoder blocks itself, so it takes the concrete Transformer.
+            generated = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
         full = prepared.prefix + generated
         stopped = len(full) < cfg.max_len
         if len(full) > cfg.max_len:

@@ -25,6 +25,7 @@ from safetensors.torch import load_file, save_file
 from ..data.tasks import task_from_dict
 from ..network.config import ConfigError, ModelConfig
 from ..network.transformer import Transformer
+from ..protocols import Task, Tokenizer
 
 
 class CheckpointError(RuntimeError):
@@ -36,8 +37,10 @@ class Bundle:
     """A loaded model with everything needed to run it on text."""
 
     name: str
+    # Satisfies protocols.HookedModel; kept concrete because saving, exporting and decoding also
+    # use its nn.Module side (state_dict, decoder blocks, unembed).
     model: Transformer
-    task: object
+    task: Task
     directory: Path
     info: dict = field(default_factory=dict)  # the rest of config.json (step, train config, ...)
     metrics: dict = field(default_factory=dict)
@@ -48,7 +51,7 @@ class Bundle:
         return self.model.cfg
 
     @property
-    def tokenizer(self):
+    def tokenizer(self) -> Tokenizer:
         return self.task.tokenizer
 
 
