@@ -72,7 +72,9 @@ def fig_cost(build: Callable[[], object], repeat: int) -> tuple[float, float, in
 
 
 def row(cells: list[str], widths: list[int]) -> str:
-    return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+    return "  ".join(
+        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+    )
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -100,7 +102,9 @@ def main() -> int:
     args = ap.parse_args()
     import os
 
-    torch.set_num_threads(max(1, args.threads or int(os.environ.get("ATTENTION_LENS_TORCH_THREADS", "1") or 1)))
+    torch.set_num_threads(
+        max(1, args.threads or int(os.environ.get("ATTENTION_LENS_TORCH_THREADS", "1") or 1))
+    )
 
     models = available_models()
     if not models:
@@ -108,14 +112,20 @@ def main() -> int:
         return 1
     name = args.model or (DEFAULT_MODEL if DEFAULT_MODEL in models else models[0])
     if args.model is None and name != DEFAULT_MODEL:
-        print(f"NOTE: assets/models/{DEFAULT_MODEL} is not shipped yet; measuring the didactic model {name!r} instead.")
+        print(
+            f"NOTE: assets/models/{DEFAULT_MODEL} is not shipped yet; "
+            f"measuring the didactic model {name!r} instead."
+        )
     t0 = time.perf_counter()
     bundle = load_model(name)
     load_s = time.perf_counter() - t0
     cfg, task, tok = bundle.cfg, bundle.task, bundle.tokenizer
     text = SENTENCES["translation" if task.directions else "didactic"]
-    print(f"model {name}: {cfg.n_enc_layers}+{cfg.n_dec_layers} layers x {cfg.n_heads} heads, d_model {cfg.d_model}, "
-          f"max_len {cfg.max_len}; torch threads {torch.get_num_threads()}; load {load_s:.2f} s")
+    print(
+        f"model {name}: {cfg.n_enc_layers}+{cfg.n_dec_layers} layers x {cfg.n_heads} heads, "
+        f"d_model {cfg.d_model}, "
+        f"max_len {cfg.max_len}; torch threads {torch.get_num_threads()}; load {load_s:.2f} s"
+    )
 
     # ---- model side: tokenize, decode, cached forward, analyze
     prep_first, prep_med, prepared = timed(lambda: task.prepare(text, cfg.max_len, None), args.repeat)
@@ -151,20 +161,37 @@ def main() -> int:
     q_dec, _ = result.tokens_for("decoder")
     step = result.steps[min(2, len(result.steps) - 1)]
     figs: list[tuple[str, Callable[[], object]]] = [
-        ("MAIN single head heatmap (encoder L0 H0)",
-         lambda: viz.attention_heatmap(enc[0, 0], q_enc, k_enc, scores_2d=enc_s[0, 0], title="x")),
-        ("single head heatmap (decoder, masked)",
-         lambda: viz.attention_heatmap(dec[0, 0], q_dec, q_dec, scores_2d=dec_s[0, 0], title="x")),
+        (
+            "MAIN single head heatmap (encoder L0 H0)",
+            lambda: viz.attention_heatmap(enc[0, 0], q_enc, k_enc, scores_2d=enc_s[0, 0], title="x"),
+        ),
+        (
+            "single head heatmap (decoder, masked)",
+            lambda: viz.attention_heatmap(dec[0, 0], q_dec, q_dec, scores_2d=dec_s[0, 0], title="x"),
+        ),
         ("all heads grid (encoder)", lambda: viz.all_heads_grid(enc, q_enc, k_enc, mask=~np.isfinite(enc_s))),
-        ("all heads grid (decoder, masked)", lambda: viz.all_heads_grid(dec, q_dec, q_dec, mask=~np.isfinite(dec_s))),
-        ("token focus grid", lambda: viz.token_focus_grid(enc, 0, "from", query_tokens=q_enc, key_tokens=k_enc)),
+        (
+            "all heads grid (decoder, masked)",
+            lambda: viz.all_heads_grid(dec, q_dec, q_dec, mask=~np.isfinite(dec_s)),
+        ),
+        (
+            "token focus grid",
+            lambda: viz.token_focus_grid(enc, 0, "from", query_tokens=q_enc, key_tokens=k_enc),
+        ),
         ("attention arcs", lambda: viz.attention_arcs(enc[0, 0], q_enc, 0, key_tokens=k_enc)),
-        ("decoding: cross-attention at a step", lambda: viz.cross_attention_step(cross[:, :, step.position, :],
-                                                                              result.source_tokens, step=2)),
-        ("decoding: top-k bar", lambda: viz.topk_bar(step.top_tokens, np.asarray(step.top_probs, dtype=np.float32))),
+        (
+            "decoding: cross-attention at a step",
+            lambda: viz.cross_attention_step(cross[:, :, step.position, :], result.source_tokens, step=2),
+        ),
+        (
+            "decoding: top-k bar",
+            lambda: viz.topk_bar(step.top_tokens, np.asarray(step.top_probs, dtype=np.float32)),
+        ),
         ("head stats scatter", lambda: viz.head_stats_scatter(viz.head_stats(enc))),
-        ("head similarity heatmap", lambda: viz.head_similarity_heatmap(viz.head_similarity(enc),
-                                                                         viz.flatten_heads(enc)[1])),
+        (
+            "head similarity heatmap",
+            lambda: viz.head_similarity_heatmap(viz.head_similarity(enc), viz.flatten_heads(enc)[1]),
+        ),
         ("mean over heads", lambda: viz.mean_over_heads_figure(enc, q_enc, k_enc, 0)),
         ("attention rollout", lambda: viz.attention_rollout_figure(enc, q_enc)),
     ]
@@ -174,12 +201,19 @@ def main() -> int:
         if label.startswith("MAIN"):
             main_total += b + d
         rows.append([label, f"{b * 1000:.1f}", f"{d * 1000:.1f}", f"{size / 1024:.1f}"])
-    print_table("Figures (median ms; JSON = what st.plotly_chart sends)", ["figure", "build ms", "to_json ms", "JSON KiB"],
-                rows)
-    print(f"\nmain page, server side for a new sentence: analyze {an_med * 1000:.0f} ms + figure {main_total * 1000:.0f} ms "
-          f"= {(an_med + main_total) * 1000:.0f} ms (median; a cached sentence skips analyze)")
+    print_table(
+        "Figures (median ms; JSON = what st.plotly_chart sends)",
+        ["figure", "build ms", "to_json ms", "JSON KiB"],
+        rows,
+    )
+    print(
+        f"\nmain page, server side for a new sentence: analyze {an_med * 1000:.0f} ms "
+        f"+ figure {main_total * 1000:.0f} ms "
+        f"= {(an_med + main_total) * 1000:.0f} ms (median; a cached sentence skips analyze)"
+    )
 
-    # ---- all-heads JSON at 32 tokens (synthetic softmax patterns of this model's shape, and the default preset's)
+    # ---- all-heads JSON at 32 tokens (synthetic softmax patterns of this model's shape,
+    # and the default preset's)
     shapes = [(f"{name} ({cfg.n_enc_layers}x{cfg.n_heads})", cfg.n_enc_layers, cfg.n_heads)]
     try:
         from model.training.presets import PRESETS
@@ -196,11 +230,17 @@ def main() -> int:
     for label, n_layers, n_heads in shapes:
         p = random_patterns(n_layers, n_heads, 32)
         for hover in ("head", "full"):
-            b, d, size = fig_cost(lambda p=p, hover=hover: viz.all_heads_grid(p, toks, toks, hover=hover), rep)
-            rows.append([f"{label}, hover={hover}", f"{b * 1000:.1f}", f"{d * 1000:.1f}", f"{size / 1024:.1f}"])
+            b, d, size = fig_cost(
+                lambda p=p, hover=hover: viz.all_heads_grid(p, toks, toks, hover=hover), rep
+            )
+            rows.append(
+                [f"{label}, hover={hover}", f"{b * 1000:.1f}", f"{d * 1000:.1f}", f"{size / 1024:.1f}"]
+            )
         pm = np.where(causal, 0, p)
         b, d, size = fig_cost(lambda pm=pm: viz.all_heads_grid(pm, toks, toks, mask=causal), rep)
-        rows.append([f"{label}, causal mask overlay", f"{b * 1000:.1f}", f"{d * 1000:.1f}", f"{size / 1024:.1f}"])
+        rows.append(
+            [f"{label}, causal mask overlay", f"{b * 1000:.1f}", f"{d * 1000:.1f}", f"{size / 1024:.1f}"]
+        )
     print_table("All-heads figure at 32 tokens (the app uses hover='head')",
                 ["grid", "build ms", "to_json ms", "JSON KiB"], rows)
     return 0

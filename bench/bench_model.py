@@ -134,14 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         return 1
 
-    print("| model | params | L_src x L_tgt | fwd/rwc pairs | load ms | forward ms | run_with_cache ms | ratio "
-          "| paired ratio | greedy decode ms | analyze ms |")
+    print(
+        "| model | params | L_src x L_tgt | fwd/rwc pairs | load ms | forward ms | run_with_cache ms | ratio "
+        "| paired ratio | greedy decode ms | analyze ms |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         flag = "" if r["ratio"] <= RATIO_TARGET else " (!)"
-        print(f"| {r['name']} | {r['params']:,} | {r['src_len']} x {r['tgt_len']} | {r['samples']} | {_ms(r['load'])} "
-              f"| {_ms(r['forward'])} | {_ms(r['run_with_cache'])} | {r['ratio']:.3f}{flag} | {r['paired_ratio']:.3f} "
-              f"| {_ms(r['greedy'])} | {_ms(r['analyze'])} |")
+        print(
+            f"| {r['name']} | {r['params']:,} | {r['src_len']} x {r['tgt_len']} | {r['samples']} "
+            f"| {_ms(r['load'])} | {_ms(r['forward'])} | {_ms(r['run_with_cache'])} "
+            f"| {r['ratio']:.3f}{flag} | {r['paired_ratio']:.3f} "
+            f"| {_ms(r['greedy'])} | {_ms(r['analyze'])} |"
+        )
     print()
     for r in rows:
         print(f"{r['name']}: input {r['text']!r}; first load {_ms(r['load_first'])} ms")

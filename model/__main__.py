@@ -165,8 +165,15 @@ def cmd_train(args) -> int:
             res = evaluate_model(model, task, "valid", n=args.eval_sentences)
             return {f"{d}_{k}": v for d, r in res.items() for k, v in r.items() if k in ("bleu", "chrf")}
 
-    info = {"preset": args.preset, "description": preset.description, "example": task.example,
-            "label": preset.label or args.preset, "group": preset.group, "order": preset.order, "listed": True}
+    info = {
+        "preset": args.preset,
+        "description": preset.description,
+        "example": task.example,
+        "label": preset.label or args.preset,
+        "group": preset.group,
+        "order": preset.order,
+        "listed": True,
+    }
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
           evaluate=evaluate, info=info, init_from=args.init_from)
@@ -273,7 +280,9 @@ def cmd_evaluate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m model", description="Attention Lens models: run, inspect, train.")
+    p = argparse.ArgumentParser(
+        prog="python -m model", description="Attention Lens models: run, inspect, train."
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="each model's name and an example input, tab-separated")
@@ -297,18 +306,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--preset", required=True)
     s.add_argument("--out", default=None, help="run folder (default runs/PRESET)")
     s.add_argument("--resume", action="store_true", help="continue from the run folder's last checkpoint")
-    s.add_argument("--init-from", type=Path, default=None,
-                   help="start from this checkpoint's weights (e.g. assets/models/default) with a fresh schedule")
+    s.add_argument(
+        "--init-from",
+        type=Path,
+        default=None,
+        help="start from this checkpoint's weights (e.g. assets/models/default) with a fresh schedule",
+    )
     s.add_argument("--steps", type=_positive_int, default=None, help="override the preset's optimiser steps")
     s.add_argument("--threads", type=_positive_int, default=None)
-    s.add_argument("--ship", action="store_true", help="evaluate on the test split and copy into assets/models/")
+    s.add_argument(
+        "--ship", action="store_true", help="evaluate on the test split and copy into assets/models/"
+    )
     s.add_argument("--force", action="store_true", help="with --ship: replace a model of the same name")
     s.add_argument("--eval-sentences", type=_positive_int, default=100,
                    help="validation sentences per direction at each eval")
-    s.add_argument("--test-sentences", type=_positive_int, default=None, help="limit test sentences when shipping")
+    s.add_argument(
+        "--test-sentences", type=_positive_int, default=None, help="limit test sentences when shipping"
+    )
     s.set_defaults(fn=cmd_train)
 
-    s = sub.add_parser("export", help="evaluate a run folder on the test split and ship it into assets/models/")
+    s = sub.add_parser(
+        "export", help="evaluate a run folder on the test split and ship it into assets/models/"
+    )
     s.add_argument("--run", required=True)
     s.add_argument("--name", required=True, help="plain model name (a folder directly in assets/models/)")
     s.add_argument("--dtype", choices=["float32", "float16"], default=None)

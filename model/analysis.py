@@ -123,14 +123,20 @@ def analyze(
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
         decoder_in = full
         with trace_shapes() as trace:
-            logits, cache = model.run_with_cache(torch.tensor([prepared.source_ids]), torch.tensor([decoder_in]))
+            logits, cache = model.run_with_cache(
+                torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])
+            )
     probs = torch.softmax(logits[0], dim=-1)  # [tgt_pos, vocab]
     top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     steps = []
     for pos in range(len(prepared.prefix) - 1, len(decoder_in)):
-        chosen = decoder_in[pos + 1] if pos + 1 < len(decoder_in) else (tok.eos_id if stopped else int(probs[pos].argmax()))
+        if pos + 1 < len(decoder_in):
+            chosen = decoder_in[pos + 1]
+        else:  # the last row: what follows the output
+            chosen = tok.eos_id if stopped else int(probs[pos].argmax())
         ids = top.indices[pos].tolist()
-        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, [float(p) for p in top.values[pos]]))
+        top_probs = [float(p) for p in top.values[pos]]
+        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs))
     return Analysis(
         model=bundle.name,
         prepared=prepared,
@@ -196,5 +202,7 @@ def export_zip(bundle: Bundle, result: Analysis, input_text: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("activations.npz", activations_npz(result))
-        archive.writestr("meta.json", json.dumps(inspect_meta(bundle, result, input_text), ensure_ascii=False, indent=1))
+        archive.writestr(
+            "meta.json", json.dumps(inspect_meta(bundle, result, input_text), ensure_ascii=False, indent=1)
+        )
     return buffer.getvalue()

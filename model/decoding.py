@@ -23,7 +23,11 @@ def pad_batch(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
 
 @torch.no_grad()
 def greedy_decode(
-    model: Transformer, sources: list[list[int]], prefixes: list[list[int]], eos_id: int, max_new: int | None = None
+    model: Transformer,
+    sources: list[list[int]],
+    prefixes: list[list[int]],
+    eos_id: int,
+    max_new: int | None = None,
 ) -> list[list[int]]:
     """Greedy continuation of each prefix, batched; returns the generated ids (prefix and eos excluded).
 
@@ -69,7 +73,9 @@ def greedy_decode(
 
 
 @torch.no_grad()
-def score_batch(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+def score_batch(
+    model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor
+) -> torch.Tensor:
     """Teacher-forced log-probability of each target sentence: [batch] (padding ignored)."""
     model.eval()
     logp = F.log_softmax(model(src, tgt_in), dim=-1)  # [batch, tgt_pos, vocab]

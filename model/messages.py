@@ -29,7 +29,9 @@ ENGLISH: dict[str, str] = {
         "Traditional characters were converted to Simplified, the script the model was trained on."
     ),
     "target_script_converted": "Traditional characters in the target were converted to Simplified.",
-    "target_unknown_characters": "The target has characters this model does not know, shown as <unk>: {shown}",
+    "target_unknown_characters": (
+        "The target has characters this model does not know, shown as <unk>: {shown}"
+    ),
     "target_cut": "The target was cut to the model's maximum of {max_len} tokens.",
     "output_max_length": "The output reached the maximum length ({max_len} tokens) without an end token.",
     # input that cannot run (InputError)

@@ -82,10 +82,14 @@ def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo
     from .network.kinds import kinds_present
 
     task = config.get("task") if isinstance(config.get("task"), dict) else {}
-    task_name = _text(task.get("kind")) if task.get("type") == "synthetic" else _text(task.get("type"), "unknown")
+    task_name = (
+        _text(task.get("kind")) if task.get("type") == "synthetic" else _text(task.get("type"), "unknown")
+    )
     group = _text(config.get("group"), "user")
     layers = config.get("model") if isinstance(config.get("model"), dict) else {}
-    sizes = SimpleNamespace(n_enc_layers=layers.get("n_enc_layers", 0), n_dec_layers=layers.get("n_dec_layers", 0))
+    sizes = SimpleNamespace(
+        n_enc_layers=layers.get("n_enc_layers", 0), n_dec_layers=layers.get("n_dec_layers", 0)
+    )
     try:
         kinds = tuple(kinds_present(sizes))
     except TypeError:  # sizes that are not numbers: loading will say what is wrong

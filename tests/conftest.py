@@ -8,7 +8,9 @@ torch.set_num_threads(1)  # the test machine has two cores; keep one for the app
 
 
 def tiny_config(**overrides) -> ModelConfig:
-    base = dict(vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2, n_dec_layers=2, dropout=0.0, max_len=16)
+    base = dict(
+        vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2, n_dec_layers=2, dropout=0.0, max_len=16
+    )
     base.update(overrides)
     return ModelConfig(**base)
 

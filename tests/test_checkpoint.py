@@ -87,8 +87,15 @@ def test_round_trip_gives_identical_logits(saved):
 def test_round_trip_untied_and_other_architecture(tmp_path):
     """Learned positions, RMSNorm, Post-LN, GQA, untied output projection: all survive a round trip."""
     task = SyntheticTask("copy")
-    model = random_model(seed=3, tie_embeddings=False, pos_encoding="learned", norm="rmsnorm", norm_first=False,
-                         n_kv_heads=2, activation="gelu")
+    model = random_model(
+        seed=3,
+        tie_embeddings=False,
+        pos_encoding="learned",
+        norm="rmsnorm",
+        norm_first=False,
+        n_kv_heads=2,
+        activation="gelu",
+    )
     save_checkpoint(tmp_path / "c", model, task)
     with safe_open(str(tmp_path / "c" / WEIGHTS), framework="pt") as f:
         assert "unembed.weight" in set(f.keys())
@@ -106,7 +113,9 @@ def test_float16_shipping_of_a_random_model(tmp_path, saved):
     assert {v.dtype for v in on_disk.values()} == {torch.float16}
     bundle = load_checkpoint(tmp_path / "half")
     assert {p.dtype for p in bundle.model.parameters()} == {torch.float32}
-    diffs = [(a - b).abs().max().item() for a, b in zip(model.parameters(), bundle.model.parameters(), strict=True)]
+    diffs = [
+        (a - b).abs().max().item() for a, b in zip(model.parameters(), bundle.model.parameters(), strict=True)
+    ]
     assert max(diffs) < 1e-2
     assert max(diffs) > 0  # really rounded: the file is half precision, not float32 in disguise
 
@@ -191,13 +200,21 @@ def _bad_model_config(config):
 BROKEN = {
     # case: (how to break the folder, text the message must contain)
     "missing config.json": (lambda d: (d / "config.json").unlink(), "config.json"),
-    "config.json not JSON": (lambda d: (d / "config.json").write_text("{\"model\": {", encoding="utf-8"), "config.json"),
+    "config.json not JSON": (
+        lambda d: (d / "config.json").write_text('{"model": {', encoding="utf-8"),
+        "config.json",
+    ),
     "config.json binary": (lambda d: (d / "config.json").write_bytes(b"\xff\xfe\x00\x01"), "config.json"),
     "config.json without model": (_edit_json("config.json", lambda c: c.pop("model")), "config.json"),
-    "config.json is a list": (lambda d: (d / "config.json").write_text("[1, 2]", encoding="utf-8"), "config.json"),
+    "config.json is a list": (
+        lambda d: (d / "config.json").write_text("[1, 2]", encoding="utf-8"),
+        "config.json",
+    ),
     "invalid model config": (_edit_json("config.json", _bad_model_config), "config.json"),
     "unknown model config field": (
-        _edit_json("config.json", lambda c: c["model"].update(n_layers=3)), "config.json"),
+        _edit_json("config.json", lambda c: c["model"].update(n_layers=3)),
+        "config.json",
+    ),
     "unknown task": (_edit_json("config.json", lambda c: c["task"].update(kind="shuffle")), "shuffle"),
     "missing weights": (lambda d: (d / WEIGHTS).unlink(), WEIGHTS),
     "empty weights": (lambda d: (d / WEIGHTS).write_bytes(b""), WEIGHTS),
@@ -206,28 +223,51 @@ BROKEN = {
     "weights missing the last byte": (_truncate(lambda n: n - 1), WEIGHTS),
     "random bytes": (lambda d: (d / WEIGHTS).write_bytes(random.Random(0).randbytes(50_000)), WEIGHTS),
     "weights is a folder": (lambda d: ((d / WEIGHTS).unlink(), (d / WEIGHTS).mkdir()), WEIGHTS),
-    "missing tensor": (_edit_weights(lambda s: s.pop("decoder.blocks.0.cross_attn.W_k.weight")),
-                       "decoder.blocks.0.cross_attn.W_k.weight"),
+    "missing tensor": (
+        _edit_weights(lambda s: s.pop("decoder.blocks.0.cross_attn.W_k.weight")),
+        "decoder.blocks.0.cross_attn.W_k.weight",
+    ),
     "unexpected tensor": (_edit_weights(lambda s: s.update(extra=torch.zeros(3))), "extra"),
-    "wrong shape": (_edit_weights(lambda s: s.update({"encoder.blocks.1.mlp.W_out.weight": torch.zeros(32, 65)})),
-                    "encoder.blocks.1.mlp.W_out.weight"),
-    "transposed tensor": (_edit_weights(lambda s: s.update({"encoder.blocks.1.mlp.W_out.weight":
-                                                            s["encoder.blocks.1.mlp.W_out.weight"].T.contiguous()})),
-                          "encoder.blocks.1.mlp.W_out.weight"),
+    "wrong shape": (
+        _edit_weights(lambda s: s.update({"encoder.blocks.1.mlp.W_out.weight": torch.zeros(32, 65)})),
+        "encoder.blocks.1.mlp.W_out.weight",
+    ),
+    "transposed tensor": (
+        _edit_weights(
+            lambda s: s.update(
+                {"encoder.blocks.1.mlp.W_out.weight": s["encoder.blocks.1.mlp.W_out.weight"].T.contiguous()}
+            )
+        ),
+        "encoder.blocks.1.mlp.W_out.weight",
+    ),
     "NaN in a tensor": (_edit_weights(_set_nan), "decoder.blocks.1.mlp.W_in.weight"),
     "inf in a tensor": (_edit_weights(_set_inf), "encoder.blocks.0.attn.W_q.bias"),
-    "tokenizer not JSON": (lambda d: (d / "tokenizer.json").write_text("{\"type\": \"char\", ", encoding="utf-8"),
-                           "tokenizer.json"),
+    "tokenizer not JSON": (
+        lambda d: (d / "tokenizer.json").write_text('{"type": "char", ', encoding="utf-8"),
+        "tokenizer.json",
+    ),
     "tokenizer binary": (lambda d: (d / "tokenizer.json").write_bytes(b"\x80\x81\x82"), "tokenizer.json"),
-    "tokenizer wrong type": (lambda d: (d / "tokenizer.json").write_text('{"type": "bpe"}', encoding="utf-8"),
-                             "tokenizer.json"),
-    "tokenizer is a list": (lambda d: (d / "tokenizer.json").write_text("[]", encoding="utf-8"), "tokenizer.json"),
+    "tokenizer wrong type": (
+        lambda d: (d / "tokenizer.json").write_text('{"type": "bpe"}', encoding="utf-8"),
+        "tokenizer.json",
+    ),
+    "tokenizer is a list": (
+        lambda d: (d / "tokenizer.json").write_text("[]", encoding="utf-8"),
+        "tokenizer.json",
+    ),
     "tokenizer repeated letters": (
         lambda d: (d / "tokenizer.json").write_text('{"type": "char", "alphabet": "aab"}', encoding="utf-8"),
-        "tokenizer.json"),
+        "tokenizer.json",
+    ),
     "missing tokenizer": (lambda d: (d / "tokenizer.json").unlink(), "tokenizer.json"),
-    "metrics.json not JSON": (lambda d: (d / "metrics.json").write_text("{", encoding="utf-8"), "metrics.json"),
-    "history.json not JSON": (lambda d: (d / "history.json").write_text("[{", encoding="utf-8"), "history.json"),
+    "metrics.json not JSON": (
+        lambda d: (d / "metrics.json").write_text("{", encoding="utf-8"),
+        "metrics.json",
+    ),
+    "history.json not JSON": (
+        lambda d: (d / "history.json").write_text("[{", encoding="utf-8"),
+        "history.json",
+    ),
 }
 
 

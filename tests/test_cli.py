@@ -244,7 +244,9 @@ def test_inspect_meta_matches_the_arrays_and_the_model(cli, cli_tmp, reverse_bun
     assert len(trace) > 20
     for step in trace:
         assert tuple(step["out_shape"]) == resolve(tuple(step["out_symbol"]), sizes), step
-        assert [tuple(s) for s in step["in_shapes"]] == [resolve(tuple(s), sizes) for s in step["in_symbols"]], step
+        assert [tuple(s) for s in step["in_shapes"]] == [
+            resolve(tuple(s), sizes) for s in step["in_symbols"]
+        ], step
         if step["hook"]:
             assert tuple(step["out_shape"]) == arrays[step["hook"]].shape, step
     # steps: one per output letter plus the final <eos>, each choosing the next target token

@@ -70,7 +70,10 @@ def reference_greedy(model, source, prefix, eos_id):
     return ids[len(prefix):]
 
 
-@pytest.mark.parametrize("variant", [dict(), dict(pos_encoding="rope", n_kv_heads=2), dict(pos_encoding="learned", norm_first=False)])
+@pytest.mark.parametrize(
+    "variant",
+    [dict(), dict(pos_encoding="rope", n_kv_heads=2), dict(pos_encoding="learned", norm_first=False)],
+)
 def test_cached_incremental_decoding_equals_full_recompute(variant):
     """Random models never emit eos early, so every row runs to max_len: the cache is exercised fully."""
     torch.manual_seed(3)
@@ -84,7 +87,11 @@ def test_cached_incremental_decoding_equals_full_recompute(variant):
 
 
 def test_cached_decoding_matches_on_the_shipped_models():
-    for name, text in (("reverse", "attention"), ("default", "我吃了一个苹果"), ("default", "I ate an apple.")):
+    for name, text in (
+        ("reverse", "attention"),
+        ("default", "我吃了一个苹果"),
+        ("default", "I ate an apple."),
+    ):
         bundle = load_model(name)
         p = bundle.task.prepare(text, bundle.cfg.max_len)
         eos = bundle.tokenizer.eos_id

@@ -68,8 +68,20 @@ def test_direction_is_detected_and_traditional_input_is_converted(bundle):
 
 def test_cli_translates_both_ways():
     out = subprocess.run(
-        [sys.executable, "-m", "model", "translate", "--model", "default", "我吃了一个苹果", "I ate an apple."],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "model",
+            "translate",
+            "--model",
+            "default",
+            "我吃了一个苹果",
+            "I ate an apple.",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -80,8 +92,22 @@ def test_cli_translates_both_ways():
 
 def test_cli_inspect_on_the_default_model(tmp_path, bundle):
     out = subprocess.run(
-        [sys.executable, "-m", "model", "inspect", "--model", "default", "--text", "我吃了一个苹果", "--out", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "model",
+            "inspect",
+            "--model",
+            "default",
+            "--text",
+            "我吃了一个苹果",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     meta = json.loads((tmp_path / "meta.json").read_text())

@@ -113,7 +113,8 @@ def _diagonal(n: int) -> np.ndarray:
 
 @pytest.mark.parametrize(("name", "expected"), [("reverse", _mirror), ("copy", _diagonal)])
 def test_cross_attention_is_crisp(bundles, name, expected):
-    """reverse: some head reads source letter L_src-2-t for output letter t (anti-diagonal); copy: letter t."""
+    """reverse: some head reads source letter L_src-2-t for output letter t (anti-diagonal);
+    copy: letter t."""
     for word in WORDS:
         argmax, n = _cross(analyze(bundles[name], word), word)
         frac, where = _best_head(argmax == expected(n))

@@ -59,8 +59,24 @@ def deep_json(depth: int = 100_000) -> str:
 # ---------------------------------------------------------------- names and export
 
 
-@pytest.mark.parametrize("name", ["/", "..", "../../somewhere", "/tmp/x", "a/b", "a\\b", ".hidden", "", "a" * 65,
-                                  "x..y", "name\x00", "new\nline", "é"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/",
+        "..",
+        "../../somewhere",
+        "/tmp/x",
+        "a/b",
+        "a\\b",
+        ".hidden",
+        "",
+        "a" * 65,
+        "x..y",
+        "name\x00",
+        "new\nline",
+        "é",
+    ],
+)
 def test_bad_model_names_are_refused(name):
     assert not is_model_name(name)
     with pytest.raises(UnknownModelError):
@@ -87,12 +103,16 @@ def export_area(tmp_path_factory):
     return root, models, sentinel
 
 
-@pytest.mark.parametrize("name", ["/", "..", "../sentinel", "../../area", str(Path("/tmp")), "a/b", ".reverse"])
+@pytest.mark.parametrize(
+    "name", ["/", "..", "../sentinel", "../../area", str(Path("/tmp")), "a/b", ".reverse"]
+)
 def test_export_refuses_names_that_are_paths(export_area, name):
     root, models, sentinel = export_area
     before = sorted(p.name for p in models.iterdir())
-    rc, out, err = run_cli(["export", "--run", str(REVERSE), "--name", name, "--force", "--test-sentences", "5"],
-                           models_dir=models)
+    rc, out, err = run_cli(
+        ["export", "--run", str(REVERSE), "--name", name, "--force", "--test-sentences", "5"],
+        models_dir=models,
+    )
     assert_clean_error(rc, out, err, "not a model name")
     assert (sentinel / "keep.txt").read_text() == "precious"
     assert sorted(p.name for p in models.iterdir()) == before
@@ -175,7 +195,9 @@ def test_a_big_but_allowed_config_is_checked_against_the_weights_before_building
         "    print('error', e)\n"
         "print('grew_kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
     )
-    p = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr
     assert "does not match its config" in p.stdout, p.stdout
     grew_kib = int(p.stdout.split("grew_kib")[1])
@@ -229,7 +251,9 @@ def test_bad_out_paths_are_one_line_errors_and_write_nothing(tmp_path):
 
 def test_train_with_a_bad_out_is_a_clean_error(tmp_path):
     (tmp_path / "f").write_text("x")
-    rc, out, err = run_cli(["train", "--preset", "reverse", "--steps", "1", "--out", str(tmp_path / "f" / "run")])
+    rc, out, err = run_cli(
+        ["train", "--preset", "reverse", "--steps", "1", "--out", str(tmp_path / "f" / "run")]
+    )
     assert_clean_error(rc, out, err)
 
 
@@ -245,8 +269,9 @@ def test_invalid_utf8_on_stdin_is_an_error_for_that_line_only():
     assert rc == 2
     assert out.split("\n") == ["cba", "", "zyx", ""]
     assert "Traceback" not in err
-    assert err.strip().splitlines() == ["error: input 2: The input is not valid UTF-8 text (it holds undecodable "
-                                        "bytes)."]
+    assert err.strip().splitlines() == [
+        "error: input 2: The input is not valid UTF-8 text (it holds undecodable bytes)."
+    ]
 
 
 @pytest.mark.parametrize("args", [["evaluate", "--model", "reverse", "-n", "-5"],

@@ -76,7 +76,9 @@ def test_rope_adds_rotated_qk_hooks_and_drops_additive_positions():
     assert not any(n.endswith("hook_pos_embed") for n in names)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v}" for k, v in v.items()) or "paper")
+@pytest.mark.parametrize(
+    "variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v}" for k, v in v.items()) or "paper"
+)
 def test_cache_records_every_hook_and_does_not_change_logits(variant):
     torch.manual_seed(0)
     model = Transformer(tiny_config(**variant)).eval()
@@ -90,7 +92,9 @@ def test_cache_records_every_hook_and_does_not_change_logits(variant):
     assert torch.equal(cache["hook_logits"], plain)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v}" for k, v in v.items()) or "paper")
+@pytest.mark.parametrize(
+    "variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v}" for k, v in v.items()) or "paper"
+)
 def test_attention_invariants(variant):
     torch.manual_seed(0)
     model = Transformer(tiny_config(**variant)).eval()
@@ -130,7 +134,9 @@ def test_a_hook_can_edit_a_tensor_and_the_edit_flows_downstream(tiny_model):
     src, tgt = padded_batch()
     with torch.no_grad():
         before = tiny_model(src, tgt)
-        with tiny_model.hooks([("decoder.blocks.1.cross_attn.hook_pattern", lambda t, hp: torch.zeros_like(t))]):
+        with tiny_model.hooks(
+            [("decoder.blocks.1.cross_attn.hook_pattern", lambda t, hp: torch.zeros_like(t))]
+        ):
             after = tiny_model(src, tgt)
     assert not torch.allclose(before, after)
     assert tiny_model.active_hook_count() == 0
@@ -147,7 +153,9 @@ def test_cache_accessors(tiny_model):
     _, cache = tiny_model.run_with_cache(src, tgt)
     assert cache.pattern("cross").shape == (2, 4, 6, 7)  # [layer, head, L_tgt, L_src]
     assert cache.pattern("encoder", 1).shape == (4, 7, 7)
-    assert torch.equal(cache.pattern("decoder", 0, 3, batch=1), cache["decoder.blocks.0.self_attn.hook_pattern"][1, 3])
+    assert torch.equal(
+        cache.pattern("decoder", 0, 3, batch=1), cache["decoder.blocks.0.self_attn.hook_pattern"][1, 3]
+    )
     with pytest.raises(IndexError):
         cache.pattern("encoder", 5)
     with pytest.raises(KeyError):
@@ -176,7 +184,9 @@ def test_concurrent_cached_runs_do_not_mix(tiny_model):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 1000), src_len=st.integers(1, 16), tgt_len=st.integers(1, 16), pad=st.integers(0, 15))
+@given(
+    seed=st.integers(0, 1000), src_len=st.integers(1, 16), tgt_len=st.integers(1, 16), pad=st.integers(0, 15)
+)
 def test_padding_does_not_change_unpadded_outputs(seed, src_len, tgt_len, pad):
     """Appending padding to a sentence leaves its logits at real positions unchanged."""
     torch.manual_seed(0)

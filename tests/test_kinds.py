@@ -71,7 +71,11 @@ def test_registry_hook_names_are_the_recorded_ones(name):
     expected = {hook_name(k, i, what) for k in KINDS for i in range(counts[k]) for what in ATTENTION_HOOKS}
     assert expected <= set(cache)
     # Every attention tensor the model records is one the registry can name: no kind is missing.
-    recorded = {n for n in cache if re.search(r"\.(attn|self_attn|cross_attn)\.hook_(" + "|".join(ATTENTION_HOOKS) + ")$", n)}
+    recorded = {
+        n
+        for n in cache
+        if re.search(r"\.(attn|self_attn|cross_attn)\.hook_(" + "|".join(ATTENTION_HOOKS) + ")$", n)
+    }
     assert recorded == expected
 
 

@@ -42,7 +42,8 @@ def test_model_imports_neither_streamlit_nor_plotly_nor_viz():
     code = (
         "import importlib, json, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
-        "bad = sorted({m.split('.')[0] for m in sys.modules} & {'streamlit', 'plotly', 'viz', 'app_support'})\n"
+        "ui = {'streamlit', 'plotly', 'viz', 'app_support'}\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} & ui)\n"
         "print(json.dumps({'bad': bad, 'n': len([m for m in sys.modules if m.startswith('model')])}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -121,14 +121,20 @@ def test_english_wording_is_kept(produced):
         "The input is 26 tokens long; the model reads at most 10 (end token included), "
         "so it was truncated to its first 9 tokens."
     )
-    assert text["unknown_characters"] == "1 character(s) unknown to this model's tokenizer, shown as <unk>: '1'"
+    assert (
+        text["unknown_characters"] == "1 character(s) unknown to this model's tokenizer, shown as <unk>: '1'"
+    )
     assert text["target_unknown_characters"] == (
         "The target has characters this model does not know, shown as <unk>: ['1']"
     )
     assert "lowercased" in text["input_lowercased"]
-    assert "Traditional" in text["input_script_converted"] and "Traditional" in text["target_script_converted"]
+    assert (
+        "Traditional" in text["input_script_converted"] and "Traditional" in text["target_script_converted"]
+    )
     assert text["target_cut"] == "The target was cut to the model's maximum of 8 tokens."
-    assert text["output_max_length"] == "The output reached the maximum length (8 tokens) without an end token."
+    assert (
+        text["output_max_length"] == "The output reached the maximum length (8 tokens) without an end token."
+    )
     assert "empty" in text["empty_input"] and "empty" in text["empty_target"]
     assert text["unknown_direction"] == "Unknown direction 'fr->en'; use one of zh->en, en->zh."
     assert text["plain_text"] == "Some free text from an older caller."

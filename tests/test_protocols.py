@@ -29,7 +29,9 @@ MEMBERS = {
 
 
 def _members(protocol) -> set[str]:
-    return {n for n in vars(protocol) if not n.startswith("_")} | set(getattr(protocol, "__annotations__", {}))
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(
+        getattr(protocol, "__annotations__", {})
+    )
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,13 @@ def test_a_model_without_metadata_gets_plain_defaults(two_sources):
     first, _ = two_sources
     _copy_model(first, "bare", label=None, group=None, order=None, listed=None, description=None)
     info = model_info("bare")
-    assert (info.label, info.group, info.order, info.listed, info.description) == ("bare", "user", 99, True, "")
+    assert (info.label, info.group, info.order, info.listed, info.description) == (
+        "bare",
+        "user",
+        99,
+        True,
+        "",
+    )
 
 
 def test_unlisted_models_are_known_but_not_offered(two_sources, monkeypatch):

@@ -35,7 +35,11 @@ def test_translation_tokenizer_specials_are_pad_bos_eos_and_language_tags(defaul
 
 @pytest.mark.parametrize(
     ("name", "text", "direction"),
-    [("default", "我吃了一个苹果", "zh->en"), ("default", "I like green tea.", "en->zh"), ("reverse", "attention", None)],
+    [
+        ("default", "我吃了一个苹果", "zh->en"),
+        ("default", "I like green tea.", "en->zh"),
+        ("reverse", "attention", None),
+    ],
 )
 def test_analysis_marks_exactly_the_structural_positions(request, name, text, direction):
     result = analyze(request.getfixturevalue(name), text, direction)

@@ -41,9 +41,16 @@ def test_trace_covers_the_papers_steps_in_order():
         model(src, tgt)
     ops = [s.op for s in trace.steps if s.name == "encoder.blocks.0.attn"]
     expected_order = [
-        "linear Q = x W_q", "split heads: view Q", "transpose Q to heads-first", "scores = Q K^T / sqrt(d_head)",
-        "softmax over key positions", "weighted sum: pattern @ V", "transpose back to positions-first",
-        "contiguous (copy into a dense layout)", "merge heads: view", "output projection W_o",
+        "linear Q = x W_q",
+        "split heads: view Q",
+        "transpose Q to heads-first",
+        "scores = Q K^T / sqrt(d_head)",
+        "softmax over key positions",
+        "weighted sum: pattern @ V",
+        "transpose back to positions-first",
+        "contiguous (copy into a dense layout)",
+        "merge heads: view",
+        "output projection W_o",
     ]
     positions = [ops.index(op) for op in expected_order]
     assert positions == sorted(positions)

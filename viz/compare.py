@@ -93,7 +93,11 @@ def _query_key_tokens(
 
     Key tokens default to the query tokens (self-attention)."""
     queries = check_tokens(
-        tokens, arr.shape[-2], array_name=array_name, axis_name="query rows", token_name=f"tokens_{side.lower()}"
+        tokens,
+        arr.shape[-2],
+        array_name=array_name,
+        axis_name="query rows",
+        token_name=f"tokens_{side.lower()}",
     )
     keys = check_tokens(
         queries if key_tokens is None else key_tokens,

@@ -47,8 +47,8 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     Each step has keys ``name``, ``op``, ``hook`` (or None), ``in_shapes`` (list of tuples),
     ``out_shape`` (tuple), ``in_symbols`` (one per input: a string such as ``"B × L × d_model"``
     or a sequence of symbols such as ``["B", "L", "d_model"]``) and ``out_symbol`` (likewise).
-    Several inputs are joined with ``" ; "``. A step without a hook shows ``"—"``. Raises ``ValueError`` for missing keys or when ``in_shapes`` and ``in_symbols``
-    have different lengths.
+    Several inputs are joined with ``" ; "``. A step without a hook shows ``"—"``. Raises
+    ``ValueError`` for missing keys or when ``in_shapes`` and ``in_symbols`` have different lengths.
     """
     rows = []
     for i, step in enumerate(steps):
@@ -61,7 +61,8 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
         in_symbols = list(step["in_symbols"])  # type: ignore[arg-type]
         if len(in_shapes) != len(in_symbols):
             raise ValueError(
-                f"step {i} ({step['name']!r}) has {len(in_shapes)} input shapes but {len(in_symbols)} input symbols"
+                f"step {i} ({step['name']!r}) has {len(in_shapes)} input shapes "
+                f"but {len(in_symbols)} input symbols"
             )
         rows.append(
             {
@@ -143,7 +144,9 @@ def parameter_breakdown_chart(
             values=np.array([own[i] for i in ids], dtype=np.int64),
             branchvalues="remainder",
             customdata=[escape_text(i) for i in ids],
-            hovertemplate="%{customdata}<br>%{value:,} parameters<br>%{percentRoot:.1%} of all<extra></extra>",
+            hovertemplate=(
+                "%{customdata}<br>%{value:,} parameters<br>%{percentRoot:.1%} of all<extra></extra>"
+            ),
             texttemplate="%{label}<br>%{value:,}",
         )
     )

@@ -27,7 +27,8 @@ def build_mask(
     """
     mask = None
     if causal:
-        future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1 + offset)  # [query_pos, key_pos]
+        # [query_pos, key_pos]; query i sits at position offset + i, so it may see keys up to there.
+        future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1 + offset)
         mask = future[None, None]
     if key_padding is not None:
         pad = key_padding[:, None, None, :]  # [batch, 1, 1, key_pos]
@@ -83,21 +84,28 @@ class MultiHeadAttention(nn.Module):
         H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
         Sq, Sk, p = self.query_len, self.key_len, self.path
         kvh = "h" if Hkv == H else "h_kv"
+        # Symbolic shapes for the trace.
+        XQ, XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs, and Q before the head split
+        KV_FLAT = ("B", Sk, f"{kvh}*d_head")  # K and V before the head split
+        QH, KH = ("B", Sq, "h", "d_head"), ("B", Sk, kvh, "d_head")  # positions-first, per head
+        QT, KT = ("B", "h", Sq, "d_head"), ("B", kvh, Sk, "d_head")  # heads-first
+        KT_ALL = ("B", "h", Sk, "d_head")  # keys/values once every query head has its own
+        SC = ("B", "h", Sq, Sk)  # scores and pattern
 
         q = self.W_q(x_q)  # [batch, query_pos, head*d_head]
         k = self.W_k(x_kv)  # [batch, key_pos, kv_head*d_head]
         v = self.W_v(x_kv)  # [batch, key_pos, kv_head*d_head]
-        record(p, "linear Q = x W_q", x_q, q, ("B", Sq, "d_model"), ("B", Sq, "d_model"))
-        record(p, "linear K = x W_k", x_kv, k, ("B", Sk, "d_model"), ("B", Sk, f"{kvh}*d_head"))
-        record(p, "linear V = x W_v", x_kv, v, ("B", Sk, "d_model"), ("B", Sk, f"{kvh}*d_head"))
+        record(p, "linear Q = x W_q", x_q, q, XQ, XQ)
+        record(p, "linear K = x W_k", x_kv, k, XK, KV_FLAT)
+        record(p, "linear V = x W_v", x_kv, v, XK, KV_FLAT)
 
         q_flat = q
         q = self.hook_q(q.view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
         k = self.hook_k(k.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
         v = self.hook_v(v.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
-        record(p, "split heads: view Q", q_flat, q, ("B", Sq, "d_model"), ("B", Sq, "h", "d_head"), f"{p}.hook_q")
-        record(p, "split heads: view K", k.flatten(2), k, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_k")
-        record(p, "split heads: view V", v.flatten(2), v, ("B", Sk, f"{kvh}*d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_v")
+        record(p, "split heads: view Q", q_flat, q, XQ, QH, self.hook_q)
+        record(p, "split heads: view K", k.flatten(2), k, KV_FLAT, KH, self.hook_k)
+        record(p, "split heads: view V", v.flatten(2), v, KV_FLAT, KH, self.hook_v)
 
         offset = 0 if cache is None or "k" not in cache else cache["k"].shape[1]
         if self.rotary:
@@ -105,8 +113,8 @@ class MultiHeadAttention(nn.Module):
             cos_k, sin_k = (a[offset:] for a in rope_angles(offset + Lk, dh, device=k.device))
             q = self.hook_rot_q(apply_rope(q, cos_q, sin_q))
             k = self.hook_rot_k(apply_rope(k, cos_k, sin_k))
-            record(p, "rotate Q by position (RoPE)", q, q, ("B", Sq, "h", "d_head"), ("B", Sq, "h", "d_head"), f"{p}.hook_rot_q")
-            record(p, "rotate K by position (RoPE)", k, k, ("B", Sk, kvh, "d_head"), ("B", Sk, kvh, "d_head"), f"{p}.hook_rot_k")
+            record(p, "rotate Q by position (RoPE)", q, q, QH, QH, self.hook_rot_q)
+            record(p, "rotate K by position (RoPE)", k, k, KH, KH, self.hook_rot_k)
 
         if cache is not None:
             if offset:
@@ -118,35 +126,36 @@ class MultiHeadAttention(nn.Module):
         qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
         kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
         vt = v.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
-        record(p, "transpose Q to heads-first", q, qt, ("B", Sq, "h", "d_head"), ("B", "h", Sq, "d_head"))
-        record(p, "transpose K to heads-first", k, kt, ("B", Sk, kvh, "d_head"), ("B", kvh, Sk, "d_head"))
-        record(p, "transpose V to heads-first", v, vt, ("B", Sk, kvh, "d_head"), ("B", kvh, Sk, "d_head"))
+        record(p, "transpose Q to heads-first", q, qt, QH, QT)
+        record(p, "transpose K to heads-first", k, kt, KH, KT)
+        record(p, "transpose V to heads-first", v, vt, KH, KT)
         if Hkv != H:
             group = H // Hkv
             kt_g = kt.repeat_interleave(group, dim=1)  # [batch, head, key_pos, d_head]
             vt_g = vt.repeat_interleave(group, dim=1)
-            record(p, f"share each K/V head with {group} query heads (GQA)", kt, kt_g, ("B", kvh, Sk, "d_head"), ("B", "h", Sk, "d_head"))
+            record(p, f"share each K/V head with {group} query heads (GQA)", kt, kt_g, KT, KT_ALL)
             kt, vt = kt_g, vt_g
 
         raw = qt @ kt.transpose(-2, -1) / math.sqrt(dh)  # [batch, head, query_pos, key_pos]
-        record(p, "scores = Q K^T / sqrt(d_head)", [qt, kt], raw, [("B", "h", Sq, "d_head"), ("B", "h", Sk, "d_head")], ("B", "h", Sq, Sk))
+        record(p, "scores = Q K^T / sqrt(d_head)", [qt, kt], raw, [QT, KT_ALL], SC)
         mask = build_mask(key_padding, Lq, Lk, self.causal, device=raw.device, offset=offset)
         masked = raw if mask is None else raw.masked_fill(mask, float("-inf"))
         scores = self.hook_scores(masked)  # [batch, head, query_pos, key_pos]
-        what = " + ".join(w for w, on in (("causal", self.causal), ("padding", key_padding is not None)) if on)
-        record(p, f"mask ({what or 'none'}) -> -inf", raw, scores, ("B", "h", Sq, Sk), ("B", "h", Sq, Sk), f"{p}.hook_scores")
+        masks = (("causal", self.causal), ("padding", key_padding is not None))
+        what = " + ".join(w for w, on in masks if on)
+        record(p, f"mask ({what or 'none'}) -> -inf", raw, scores, SC, SC, self.hook_scores)
 
         pattern = self.hook_pattern(masked_softmax(scores, mask))  # [batch, head, query_pos, key_pos]
-        record(p, "softmax over key positions", scores, pattern, ("B", "h", Sq, Sk), ("B", "h", Sq, Sk), f"{p}.hook_pattern")
+        record(p, "softmax over key positions", scores, pattern, SC, SC, self.hook_pattern)
 
         zt = self.dropout(pattern) @ vt  # [batch, head, query_pos, d_head]
-        record(p, "weighted sum: pattern @ V", [pattern, vt], zt, [("B", "h", Sq, Sk), ("B", "h", Sk, "d_head")], ("B", "h", Sq, "d_head"))
+        record(p, "weighted sum: pattern @ V", [pattern, vt], zt, [SC, KT_ALL], QT)
         z = zt.transpose(1, 2)  # [batch, query_pos, head, d_head]
-        record(p, "transpose back to positions-first", zt, z, ("B", "h", Sq, "d_head"), ("B", Sq, "h", "d_head"))
+        record(p, "transpose back to positions-first", zt, z, QT, QH)
         z = self.hook_z(z.contiguous())
-        record(p, "contiguous (copy into a dense layout)", z, z, ("B", Sq, "h", "d_head"), ("B", Sq, "h", "d_head"), f"{p}.hook_z")
+        record(p, "contiguous (copy into a dense layout)", z, z, QH, QH, self.hook_z)
         merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
-        record(p, "merge heads: view", z, merged, ("B", Sq, "h", "d_head"), ("B", Sq, "d_model"))
+        record(p, "merge heads: view", z, merged, QH, XQ)
         out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
-        record(p, "output projection W_o", merged, out, ("B", Sq, "d_model"), ("B", Sq, "d_model"), f"{p}.hook_out")
+        record(p, "output projection W_o", merged, out, XQ, XQ, self.hook_out)
         return out

@@ -68,7 +68,8 @@ class ModelConfig:
     n_enc_layers: int = 3  # encoder blocks
     n_dec_layers: int = 3  # decoder blocks
     dropout: float = 0.1  # applied to attention weights, sublayer outputs and embeddings in training
-    norm_first: bool = True  # True = Pre-LN (norm inside the residual branch); False = Post-LN as in the paper
+    # True = Pre-LN (norm inside the residual branch); False = Post-LN as in the paper
+    norm_first: bool = True
     norm: str = "layernorm"  # "layernorm" or "rmsnorm"
     activation: str = "relu"  # FFN non-linearity: "relu" (paper) or "gelu"
     pos_encoding: str = "sinusoidal"  # "sinusoidal" (paper), "learned", "rope" (rotary, on q/k) or "none"
@@ -147,7 +148,7 @@ class TrainConfig:
     weight_decay: float = 0.01  # AdamW decoupled weight decay
     betas: tuple[float, float] = (0.9, 0.98)  # AdamW betas (paper: 0.9, 0.98)
     warmup_steps: int = 200  # linear warmup from 0 to lr
-    max_steps: int = 1000  # optimiser steps in the whole run; the schedule decays to min_lr_ratio*lr at the end
+    max_steps: int = 1000  # optimiser steps in the run; the schedule decays to min_lr_ratio*lr at the end
     min_lr_ratio: float = 0.05  # floor of the cosine decay, as a fraction of lr
     batch_tokens: int = 2048  # target tokens (source + target) per batch; batches are length-bucketed
     max_batch_size: int = 256  # cap on sentences per batch

@@ -43,10 +43,11 @@ class FeedForward(nn.Module):
         self.pos = pos  # trace symbol of the position axis: "L_src" or "L_tgt"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outer, inner = ("B", self.pos, "d_model"), ("B", self.pos, "d_ff")  # symbolic shapes for the trace
         h = self.hook_hidden(self.act(self.W_in(x)))  # [batch, pos, d_ff]
-        record(self.path, "FFN up + activation", x, h, ("B", self.pos, "d_model"), ("B", self.pos, "d_ff"), f"{self.path}.hook_hidden")
+        record(self.path, "FFN up + activation", x, h, outer, inner, self.hook_hidden)
         out = self.W_out(self.dropout(h))  # [batch, pos, d_model]
-        record(self.path, "FFN down", h, out, ("B", self.pos, "d_ff"), ("B", self.pos, "d_model"))
+        record(self.path, "FFN down", h, out, inner, outer)
         return out
 
 
@@ -88,7 +89,9 @@ class EncoderBlock(_Block):
 
     def forward(self, x: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
         x = self.hook_resid_pre(x)  # [batch, src_pos, d_model]
-        x = self.hook_resid_mid(self._sublayer(x, self.norm1, lambda h: self.attn(h, h, src_pad), "self-attention"))
+        x = self.hook_resid_mid(
+            self._sublayer(x, self.norm1, lambda h: self.attn(h, h, src_pad), "self-attention")
+        )
         return self.hook_resid_post(self._sublayer(x, self.norm2, self.mlp, "FFN"))
 
 
@@ -117,9 +120,8 @@ class DecoderBlock(_Block):
         cache: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
-        y = self.hook_resid_mid(
-            self._sublayer(y, self.norm1, lambda h: self.self_attn(h, h, tgt_pad, cache), "masked self-attention")
-        )
+        attend_self = lambda h: self.self_attn(h, h, tgt_pad, cache)
+        y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
         y = self.hook_resid_mid2(
             self._sublayer(y, self.norm2, lambda h: self.cross_attn(h, memory, src_pad), "cross-attention")
         )

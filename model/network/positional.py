@@ -37,7 +37,9 @@ class LearnedPositions(nn.Module):
         return self.table[:length]  # [pos, d_model]
 
 
-def rope_angles(length: int, d_head: int, base: float = 10000.0, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_angles(
+    length: int, d_head: int, base: float = 10000.0, device=None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin of the rotation angles, each [pos, d_head/2]."""
     inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32, device=device) / d_head)
     angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * inv_freq  # [pos, d_head/2]

@@ -12,9 +12,13 @@ import contextvars
 import math
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from .hooks import HookPoint
 
 Symbolic = tuple[str, ...]
 
@@ -58,9 +62,11 @@ def record(
     output: torch.Tensor,
     in_symbols: list[Symbolic] | Symbolic,
     out_symbol: Symbolic,
-    hook: str | None = None,
+    hook: HookPoint | None = None,
     note: str = "",
 ) -> None:
+    """One step of the forward pass. hook: the HookPoint holding `output`, so the step's hook
+    name is the one the cache uses (it is only read while tracing)."""
     trace = _active.get()
     if trace is None:
         return
@@ -71,7 +77,7 @@ def record(
         TraceStep(
             name=name,
             op=op,
-            hook=hook,
+            hook=None if hook is None else hook.name,
             in_shapes=[tuple(t.shape) for t in inputs],
             out_shape=tuple(output.shape),
             in_symbols=[tuple(s) for s in in_symbols],  # type: ignore[arg-type]

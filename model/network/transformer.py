@@ -37,15 +37,17 @@ class Embedder(nn.Module):
     def forward(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """offset: position of ids[:, 0] (non-zero when decoding continues from a cache)."""
         p, L = self.path, self.pos
+        ID, X, PE = ("B", L), ("B", L, "d_model"), (L, "d_model")  # symbolic shapes for the trace
         x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
-        record(p, "embedding lookup * sqrt(d_model)", ids, x, ("B", L), ("B", L, "d_model"), f"{p}.hook_embed")
+        record(p, "embedding lookup * sqrt(d_model)", ids, x, ID, X, self.hook_embed)
         if self.positions is not None:
             pe = self.hook_pos_embed(self.positions(offset + ids.shape[1])[offset:])  # [pos, d_model]
-            record(p, "positional encoding rows 0..L-1", ids, pe, ("B", L), (L, "d_model"), f"{p}.hook_pos_embed")
+            record(p, "positional encoding rows 0..L-1", ids, pe, ID, PE, self.hook_pos_embed)
             x = x + pe  # [batch, pos, d_model], broadcast over the batch
         out = self.hook_resid_in(self.dropout(x))
         if self.positions is not None:
-            record(p, "+ positional encoding (broadcast over batch)", [x, pe], out, [("B", L, "d_model"), (L, "d_model")], ("B", L, "d_model"), f"{p}.hook_resid_in")
+            step = "+ positional encoding (broadcast over batch)"
+            record(p, step, [x, pe], out, [X, PE], X, self.hook_resid_in)
         return out
 
 
@@ -128,8 +130,8 @@ class Transformer(HookedModule):
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
         y = self.decoder(tgt, memory, self.padding_mask(tgt), src_pad)
         logits = self.hook_logits(self.unembed(y))  # [batch, tgt_pos, vocab]
-        L = "L_tgt"
-        record("unembed", "project to vocabulary", y, logits, ("B", L, "d_model"), ("B", L, "V"), "hook_logits")
+        sym_y, sym_logits = ("B", "L_tgt", "d_model"), ("B", "L_tgt", "V")
+        record("unembed", "project to vocabulary", y, logits, sym_y, sym_logits, self.hook_logits)
         return logits
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:

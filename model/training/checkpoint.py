@@ -90,7 +90,8 @@ def _write_json(path: Path, data) -> None:
 
 def state_dict_for_saving(model: Transformer, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
     # Tied weights appear under two names; keep one so safetensors gets no shared storage.
-    state = {k: v for k, v in model.state_dict().items() if not (model.cfg.tie_embeddings and k == "unembed.weight")}
+    tied = model.cfg.tie_embeddings
+    state = {k: v for k, v in model.state_dict().items() if not (tied and k == "unembed.weight")}
     return {k: v.detach().to(dtype).contiguous() for k, v in state.items()}
 
 
@@ -162,7 +163,9 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
         raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
     tokenizer_file = directory / "tokenizer.json"
     if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
-        raise CheckpointError(f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it")
+        raise CheckpointError(
+            f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it"
+        )
     try:
         task = task_from_dict(config.get("task", {}), directory)
     except (ValueError, OSError, KeyError, TypeError, RecursionError) as e:

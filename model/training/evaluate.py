@@ -59,5 +59,7 @@ def evaluate_model(model: Transformer, task, split: str = "test", n: int | None 
         if target_lang is None:
             # Puzzle outputs are single "words": word n-gram BLEU says nothing there.
             del results[direction]["bleu"]
-        results[direction]["exact_match"] = round(sum(a == b for a, b in zip(h, r, strict=True)) / len(idx), 4)
+        results[direction]["exact_match"] = round(
+            sum(a == b for a, b in zip(h, r, strict=True)) / len(idx), 4
+        )
     return results

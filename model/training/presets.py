@@ -61,7 +61,8 @@ PRESETS: dict[str, Preset] = {
 
 
 def make_task(preset: Preset, tokenizer_path: Path):
-    """The preset's task; a translation tokenizer is trained (train split only) unless tokenizer_path exists."""
+    """The preset's task; a translation tokenizer is trained (train split only) unless
+    tokenizer_path exists."""
     if preset.task == "translation":
         from ..data.translation_tokenizer import TranslationTokenizer, build_default_tokenizer
 

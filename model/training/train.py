@@ -38,7 +38,9 @@ class Progress:
     valid: dict | None = None  # filled on evaluation steps
 
 
-def make_batches(examples: list[Example], batch_tokens: int, max_batch_size: int, seed: int) -> list[list[int]]:
+def make_batches(
+    examples: list[Example], batch_tokens: int, max_batch_size: int, seed: int
+) -> list[list[int]]:
     """Length-bucketed batches of example indices with about batch_tokens (padded) tokens each, shuffled."""
     order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), len(examples[i][1])))
     batches, current, width = [], [], 0
@@ -70,7 +72,10 @@ def lr_at(step: int, tc: TrainConfig) -> float:
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float) -> torch.Tensor:
     return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=pad_id, label_smoothing=smoothing
+        logits.reshape(-1, logits.shape[-1]),
+        target.reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=smoothing,
     )
 
 
@@ -151,7 +156,9 @@ def train(
         meta = {"step": step, "train": tc.to_dict(), "final": final, **(info or {})}
         save_checkpoint(out_dir, model, task, info=meta, history=history)
         torch.save(opt.state_dict(), out_dir / "optimizer.pt")
-        (out_dir / "trainer.json").write_text(json.dumps({"step": step, "epoch": epoch, "batch_pos": batch_pos}))
+        (out_dir / "trainer.json").write_text(
+            json.dumps({"step": step, "epoch": epoch, "batch_pos": batch_pos})
+        )
 
     pad = model_config.pad_id
     model.train()
@@ -190,7 +197,9 @@ def train(
                     record.update(valid)
                 history.append(record)
                 if callback:
-                    callback(Progress(step, tc.max_steps, record["loss"], record["lr"], rate, eta, epoch, valid))
+                    callback(
+                        Progress(step, tc.max_steps, record["loss"], record["lr"], rate, eta, epoch, valid)
+                    )
                 t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
             if tc.save_every and step % tc.save_every == 0:
                 save()
