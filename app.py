@@ -11,7 +11,8 @@ from pathlib import Path
 import streamlit as st
 
 from app_support import pages
-from app_support.sidebar import keep_view_across_switch, render_sidebar
+from app_support.i18n import t
+from app_support.sidebar import init_language, keep_view_across_switch, render_sidebar
 from app_support.url_state import sync_url
 
 st.set_page_config(
@@ -19,18 +20,22 @@ st.set_page_config(
     page_icon=str(Path(__file__).parent / "app_support" / "favicon.png"),
     layout="wide",
     initial_sidebar_state="expanded",
-    menu_items={"About": "Attention Lens: every head, every tensor shape, in the browser."},
+    menu_items={"About": "Attention Lens: every head, every tensor shape, in the browser. · "
+                "Attention Lens：每一个注意力头、每一个张量形状，都在浏览器里。"},
 )
+init_language()  # before the navigation: page titles are in the interface language
 
 
 def _st_page(spec: pages.PageSpec) -> st.Page:
+    title = t(f"page.{spec.key}.title")
     if spec is pages.START_PAGE:
-        return st.Page(spec.file, title=spec.title, icon=spec.icon, default=True)
-    return st.Page(spec.file, title=spec.title, icon=spec.icon, url_path=spec.url_path)
+        return st.Page(spec.file, title=title, icon=spec.icon, default=True)
+    return st.Page(spec.file, title=title, icon=spec.icon, url_path=spec.url_path)
 
 
 st_pages = {spec.key: _st_page(spec) for spec in pages.PAGES}
-menu = {section: [st_pages[p.key] for p in pages.PAGES if p.section == section] for section in pages.SECTIONS}
+menu = {t(f"section.{section}"): [st_pages[p.key] for p in pages.PAGES if p.section == section]
+        for section in pages.SECTIONS}
 page = st.navigation(menu)
 
 moved = pages.redirect_for(page.url_path, st.query_params.to_dict())

@@ -64,7 +64,7 @@ for col, which, text in ((ca, "a", text_a), (cb, "b", text_b)):
     cut = st.session_state.get(f"cmp_{which}_cut")
     if cut and len(text) == MAX_INPUT_CHARS:
         with col:
-            note_clipped(cut, f"Sentence {which.upper()}")
+            note_clipped(cut, f"sentence_{which}")
 set_url_param("a", text_a)
 set_url_param("b", text_b)
 

@@ -11,48 +11,60 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app_support import models as M
+from app_support.i18n import note, t
 from app_support.ui import escape_md
 from app_support.url_state import stop_page
 from model.analysis import Analysis
 from model.data.tasks import InputError
+from model.messages import Message
 
 if TYPE_CHECKING:
     from app_support.sidebar import View
 
 
-def note_clipped(cut_from: int | None, what: str = "The sentence") -> None:
-    """The visible note for a text that :func:`clip_input` cut."""
+def note_clipped(cut_from: int | None, which: str = "sentence") -> None:
+    """The visible note for a text that :func:`clip_input` cut (``which``: sentence, sentence_a/b)."""
     if cut_from:
-        st.warning(
-            f"{what} in the link had {cut_from:,} characters; text boxes take at most "
-            f"{M.MAX_INPUT_CHARS:,}, so it was cut to its first {M.MAX_INPUT_CHARS:,}.",
-            icon=":material/content_cut:",
-        )
+        what = t(f"note.clipped.{which}")
+        st.warning(t("note.clipped", what=what, cut_from=cut_from, limit=M.MAX_INPUT_CHARS),
+                   icon=":material/content_cut:")
 
 
-_NOTE_INFO_WORDS = ("Traditional", "lowercased")
+_BOX = {"info": (st.info, ":material/info:"), "warning": (st.warning, ":material/warning:"),
+        "error": (st.error, ":material/error:")}
+
+
+def show_message(message: Message) -> None:
+    """One message from model/ in the interface language, boxed by its severity."""
+    box, icon = _BOX[message.severity]
+    box(escape_md(note(message)), icon=icon)
 
 
 def show_notes(result: Analysis) -> None:
-    """Every note about the input (truncation, unknown characters, conversions) as a visible box."""
-    for note in result.notes:
-        if any(w in note for w in _NOTE_INFO_WORDS):
-            st.info(escape_md(note), icon=":material/info:")
-        else:
-            st.warning(escape_md(note), icon=":material/warning:")
+    """Every note about the input (truncation, unknown characters, conversions), most severe first."""
+    order = {"error": 0, "warning": 1, "info": 2}
+    for message in sorted(result.notes, key=lambda m: order[m.severity]):
+        show_message(message)
+
+
+def show_input_error(error: InputError) -> None:
+    """Why the input cannot run, in the interface language (as an info box: nothing broke)."""
+    message = getattr(error, "message", None)
+    st.info(escape_md(note(message) if isinstance(message, Message) else str(error)))
 
 
 def show_io(view: View, result: Analysis) -> None:
     """The input as the model reads it and the model's output, as plain (escaped) text."""
     cols = st.columns([3, 3, 1.4])
     with cols[0]:
-        st.caption("Input, as the model reads it")
+        st.caption(t("io.input"))
         st.markdown(escape_md(result.prepared.text) or "∅")
     with cols[1]:
-        st.caption("Model output" + (" (translation)" if view.is_translation else ""))
-        st.markdown(f"**{escape_md(result.output_text)}**" if result.output_text.strip() else "*(empty output)*")
+        st.caption(t("io.output_translation") if view.is_translation else t("io.output"))
+        st.markdown(f"**{escape_md(result.output_text)}**" if result.output_text.strip()
+                    else f"*{t('io.empty_output')}*")
     with cols[2]:
-        st.caption("Tokens in → out")
+        st.caption(t("io.tokens"))
         direction = f" · {result.prepared.direction}" if result.prepared.direction else ""
         st.markdown(f"{len(result.source_tokens)} → {len(result.target_tokens)}{escape_md(direction)}")
 
@@ -60,13 +72,13 @@ def show_io(view: View, result: Analysis) -> None:
 def current_analysis(view: View, *, show: bool = True) -> Analysis:
     """The cached analysis of the sidebar's sentence; on unusable input, explain and stop the page."""
     if not view.text.strip():
-        st.info("The input is empty. Type a sentence in the sidebar (or press “Use the example sentence”).", icon=":material/edit:")
+        st.info(t("analysis.empty"), icon=":material/edit:")
         stop_page()
     try:
-        with st.spinner("Running the model …"):
+        with st.spinner(t("analysis.running")):
             result = M.get_analysis(view.model, view.text, view.direction_arg)
     except InputError as e:
-        st.info(escape_md(str(e)))
+        show_input_error(e)
         stop_page()
     if show:
         show_io(view, result)

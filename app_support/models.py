@@ -134,10 +134,10 @@ def _info(name: str) -> ModelInfo | None:
         return None
 
 
-def model_description(name: str) -> str:
+def model_description(name: str, lang: str = "en") -> str:
     """One line saying what a model does (from its config.json, without loading weights)."""
     info = _info(name)
-    return info.description if info else ""
+    return info.text("description", lang) if info else ""
 
 
 def model_example(name: str) -> str:
@@ -146,10 +146,10 @@ def model_example(name: str) -> str:
     return info.example if info else ""
 
 
-def model_label(name: str) -> str:
+def model_label(name: str, lang: str = "en") -> str:
     """Short menu label (the sidebar shows the full description under the menu)."""
     info = _info(name)
-    return info.label if info else name
+    return info.text("label", lang) if info else name
 
 
 def special_mask(tokens: Sequence[str]) -> np.ndarray:

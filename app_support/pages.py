@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 class PageSpec:
     key: str  # stable identifier, used by code and tests (never shown)
     file: str  # script path relative to app.py
-    title: str  # menu and browser-tab title
     icon: str  # Streamlit material icon
-    section: str  # menu section it is listed under
+    section: str  # id of the menu section it is listed under (see SECTIONS)
     url_path: str  # path in the address bar ("" = the start page)
     params: tuple[str, ...] = ()  # URL parameters this page owns (kept in links to it)
 
@@ -38,30 +37,31 @@ class Redirect:
     rename: Mapping[str, str] = field(default_factory=dict)  # old parameter name -> new name
 
 
-#: Section titles in menu order.
-SECTIONS = ("Attention", "Decoding & comparison", "Under the hood")
+#: Section ids in menu order. Titles (sections and pages) are interface text: the string tables hold
+#: them as ``section.<id>`` and ``page.<key>.title``.
+SECTIONS = ("attention", "decoding", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("single", "app_pages/single_head.py", "Single head", ":material/grid_on:", "Attention", "",
+    PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
              ("scale",)),
-    PageSpec("heads", "app_pages/all_heads.py", "All heads", ":material/apps:", "Attention", "heads"),
-    PageSpec("focus", "app_pages/token_focus.py", "Token focus", ":material/my_location:", "Attention", "focus",
+    PageSpec("heads", "app_pages/all_heads.py", ":material/apps:", "attention", "heads"),
+    PageSpec("focus", "app_pages/token_focus.py", ":material/my_location:", "attention", "focus",
              ("token", "side")),
-    PageSpec("aggregates", "app_pages/aggregates.py", "Mean & rollout", ":material/functions:", "Attention",
+    PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
-    PageSpec("decoding", "app_pages/decoding.py", "Step-by-step decoding", ":material/play_circle:",
-             "Decoding & comparison", "decoding", ("step",)),
-    PageSpec("compare", "app_pages/compare.py", "Compare two sentences", ":material/compare:",
-             "Decoding & comparison", "compare", ("a", "b", "token")),
-    PageSpec("stats", "app_pages/head_stats.py", "Head statistics", ":material/bar_chart:", "Under the hood",
+    PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
+             "decoding", "decoding", ("step",)),
+    PageSpec("compare", "app_pages/compare.py", ":material/compare:",
+             "decoding", "compare", ("a", "b", "token")),
+    PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
-    PageSpec("model", "app_pages/model_page.py", "The model", ":material/memory:", "Under the hood", "model"),
-    PageSpec("positional", "app_pages/positional.py", "Positional encoding", ":material/waves:", "Under the hood",
+    PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
+    PageSpec("positional", "app_pages/positional.py", ":material/waves:", "hood",
              "positional", ("len", "dim")),
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.
-APP_PARAMS: tuple[str, ...] = ("model", "text", "dir", "kind", "layer", "head", "present")
+APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present")
 
 REDIRECTS: tuple[Redirect, ...] = (
     # The positional-encoding lab was a tab of the model page.

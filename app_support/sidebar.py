@@ -19,14 +19,14 @@ import streamlit as st
 
 from app_support import models as M
 from app_support import pages
+from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, preferred_lang, t, text, valid_lang
 from app_support.messages import note_clipped
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
-from model.network.kinds import KINDS, get_kind, kinds_present, layer_counts
+from model.network.kinds import KINDS, kinds_present, layer_counts
 from model.registry import UnknownModelError
 from model.training.checkpoint import Bundle, CheckpointError
 
-DIRECTION_LABELS = {"auto": "auto-detect", "zh->en": "中文 → English", "en->zh": "English → 中文"}
 _PENDING = "_pending_view"
 _VIEW = "_view"
 _SIDEBAR_KEYS = pages.APP_PARAMS  # the sidebar's widget keys are named after their URL parameters
@@ -54,7 +54,7 @@ class View:
 
     @property
     def kind_label(self) -> str:
-        return get_kind(self.kind).label
+        return t(f"kind.{self.kind}.label")
 
     @property
     def kinds(self) -> list[str]:
@@ -120,12 +120,35 @@ def _init_from_url(models: list[str]) -> None:
     text, st.session_state[_TEXT_CUT] = clip_input(text if text is not None else _example(model))
     st.session_state["text"] = text
     direction = qp.get("dir", "auto")
-    st.session_state["dir"] = direction if direction in DIRECTION_LABELS else "auto"
+    st.session_state["dir"] = direction if direction in ("auto", "zh->en", "en->zh") else "auto"
     kind = qp.get("kind", "encoder")
     st.session_state["kind"] = kind if kind in KINDS else KINDS[0]
     st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0
     st.session_state["head"] = url_int(qp.get("head"), 0) or 0
     st.session_state["present"] = qp.get("present", "") in ("1", "true", "yes", "on")
+
+
+def init_language() -> None:
+    """The session's interface language: the link's ``lang=``, else the browser's preference.
+
+    Runs before the navigation is built (page titles are translated). A language chosen in the
+    switch stays the session's; a ``lang=`` in a link the session is opened with wins once.
+    """
+    if valid_lang(st.session_state.get(LANG_KEY)):
+        return
+    from_url = valid_lang(st.query_params.get("lang"))
+    if from_url is None:
+        locale = getattr(st.context, "locale", None)
+        headers = getattr(st.context, "headers", None) or {}
+        from_url = preferred_lang(locale, headers.get("Accept-Language"))
+    st.session_state[LANG_KEY] = from_url
+
+
+def _keep_language() -> None:
+    # A segmented control can be cleared (None); the language must always be one of ours.
+    if not valid_lang(st.session_state.get(LANG_KEY)):
+        st.session_state[LANG_KEY] = st.session_state.get("_last_lang", "en")
+    st.session_state["_last_lang"] = st.session_state[LANG_KEY]
 
 
 def _on_model_change() -> None:
@@ -141,12 +164,10 @@ def render_sidebar(page_path: str = "") -> View:
     """Draw the shared sidebar and store the resulting :class:`View` for the page."""
     st.session_state.pop(_VIEW, None)
     begin_run(page_path)
+    init_language()
     models = M.list_models()
     if not models:
-        st.error(
-            "No models found in `assets/models/`. Train one, e.g. "
-            "`python -m model train --preset reverse --ship`, then reload this page."
-        )
+        st.error(t("sidebar.no_models"))
         st.stop()
     _init_from_url(models)
     _apply_pending()
@@ -156,70 +177,74 @@ def render_sidebar(page_path: str = "") -> View:
 
     present = bool(st.session_state.get("present"))
     inject_css(present)
+    # Bound now: format functions also run outside the script (AppTest), where session state is absent.
+    lang = current_lang()
     with st.sidebar:
         st.markdown("### :material/center_focus_strong: Attention Lens")
-        box = st.expander("Controls", expanded=False) if present else st.container()
+        st.segmented_control(t("sidebar.language"), LANGS, key=LANG_KEY, format_func=LANG_LABELS.get,
+                             on_change=_keep_language)
+        box = st.expander(t("sidebar.controls"), expanded=False) if present else st.container()
         with box:
             st.selectbox(
-                "Model",
+                t("sidebar.model"),
                 models,
                 key="model",
-                format_func=M.model_label,
+                format_func=lambda n: M.model_label(n, lang),
                 on_change=_on_model_change,
-                help="`default` translates Chinese ↔ English; the others are tiny didactic models "
-                "whose attention is easy to read.",
+                help=t("sidebar.model_help"),
             )
             name = st.session_state["model"]
             try:
                 bundle: Bundle = M.get_bundle(name)
             except (CheckpointError, UnknownModelError, OSError) as e:
-                st.error(f"Cannot load model {escape_md(name)}: {escape_md(str(e))}")
+                st.error(t("sidebar.cannot_load", name=escape_md(name), error=escape_md(str(e))))
                 st.stop()
-            desc = M.model_description(name)
+            desc = M.model_description(name, lang)
             if desc:
                 st.caption(escape_md(desc))
             if not isinstance(st.session_state.get("text"), str):
                 st.session_state["text"] = _example(name)
             st.text_input(
-                "Input sentence",
+                t("sidebar.input"),
                 key="text",
                 max_chars=M.MAX_INPUT_CHARS,
-                help="Press Enter to run. The model reads at most "
-                f"{bundle.cfg.max_len} tokens; longer input is cut (you will be told).",
+                help=t("sidebar.input_help", max_len=bundle.cfg.max_len),
             )
             if st.session_state.get(_TEXT_CUT) and len(st.session_state["text"]) == M.MAX_INPUT_CHARS:
                 note_clipped(st.session_state[_TEXT_CUT])
             else:
                 st.session_state[_TEXT_CUT] = None
-            st.button("Use the example sentence", icon=":material/restart_alt:", on_click=_use_example, type="tertiary")
+            st.button(t("sidebar.use_example"), icon=":material/restart_alt:", on_click=_use_example, type="tertiary")
             directions = tuple(getattr(bundle.task, "directions", []) or [])
             if directions:
                 clamp_choice("dir", ["auto", *directions], "auto")
                 st.radio(
-                    "Translation direction",
+                    t("sidebar.direction"),
                     ["auto", *directions],
                     key="dir",
-                    format_func=DIRECTION_LABELS.get,
+                    format_func=lambda d: text(lang, f"direction.{d}"),
                 )
             n_layers = layer_counts(bundle.cfg)
             kinds = kinds_present(bundle.cfg)
             clamp_choice("kind", kinds, "encoder")
             st.radio(
-                "Attention",
+                t("sidebar.attention"),
                 kinds,
                 key="kind",
-                format_func=lambda k: get_kind(k).label,
-                help="\n".join(f"- **{get_kind(k).label}**: {get_kind(k).help}" for k in kinds),
+                format_func=lambda k: text(lang, f"kind.{k}.label"),
+                help="\n".join(f"- **{t(f'kind.{k}.label')}**: {t(f'kind.{k}.help')}" for k in kinds),
             )
             kind = st.session_state["kind"]
             n_heads = bundle.cfg.n_heads
             clamp_choice("layer", list(range(n_layers[kind])), 0)
             clamp_choice("head", list(range(n_heads)), 0)
             c1, c2 = st.columns(2)
-            c1.selectbox("Layer", list(range(n_layers[kind])), key="layer", format_func=lambda i: f"layer {i}")
-            c2.selectbox("Head", list(range(n_heads)), key="head", format_func=lambda i: f"head {i}")
-        st.toggle("Presentation mode", key="present", help="Bigger text for projectors; the controls fold away.")
-        st.caption(":material/link: The address bar always holds a link to exactly this view — copy it to share.")
+            c1.selectbox(t("sidebar.layer"), list(range(n_layers[kind])), key="layer",
+                         format_func=lambda i: text(lang, "sidebar.layer_option", i=i))
+            c2.selectbox(t("sidebar.head"), list(range(n_heads)), key="head",
+                         format_func=lambda i: text(lang, "sidebar.head_option", i=i))
+        st.toggle(t("sidebar.present"), key="present", help=t("sidebar.present_help"))
+        st.caption(t("sidebar.link"))
 
     view = View(
         model=name,
@@ -234,7 +259,7 @@ def render_sidebar(page_path: str = "") -> View:
         directions=directions,
     )
     st.session_state[_VIEW] = view
-    params = {"model": view.model, "text": view.text, "kind": view.kind, "layer": str(view.layer),
+    params = {"lang": st.session_state[LANG_KEY], "model": view.model, "text": view.text, "kind": view.kind, "layer": str(view.layer),
               "head": str(view.head)}
     if view.directions:
         params["dir"] = view.direction

@@ -72,6 +72,15 @@ class ModelInfo:
     kinds: tuple[str, ...]  # attention kinds the network has (a model without decoder has no decoder kinds)
     source: str  # the ModelSource it came from
     directory: Path
+    # (language, field, text): the label/description in other interface languages (config "i18n")
+    translations: tuple[tuple[str, str, str], ...] = ()
+
+    def text(self, field: str, lang: str = "en") -> str:
+        """``label`` or ``description`` in ``lang``, falling back to the config's own (English) text."""
+        for lang_, field_, value in self.translations:
+            if (lang_, field_) == (lang, field):
+                return value
+        return getattr(self, field)
 
 
 def _text(value: object, default: str = "") -> str:
@@ -95,6 +104,12 @@ def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo
     except TypeError:  # sizes that are not numbers: loading will say what is wrong
         kinds = ()
     order = config.get("order")
+    i18n = config.get("i18n") if isinstance(config.get("i18n"), dict) else {}
+    translations = tuple(
+        (lang, field, value)
+        for lang, fields in sorted(i18n.items()) if isinstance(fields, dict)
+        for field, value in sorted(fields.items()) if field in ("label", "description") and isinstance(value, str)
+    )
     return ModelInfo(
         name=name,
         label=_text(config.get("label"), name),
@@ -107,6 +122,7 @@ def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo
         kinds=kinds,
         source=source.name,
         directory=source.directory / name,
+        translations=translations,
     )
 
 

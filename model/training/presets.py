@@ -19,9 +19,11 @@ class Preset:
     label: str = ""  # short menu label of the shipped model ("" = its name)
     group: str = "didactic"  # model group in menus (see model.registry.GROUPS)
     order: int = 99  # position within its group
+    # label/description in other interface languages: {"zh": {"label": ..., "description": ...}}
+    i18n: tuple[tuple[str, str, str], ...] = ()
 
 
-def _didactic(kind: str, steps: int, description: str, order: int) -> Preset:
+def _didactic(kind: str, steps: int, description: str, order: int, description_zh: str) -> Preset:
     task = SyntheticTask(kind)
     return Preset(
         ModelConfig(
@@ -35,13 +37,17 @@ def _didactic(kind: str, steps: int, description: str, order: int) -> Preset:
         label=f"{kind} · didactic",
         group="didactic",
         order=order,
+        i18n=(("zh", "label", f"{kind} · 教学模型"), ("zh", "description", description_zh)),
     )
 
 
 PRESETS: dict[str, Preset] = {
-    "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal", 1),
-    "copy": _didactic("copy", 400, "copies a lowercase word: cross-attention is a diagonal", 2),
-    "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source", 3),
+    "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal", 1,
+                         "把一个小写单词倒过来写：交叉注意力是一条反对角线"),
+    "copy": _didactic("copy", 400, "copies a lowercase word: cross-attention is a diagonal", 2,
+                      "原样复制一个小写单词：交叉注意力是一条对角线"),
+    "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source", 3,
+                      "把单词的字母排序：每个输出字母去源里找到它自己"),
     "default": Preset(
         ModelConfig(
             vocab_size=8000, d_model=256, n_heads=8, d_ff=1024, n_enc_layers=3, n_dec_layers=3,
@@ -56,6 +62,7 @@ PRESETS: dict[str, Preset] = {
         label="default · 中文 ↔ English",
         group="main",
         order=0,
+        i18n=(("zh", "label", "default · 中文 ↔ English"), ("zh", "description", "中英互译，用 Tatoeba 句对训练")),
     ),
 }
 

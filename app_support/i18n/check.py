@@ -1,0 +1,63 @@
+"""Finding interface text left in English inside Chinese pages (used by the tests).
+
+Chinese technical writing keeps some words in English (token, softmax, hook names, code) and
+the interface puts the English term in brackets after a Chinese one so learners can look it up.
+What is left after removing those, the model's tokens and the allowed words, must hold no
+English word of two letters or more: that would be untranslated text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+from app_support.i18n.glossary import TERMS
+
+#: Words that stay in English in the Chinese interface: names, units, abbreviations, code words.
+ALLOWED_WORDS = frozenset(
+    w.lower()
+    for w in (
+        "English", "Language", "default", "reverse", "copy", "sort", "didactic", "Tatoeba",
+        "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU", "chrF",
+        "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG", "SVG", "zip",
+        "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
+    )
+    + tuple(t.zh for t in TERMS if t.zh.isascii())
+)
+
+_STRIP = [
+    re.compile(r"Attention Lens"),  # the app's name
+    re.compile(r"`[^`]*`"),  # code spans
+    re.compile(r":material/[a-z_]+:"),  # icons
+    re.compile(r"https?://\S+"),
+    re.compile(r"%\{[^}]*\}"),  # plotly hover placeholders
+    re.compile(r"<[^>]{0,40}>"),  # rich-text tags and <unk>-style tokens
+    # the English term in brackets right after the Chinese one: 查询（query）
+    re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef*])\s*[(（]\s*[A-Za-z][A-Za-z0-9 ,./'’·\-]{0,60}[)）]"),
+    re.compile(r"\b\w+(?:\.\w+)+\b"),  # hook names, module paths, file names
+    re.compile(r"\b[A-Za-z]+_[A-Za-z0-9_]+\b"),  # snake_case identifiers (d_model, hook_pattern)
+]
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]")
+_LONE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z'’\-]*[A-Za-z](?![A-Za-z])")
+_RUN = re.compile(r"(?:[A-Za-z][A-Za-z'’\-]*)(?:[ \t]+[A-Za-z][A-Za-z'’\-]*)+")
+
+
+def untranslated(text: str, tokens: Iterable[str] = ()) -> list[str]:
+    """English words (runs of them, as found) left in ``text``; [] when clean."""
+    text = html.unescape(text)
+    for token in sorted({t.replace("▁", "").strip() for t in tokens if t.strip()}, key=len, reverse=True):
+        if re.search(r"[A-Za-z]", token):
+            text = re.sub(r"(?<![A-Za-z])" + re.escape(token) + r"(?![A-Za-z])", " ", text)
+    for pattern in _STRIP:
+        text = pattern.sub(" ", text)
+    text = text.replace("*", " ").replace("▁", " ")
+    found = []
+    for run in _RUN.finditer(text):
+        words = [w for w in _WORD.findall(run.group(0)) if w.lower() not in ALLOWED_WORDS and len(w) > 1]
+        if words:
+            found.append(run.group(0).strip())
+    for word in _LONE.finditer(text):
+        if word.group(0).lower() not in ALLOWED_WORDS and not any(word.group(0) in f for f in found):
+            found.append(word.group(0))
+    return found

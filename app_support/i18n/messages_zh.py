@@ -1,0 +1,20 @@
+"""Chinese wording of the messages model/ makes (codes and placeholders as in model.messages.ENGLISH)."""
+
+MESSAGES_ZH: dict[str, str] = {
+    "input_truncated": (
+        "输入有 {tokens} 个 token；模型最多读取 {max_len} 个（含结束 token），"
+        "所以只保留了前 {kept} 个 token（已截断）。"
+    ),
+    "unknown_characters": "有 {count} 个字符不在这个模型的词表里，显示为 <unk>：{shown}",
+    "input_lowercased": "这个模型只认识小写字母，输入已转为小写。",
+    "input_script_converted": "繁体字已转换为简体字——模型是用简体训练的。",
+    "target_script_converted": "目标文本中的繁体字已转换为简体字。",
+    "target_unknown_characters": "目标文本里有模型不认识的字符，显示为 <unk>：{shown}",
+    "target_cut": "目标文本已截断到模型的上限：{max_len} 个 token。",
+    "output_max_length": "输出达到了最大长度（{max_len} 个 token），仍没有生成结束 token。",
+    "empty_input": "输入为空。请输入一个句子，查看模型的注意力。",
+    "invalid_utf8": "输入不是有效的 UTF-8 文本（含有无法解码的字节）。",
+    "unknown_direction": "未知的翻译方向 {direction!r}；可选：{choices}。",
+    "empty_target": "目标文本为空。",
+    "plain_text": "{text}",
+}
