@@ -54,6 +54,7 @@ def mean_over_heads_figure(
     *,
     mask_2d: np.ndarray | None = None,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Heatmap of one layer's mean over heads (``mask_2d``: True = masked, drawn grey)."""
     mean = mean_over_heads(patterns)
@@ -76,6 +77,7 @@ def attention_rollout_figure(
     *,
     add_residual: bool = True,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max)."""
     roll = attention_rollout(patterns, add_residual=add_residual)

@@ -122,6 +122,7 @@ def compare_heatmaps(
     names: tuple[str, str] = ("Sentence A", "Sentence B"),
     zmax: float = 1.0,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Two ``[query, key]`` patterns side by side on one shared colour scale.
 
@@ -237,7 +238,13 @@ def shared_token_row_diff(
     )
 
 
-def row_diff_figure(rd: RowDiff, *, names: tuple[str, str] = ("A", "B"), title: str = "") -> go.Figure:
+def row_diff_figure(
+    rd: RowDiff,
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
     """Three bar charts: the token's row in A, in B, and ``B − A`` over the shared keys."""
     na, nb = (escape_text(n) for n in names)
     tok = token_label(rd.token)
@@ -304,6 +311,7 @@ def rank_heads_by_change(
     key_tokens_a: Sequence[str] | None = None,
     key_tokens_b: Sequence[str] | None = None,
     occurrence: int = 0,
+    lang: str = "en",
 ) -> pd.DataFrame:
     """Rank heads by how much their attention changes between sentence A and sentence B.
 

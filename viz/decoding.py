@@ -19,6 +19,7 @@ def cross_attention_step(
     step_token: str | None = None,
     step: int | None = None,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Cross-attention of the decoder at one step over the source tokens.
 
@@ -103,7 +104,14 @@ def cross_attention_step(
     return fig
 
 
-def topk_bar(tokens: Sequence[str], probs: np.ndarray, *, k: int | None = None, title: str = "") -> go.Figure:
+def topk_bar(
+    tokens: Sequence[str],
+    probs: np.ndarray,
+    *,
+    k: int | None = None,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
     """Horizontal bars of next-token probabilities, most likely at the top.
 
     ``tokens`` and ``probs`` are parallel (e.g. the model's top-k); with ``k`` only the

@@ -60,6 +60,7 @@ def token_focus_grid(
     other_index: int | None = None,
     click_targets: bool = True,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Layer x head heatmap for one token (see :func:`token_focus_values` for the values).
 
@@ -163,6 +164,7 @@ def attention_arcs(
     min_weight: float = 0.01,
     n_bins: int = 8,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """BertViz-like view: query tokens in a left column, key tokens in a right column,
     and a line from query ``i`` to key ``j`` whose width and opacity grow with the weight.

@@ -144,6 +144,7 @@ def all_heads_grid(
     hover: str = "head",
     click_targets: bool = True,
     width: int = 1000,
+    lang: str = "en",
 ) -> go.Figure:
     """Every head of every layer as small multiples in a single heatmap trace.
 

@@ -157,6 +157,7 @@ def attention_heatmap(
     *,
     value_name: str = "attention weight",
     subtitle: str | None = None,
+    lang: str = "en",
 ) -> go.Figure:
     """Heatmap of one head's attention pattern ``[query, key]``.
 

@@ -18,7 +18,7 @@ def _pe(pe: np.ndarray) -> np.ndarray:
     return as_array(pe, 2, "pe", dims="[position, d_model]")
 
 
-def pe_heatmap(pe: np.ndarray, *, title: str = "") -> go.Figure:
+def pe_heatmap(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
     """Heatmap of a positional-encoding matrix: rows are positions, columns embedding dimensions.
 
     Diverging colours centred on 0 (red = positive, blue = negative).
@@ -52,7 +52,7 @@ def pe_heatmap(pe: np.ndarray, *, title: str = "") -> go.Figure:
     return fig
 
 
-def pe_cosine_similarity(pe: np.ndarray, *, title: str = "") -> go.Figure:
+def pe_cosine_similarity(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
     """Heatmap of the cosine similarity between every pair of position vectors ``[pos, pos]``.
 
     Bright diagonal = each position is most similar to itself; how fast similarity falls
@@ -90,7 +90,13 @@ def pe_cosine_similarity(pe: np.ndarray, *, title: str = "") -> go.Figure:
     return fig
 
 
-def pe_dimension_curves(pe: np.ndarray, dims: Sequence[int], *, title: str = "") -> go.Figure:
+def pe_dimension_curves(
+    pe: np.ndarray,
+    dims: Sequence[int],
+    *,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
     """Line plot of chosen embedding dimensions as a function of position (one line per dimension).
 
     For sinusoidal encodings low dimensions oscillate fast and high dimensions slowly.

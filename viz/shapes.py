@@ -41,7 +41,7 @@ def format_symbol(symbol: str | Sequence[str]) -> str:
     return " × ".join(str(s) for s in symbol) if len(symbol) else "scalar"
 
 
-def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
+def shape_trace_table(steps: Sequence[Mapping[str, object]], *, lang: str = "en") -> pd.DataFrame:
     """One row per forward-pass step with its input and output shapes.
 
     Each step has keys ``name``, ``op``, ``hook`` (or None), ``in_shapes`` (list of tuples),
@@ -80,7 +80,7 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]]) -> pd.DataFrame:
 
 
 def parameter_breakdown_chart(
-    counts: Mapping[str, int], *, kind: str = "treemap", title: str = ""
+    counts: Mapping[str, int], *, kind: str = "treemap", title: str = "", lang: str = "en"
 ) -> go.Figure:
     """Parameters per module.
 

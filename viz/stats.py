@@ -124,6 +124,7 @@ def head_stats(
     key_mask: np.ndarray | None = None,
     query_mask: np.ndarray | None = None,
     special_tokens: np.ndarray | None = None,
+    lang: str = "en",
 ) -> pd.DataFrame:
     """One row per head with summary statistics (see :data:`HEAD_STATS_COLUMNS`).
 

@@ -32,7 +32,7 @@ def _check_columns(df: pd.DataFrame, columns: Sequence[str]) -> None:
 
 
 def head_stats_scatter(
-    df: pd.DataFrame, x: str = "entropy", y: str = "mean_distance", *, title: str = ""
+    df: pd.DataFrame, x: str = "entropy", y: str = "mean_distance", *, title: str = "", lang: str = "en"
 ) -> go.Figure:
     """Scatter of two head statistics (default: entropy vs mean distance), one dot per head.
 
@@ -75,7 +75,13 @@ def head_stats_scatter(
     return fig
 
 
-def head_stats_bar(df: pd.DataFrame, column: str = "entropy", *, title: str = "") -> go.Figure:
+def head_stats_bar(
+    df: pd.DataFrame,
+    column: str = "entropy",
+    *,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
     """Bar chart of one statistic for every head, grouped by layer (``L0H0`` … left to right)."""
     _check_columns(df, ["layer", "head", column])
     if column not in HEAD_STATS_COLUMNS:
@@ -110,6 +116,7 @@ def head_similarity_heatmap(
     *,
     kind: str = "similarity",
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
     """Heatmap of a head x head matrix from :func:`viz.stats.head_similarity` (``kind="similarity"``,
     1 = same pattern) or :func:`viz.stats.head_divergence` (``kind="divergence"``, JS in nats)."""
