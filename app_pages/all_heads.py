@@ -26,6 +26,7 @@ fig = viz.all_heads_grid(
     mask=~np.isfinite(scores),
     title=t("heads.figure_title", kind=view.kind_label, n_layers=n_layers, n_heads=n_heads),
     width=1150 if not view.present else 1300,
+    lang=lang,
 )
 event = chart(fig, key="all_heads_grid", on_select="rerun", selection_mode=("points", "box"))
 hit = head_from_grid_selection(event, viz.grid_layout_from_figure(fig))
