@@ -141,7 +141,7 @@ def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
 
 def cmd_train(args) -> int:
     from .training.presets import PRESETS, make_task, with_overrides
-    from .training.train import print_progress, train
+    from .training.train import TqdmProgress, train
 
     if args.preset not in PRESETS:
         return _fail(f"unknown preset {args.preset!r}; choose from {', '.join(PRESETS)}")
@@ -175,8 +175,9 @@ def cmd_train(args) -> int:
         "listed": True,
     }
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
-    train(preset.model, preset.train, task, out, callback=print_progress, resume=args.resume,
-          evaluate=evaluate, info=info, init_from=args.init_from)
+    with TqdmProgress(sys.stderr) as progress:
+        train(preset.model, preset.train, task, out, callback=progress, resume=args.resume,
+              evaluate=evaluate, info=info, init_from=args.init_from)
     if args.ship:
         return _export(out, args.preset, preset.ship_dtype, args.test_sentences, args.force)
     return 0

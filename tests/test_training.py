@@ -1,6 +1,10 @@
 """The training loop learns, resumes exactly, and its pieces behave."""
 
+import io
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,7 +13,7 @@ from model.data.tasks import SyntheticTask
 from model.decoding import greedy_decode
 from model.network.config import ModelConfig, TrainConfig
 from model.training.checkpoint import load_checkpoint
-from model.training.train import Progress, lr_at, make_batches, train
+from model.training.train import Progress, TqdmProgress, lr_at, make_batches, train
 
 
 def small_setup(steps: int, **train_overrides):
@@ -126,3 +130,36 @@ def test_init_from_starts_a_new_run_from_saved_weights(tmp_path):
         assert torch.equal(a, b), name
     history = load_checkpoint(tmp_path / "second").history
     assert len(history) == 3 + 1 and history[0]["note"].startswith("from ")
+
+
+def test_tqdm_progress_shows_steps_and_validation_then_closes():
+    stream = io.StringIO()
+    with TqdmProgress(stream) as progress:
+        progress(Progress(10, 40, 2.5, 1e-3, 1000.0, 3.0, 0))
+        assert progress.bar is not None and progress.bar.n == 10
+        progress(Progress(20, 40, 2.0, 1e-3, 1000.0, 2.0, 0, {"valid_loss": 1.234}))
+        progress(Progress(40, 40, 1.5, 1e-4, 1000.0, 0.0, 1))
+        assert progress.bar is None  # closed at the last step
+    out = stream.getvalue()
+    assert "10/40" in out and "40/40" in out
+    assert "step 20: valid_loss 1.234" in out
+    assert "loss 1.500" in out
+
+
+def test_tqdm_progress_closes_when_training_stops_early():
+    stream = io.StringIO()
+    with pytest.raises(KeyboardInterrupt), TqdmProgress(stream) as progress:
+        progress(Progress(10, 40, 2.5, 1e-3, 1000.0, 3.0, 0))
+        raise KeyboardInterrupt
+    assert progress.bar is None
+    assert "10/40" in stream.getvalue()
+
+
+def test_cli_train_shows_a_tqdm_bar_on_stderr(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "model", "train", "--preset", "copy", "--steps", "20", "--out", str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "20/20" in out.stderr and "step" in out.stderr, out.stderr
+    assert out.stdout == ""

@@ -21,8 +21,6 @@ TEMPLATE = "plotly_white"
 
 #: Sequential scale for attention weights (0 = white-ish, 1 = dark blue).
 SEQUENTIAL = "Blues"
-#: Diverging scale for signed values (differences, positional encodings, cosine similarity).
-DIVERGING = "RdBu"
 #: Reversed diverging scale: red = positive, blue = negative.
 DIVERGING_REVERSED = "RdBu_r"
 #: Colour of masked (not attendable) cells; visibly different from the palest blue.

@@ -1,7 +1,7 @@
 """Training loop: AdamW, warmup then cosine decay, clipping, label smoothing, resumable checkpoints.
 
-`train(...)` reports progress through a callback so the command line (progress bar) and the app
-can both show it. Runs save into a folder (see checkpoint.py) plus optimizer/trainer state, and
+`train(...)` reports progress through a callback so the command line (a tqdm bar, `TqdmProgress`)
+and the app can both show it. Runs save into a folder (see checkpoint.py) plus optimizer/trainer state, and
 `resume=True` carries on from there, with the same batch order as an uninterrupted run.
 """
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
 from ..data.tasks import Example
 from ..decoding import pad_batch
@@ -210,17 +211,39 @@ def train(
     return model
 
 
-def print_progress(p: Progress, stream=sys.stderr) -> None:
-    """A one-line progress bar: step, loss, learning rate, tokens/s, ETA (and validation when present)."""
-    width = 24
-    done = int(width * p.step / max(p.max_steps, 1))
-    eta = time.strftime("%H:%M:%S", time.gmtime(p.eta_s))
-    line = (
-        f"\r[{'#' * done}{'.' * (width - done)}] step {p.step}/{p.max_steps} ep {p.epoch} "
-        f"loss {p.loss:.3f} lr {p.lr:.2e} {p.tokens_per_s:,.0f} tok/s ETA {eta}"
-    )
-    if p.valid:
-        line += "  " + " ".join(f"{k} {v:.3f}" for k, v in p.valid.items() if isinstance(v, int | float))
-        line += "\n"
-    stream.write(line)
-    stream.flush()
+class TqdmProgress:
+    """A training callback that shows progress as a tqdm bar (the CLI's choice; the app passes
+    its own callback). Use it as a context manager so the bar is closed even when training stops
+    early; validation results are printed as lines above the bar."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.bar: tqdm | None = None
+
+    def __call__(self, p: Progress) -> None:
+        if self.bar is None:
+            # The first report may come late (log_every, or a resumed run): start the bar there.
+            self.bar = tqdm(total=p.max_steps, initial=p.step, file=self.stream, unit="step",
+                            dynamic_ncols=True, mininterval=0.5)
+        else:
+            self.bar.update(p.step - self.bar.n)
+        self.bar.set_postfix_str(
+            f"ep {p.epoch} loss {p.loss:.3f} lr {p.lr:.2e} {p.tokens_per_s:,.0f} tok/s", refresh=False
+        )
+        if p.valid:
+            metrics = " ".join(f"{k} {v:.3f}" for k, v in p.valid.items() if isinstance(v, int | float))
+            self.bar.write(f"step {p.step}: {metrics}", file=self.stream)
+        self.bar.refresh()
+        if p.step >= p.max_steps:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> TqdmProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
