@@ -65,7 +65,7 @@ def show_io(view: View, result: Analysis) -> None:
                     else f"*{t('io.empty_output')}*")
     with cols[2]:
         st.caption(t("io.tokens"))
-        direction = f" · {result.prepared.direction}" if result.prepared.direction else ""
+        direction = f" · {t('direction.' + result.prepared.direction)}" if result.prepared.direction else ""
         st.markdown(f"{len(result.source_tokens)} → {len(result.target_tokens)}{escape_md(direction)}")
 
 

@@ -40,6 +40,7 @@ TARGET_S = 1.5
 MAX_PNG_BYTES = 300_000
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
+
 # New sentences (not the model's example, so the server has not cached them).
 SENTENCES = {
     "default": ["我们明天早上一起去公园散步吧", "The weather is nice today, so we walk."],
@@ -161,8 +162,11 @@ def test_app_in_chromium():
 
     sys.path.insert(0, str(ROOT))
     import viz
+    from app_support.i18n import text
     from model.analysis import analyze
     from model.registry import available_models, load_model
+
+    zh_title, zh_input_label = text("zh", "page.single.title"), text("zh", "sidebar.input")
 
     assert "default" in available_models(), "the app opens on the default model, which is missing"
     model = "default"
@@ -267,6 +271,30 @@ def test_app_in_chromium():
                 page.wait_for_function(
                     "() => new URLSearchParams(location.search).get('text') === ''", timeout=60_000
                 )
+
+                # 6) The Chinese interface from a link: titles, sidebar and figures in Chinese, and the
+                #    link keeps lang=zh. A browser that prefers Chinese gets it without the parameter.
+                page.goto(f"{base}/?lang=zh&model={model}&text={sentences[0]}&kind=cross&layer=1&head=2",
+                          wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=120_000)
+                page.wait_for_function(
+                    "(title) => document.querySelector('h1') && document.querySelector('h1').textContent"
+                    ".includes(title)", arg=zh_title, timeout=60_000,
+                )
+                assert page.get_by_role("textbox", name=zh_input_label, exact=True).count() == 1
+                page.wait_for_timeout(800)
+                assert "lang=zh" in page.evaluate("location.search")
+                save_small_png(page, SCREENSHOTS / "main_view_zh.png")
+                zh_context = browser.new_context(locale="zh-CN", viewport={"width": 1200, "height": 900})
+                try:
+                    zh_page = zh_context.new_page()
+                    zh_page.goto(f"{base}/?model={model}", wait_until="domcontentloaded")
+                    zh_page.wait_for_function(
+                        "(title) => document.querySelector('h1') && document.querySelector('h1').textContent"
+                        ".includes(title)", arg=zh_title, timeout=120_000,
+                    )
+                finally:
+                    zh_context.close()
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
@@ -280,7 +308,7 @@ def test_app_in_chromium():
         log.close()
 
     if UPDATE_README_SCREENSHOTS:
-        for png in ("main_view.png", "all_heads.png"):
+        for png in ("main_view.png", "all_heads.png", "main_view_zh.png"):
             README_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(SCREENSHOTS / png, README_SCREENSHOTS / png)
     report = {"model": model, "target_s": TARGET_S, **{k: round(v, 3) for k, v in timings.items()}}
