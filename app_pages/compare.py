@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
 from app_support.models import MAX_INPUT_CHARS, get_analysis, special_mask
 from app_support.selection import selected_row
@@ -13,22 +14,17 @@ from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
 
 view = current_view()
-page_header(
-    "Compare two sentences",
-    "The same word can mean different things: does the model *attend* differently when the "
-    "context changes? Type two sentences that share a word, pick the shared token, and compare the "
-    "selected head on both (same layer, head and colour scale), the token's attention row in each, "
-    "and a ranking of the heads whose attention changes most.",
-)
+lang = current_lang()
+page_header(t("page.compare.title"), t("compare.intro"))
 
-# (label, sentence A, sentence B, word to focus on)
+# (label, sentence A, sentence B, word to focus on); the sentences are model input, not interface text
 TRANSLATION_PRESETS = [
-    ("苹果: company vs. fruit", "苹果公司发布新品", "我吃了一个苹果", "苹果"),
-    ("bank: money vs. river", "The bank raised interest rates.", "We sat on the river bank.", "bank"),
+    (t("compare.preset.apple"), "苹果公司发布新品", "我吃了一个苹果", "苹果"),
+    (t("compare.preset.bank"), "The bank raised interest rates.", "We sat on the river bank.", "bank"),
 ]
 LETTER_PRESETS = [
-    ("listen / silent (same letters)", "listen", "silent", "s"),
-    ("banana / bandana", "banana", "bandana", "n"),
+    (t("compare.preset.anagram"), "listen", "silent", "s"),
+    (t("compare.preset.banana"), "banana", "bandana", "n"),
 ]
 presets = TRANSLATION_PRESETS if view.is_translation else LETTER_PRESETS
 
@@ -52,14 +48,14 @@ if st.session_state.get("cmp_model") != view.model:
         _apply_preset(*presets[0][1:])
     st.session_state["cmp_model"] = view.model
 
-st.caption("Presets — one click:")
+st.caption(t("compare.presets"))
 pcols = st.columns(len(presets) + 2)
 for i, (label, a, b, word) in enumerate(presets):
     pcols[i].button(label, key=f"cmp_preset_{i}", on_click=_apply_preset, args=(a, b, word))
 
 ca, cb = st.columns(2)
-text_a = ca.text_input("Sentence A", key="cmp_a", max_chars=MAX_INPUT_CHARS)
-text_b = cb.text_input("Sentence B", key="cmp_b", max_chars=MAX_INPUT_CHARS)
+text_a = ca.text_input(t("compare.sentence_a"), key="cmp_a", max_chars=MAX_INPUT_CHARS)
+text_b = cb.text_input(t("compare.sentence_b"), key="cmp_b", max_chars=MAX_INPUT_CHARS)
 for col, which, text in ((ca, "a", text_a), (cb, "b", text_b)):
     cut = st.session_state.get(f"cmp_{which}_cut")
     if cut and len(text) == MAX_INPUT_CHARS:
@@ -71,12 +67,12 @@ set_url_param("b", text_b)
 
 def _run(text: str, which: str):
     if not text.strip():
-        st.info(f"Sentence {which} is empty — type a sentence that shares a word with the other one.", icon=":material/edit:")
+        st.info(t("compare.empty", which=which), icon=":material/edit:")
         return None
     try:
         return get_analysis(view.model, text, view.direction_arg)
     except InputError as e:
-        st.info(f"Sentence {which}: {escape_md(str(e))}")
+        st.info(t("compare.input_error", which=which, error=escape_md(note(e.message))))
         return None
 
 
@@ -85,8 +81,8 @@ res_b = _run(text_b, "B")
 if res_a is None or res_b is None:
     stop_page()
 
-ca.markdown("Output: **" + (escape_md(res_a.output_text) or "∅") + "**")
-cb.markdown("Output: **" + (escape_md(res_b.output_text) or "∅") + "**")
+ca.markdown(t("compare.output", output=escape_md(res_a.output_text) or "∅"))
+cb.markdown(t("compare.output", output=escape_md(res_b.output_text) or "∅"))
 with ca:
     show_notes(res_a)
 with cb:
@@ -98,22 +94,20 @@ sa, sb = res_a.attention(kind, "scores"), res_b.attention(kind, "scores")
 qa, ka = res_a.tokens_for(kind)
 qb, kb = res_b.tokens_for(kind)
 
-st.subheader(f"{view.kind_label} · layer {layer} · head {head}, on both sentences")
+st.subheader(t("compare.subheader", kind=view.kind_label, layer=layer, head=head))
 fig = viz.compare_heatmaps(
     pa[layer, head], qa, pb[layer, head], qb,
     key_tokens_a=ka, key_tokens_b=kb,
     mask_a=~np.isfinite(sa[layer, head]), mask_b=~np.isfinite(sb[layer, head]),
-    names=("Sentence A", "Sentence B"),
+    names=(t("compare.sentence_a"), t("compare.sentence_b")),
+    lang=lang,
 )
 chart(fig, key="cmp_heatmaps")
 
 # Tokens that are queries in both sentences, in A's order, without repeats.
 shared = viz.shared_tokens(qa, qb)
 if not shared:
-    st.info(
-        "The two sentences share no query token for this attention kind, so their rows cannot be "
-        "compared. Try sentences with a word in common (or another attention kind)."
-    )
+    st.info(t("compare.no_shared"))
     stop_page()
 
 
@@ -121,11 +115,10 @@ if st.session_state.get("cmp_token") not in shared:
     special = {t for t, is_special in zip(qa, special_mask(qa), strict=True) if is_special}
     st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""), special)
 token = st.selectbox(
-    "Shared token to follow",
+    t("compare.token"),
     shared,
     key="cmp_token",
-    help="Tokens present in both sentences (as queries of this attention kind). Word starts in the "
-    "translation model's English tokens carry “▁”.",
+    help=t("compare.token_help"),
 )
 set_url_param("token", token)
 
@@ -134,15 +127,13 @@ st.markdown("A: " + md_tokens(qa, highlight=qa.index(token)) + "  \nB: " + md_to
 left, right = st.columns([3, 2])
 with left:
     rd = viz.shared_token_row_diff(pa[layer, head], qa, pb[layer, head], qb, token, key_tokens_a=ka, key_tokens_b=kb)
-    chart(viz.row_diff_figure(rd, names=("A", "B")), key="cmp_rowdiff")
-    st.caption(
-        "Top two: where the token looks in each sentence. Bottom: B − A on the keys both sentences "
-        "share (blue = more attention in B, red = less)."
-    )
+    chart(viz.row_diff_figure(rd, names=("A", "B"), lang=lang), key="cmp_rowdiff")
+    st.caption(t("compare.row_diff_caption"))
 with right:
-    st.markdown("**Heads ranked by how much this token's attention changes**")
+    st.markdown(t("compare.ranking_title"))
     try:
-        ranking = viz.rank_heads_by_change(pa, qa, pb, qb, token, key_tokens_a=ka, key_tokens_b=kb)
+        ranking = viz.rank_heads_by_change(pa, qa, pb, qb, token, key_tokens_a=ka, key_tokens_b=kb,
+                                           lang=lang)
     except ValueError as e:
         st.info(escape_md(str(e)))
     else:
@@ -153,12 +144,14 @@ with right:
             selection_mode="single-row",
             key="cmp_ranking",
             column_config={
+                "rank": st.column_config.NumberColumn(t("compare.col.rank")),
+                "layer": st.column_config.NumberColumn(t("compare.col.layer")),
+                "head": st.column_config.NumberColumn(t("compare.col.head")),
                 "js_divergence": st.column_config.ProgressColumn(
-                    "change (JS, nats)", min_value=0.0, max_value=float(np.log(2)), format="%.3f",
-                    help="Jensen-Shannon divergence between the token's attention over the shared keys "
-                    "in A and in B: 0 = identical, log 2 ≈ 0.69 = completely different.",
+                    t("compare.col.change"), min_value=0.0, max_value=float(np.log(2)), format="%.3f",
+                    help=t("compare.col.change_help"),
                 ),
-                "n_queries": st.column_config.NumberColumn("rows", help="query rows averaged"),
+                "n_queries": st.column_config.NumberColumn(t("compare.col.rows"), help=t("compare.col.rows_help")),
             },
             width="stretch",
         )
@@ -172,4 +165,4 @@ with right:
                 open_head(*sel, page=None)
         elif row is None:
             st.session_state["cmp_handled"] = None
-        st.caption("Select a row to show that head above.")
+        st.caption(t("compare.select_row"))

@@ -1,0 +1,71 @@
+"""Compare page: the same head on two sentences. Preset sentences are model input and stay as they are."""
+
+EN = {
+    "compare.intro": "The same word can mean different things: does the model *attend* differently when the "
+    "context changes? Type two sentences that share a word, pick the shared token, and compare the "
+    "selected head on both (same layer, head and colour scale), the token's attention row in each, "
+    "and a ranking of the heads whose attention changes most.",
+    "compare.preset.apple": "苹果: company vs. fruit",
+    "compare.preset.bank": "bank: money vs. river",
+    "compare.preset.anagram": "listen / silent (same letters)",
+    "compare.preset.banana": "banana / bandana",
+    "compare.presets": "Presets — one click:",
+    "compare.sentence_a": "Sentence A",
+    "compare.sentence_b": "Sentence B",
+    "compare.empty": "Sentence {which} is empty — type a sentence that shares a word with the other one.",
+    "compare.input_error": "Sentence {which}: {error}",
+    "compare.output": "Output: **{output}**",
+    "compare.subheader": "{kind} · layer {layer} · head {head}, on both sentences",
+    "compare.no_shared": "The two sentences share no query token for this attention kind, so their rows cannot be "
+    "compared. Try sentences with a word in common (or another attention kind).",
+    "compare.token": "Shared token to follow",
+    "compare.token_help": "Tokens present in both sentences (as queries of this attention kind). Word starts in the "
+    "translation model's English tokens carry “▁”.",
+    "compare.row_diff_caption": "Top two: where the token looks in each sentence. Bottom: B − A on the keys both "
+    "sentences share (blue = more attention in B, red = less).",
+    "compare.ranking_title": "**Heads ranked by how much this token's attention changes**",
+    "compare.col.rank": "rank",
+    "compare.col.layer": "layer",
+    "compare.col.head": "head",
+    "compare.col.change": "change (JS, nats)",
+    "compare.col.change_help": "Jensen-Shannon divergence between the token's attention over the shared keys "
+    "in A and in B: 0 = identical, log 2 ≈ 0.69 = completely different.",
+    "compare.col.rows": "rows",
+    "compare.col.rows_help": "query rows averaged",
+    "compare.select_row": "Select a row to show that head above.",
+}
+
+ZH = {
+    "compare.intro": "同一个词在不同的语境里可以有不同的意思：语境变了，模型的*注意力*（attention）会不会也跟着变？"
+    "输入两个含有同一个词的句子，选出它们共有的 token，然后对比三样东西：所选注意力头在两个句子上的"
+    "注意力图（同一层、同一个头、同一个色标）；这个 token 在两句中各自的注意力行；以及按注意力变化"
+    "大小排列的注意力头排名。",
+    "compare.preset.apple": "苹果：公司还是水果",
+    "compare.preset.bank": "`bank`：银行还是河岸",
+    "compare.preset.anagram": "`listen` / `silent`（字母相同）",
+    "compare.preset.banana": "`banana` / `bandana`",
+    "compare.presets": "预设示例（点一下即可）：",
+    "compare.sentence_a": "句子 A",
+    "compare.sentence_b": "句子 B",
+    "compare.empty": "句子 {which} 是空的——请输入一个与另一句有共同词语的句子。",
+    "compare.input_error": "句子 {which}：{error}",
+    "compare.output": "输出：**{output}**",
+    "compare.subheader": "{kind} · 第 {layer} 层 · 头 {head}：两个句子上的对比",
+    "compare.no_shared": "在这种注意力类型下，两个句子没有共同的查询（query）token，所以无法比较它们的行。"
+    "试试含有共同词语的句子（或换一种注意力类型）。",
+    "compare.token": "要跟踪的共有 token",
+    "compare.token_help": "两个句子里都出现的 token（作为这种注意力类型的查询）。在翻译模型的英文 token 里，"
+    "一个词的开头带有“▁”。",
+    "compare.row_diff_caption": "上面两张图：这个 token 在各自句子里看向哪里。下面一张：在两个句子共有的键（key）上"
+    "的差 B − A（蓝色 = 在 B 中注意力更多，红色 = 更少）。",
+    "compare.ranking_title": "**按这个 token 的注意力变化大小排列的注意力头**",
+    "compare.col.rank": "名次",
+    "compare.col.layer": "层",
+    "compare.col.head": "头",
+    "compare.col.change": "变化（JS，nats）",
+    "compare.col.change_help": "这个 token 在 A 和 B 中对共有键的注意力分布之间的 Jensen-Shannon 散度："
+    "0 = 完全相同，`log 2` ≈ 0.69 = 完全不同。",
+    "compare.col.rows": "行数",
+    "compare.col.rows_help": "参与平均的查询行数",
+    "compare.select_row": "选中一行，上方就会显示那个注意力头。",
+}
