@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.i18n import t
+from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
@@ -34,6 +34,7 @@ fig = viz.attention_heatmap(
     title=t("single.figure_title", layer=view.layer, head=view.head),
     zmax=None if per_head else 1.0,
     subtitle=view.kind_label,
+    lang=current_lang(),
 )
 chart(fig, key="single_head_heatmap")
 
