@@ -1,10 +1,19 @@
 """The model itself: shape trace, parameters, config, metrics, training curve."""
 
-import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.model_info import CONFIG_HELP, SYMBOLS, evaluation_rows, history_long, metric_columns
+from app_support.i18n import current_lang, t, text
+from app_support.messages import show_input_error
+from app_support.model_info import (
+    config_table,
+    display_name,
+    evaluation_label,
+    evaluation_rows,
+    history_chart,
+    metric_columns,
+    symbol_table,
+)
 from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
@@ -15,56 +24,52 @@ view = current_view()
 bundle = get_bundle(view.model)
 summary = get_summary(view.model)
 cfg = bundle.cfg
-page_header(
-    f"The model: {view.model}",
-    "What is inside the network: the path a sentence takes through it with every tensor's "
-    "shape, where its parameters live, and how it was configured and trained. How it encodes "
-    "word order has a page of its own: **Positional encoding**.",
-)
+lang = current_lang()
+page_header(t("model.title", title=t("page.model.title"), name=view.model), t("model.intro"))
 
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Parameters", f"{summary['total_parameters']:,}")
-m2.metric("Layers (encoder + decoder)", f"{cfg.n_enc_layers} + {cfg.n_dec_layers}")
-m3.metric("Heads per layer", cfg.n_heads)
-m4.metric("d_model / d_head", f"{cfg.d_model} / {cfg.d_head}")
+m1.metric(t("model.metric.parameters"), f"{summary['total_parameters']:,}")
+m2.metric(t("model.metric.layers"), f"{cfg.n_enc_layers} + {cfg.n_dec_layers}")
+m3.metric(t("model.metric.heads"), cfg.n_heads)
+m4.metric(t("model.metric.widths"), f"{cfg.d_model} / {cfg.d_head}")
 
-tabs = st.tabs(["Shape trace", "Parameters", "Config & metrics", "Training curve"])
+tabs = st.tabs([t("model.tab.trace"), t("model.tab.parameters"), t("model.tab.config"), t("model.tab.training")])
 
 with tabs[0]:
-    st.markdown(
-        "Every step of one forward pass on the sidebar's sentence, in order, with the **real shapes** "
-        "of its tensors and the **symbolic shapes** the code expects. A hook name marks a tensor "
-        "the model records (the attention pages read the `hook_pattern` and `hook_scores` ones)."
-    )
+    st.markdown(t("model.trace.intro"))
     try:
         if not view.text.strip():
-            raise InputError("The input is empty. Type a sentence in the sidebar to trace its shapes.")
+            raise InputError(t("model.trace.empty"))
         result = get_analysis(view.model, view.text, view.direction_arg)
     except InputError as e:
-        st.info(escape_md(str(e)))
+        show_input_error(e)
     else:
-        table = viz.shape_trace_table(result.trace)
+        table = viz.shape_trace_table(result.trace, lang=lang)
         sizes = result.trace_sizes
         st.markdown(
-            "Symbols in this pass: "
+            t("model.trace.symbols")
             + " · ".join(f"`{k}` = {v}" for k, v in sizes.items())
         )
-        query = st.text_input("Filter steps (e.g. `cross_attn`, `blocks.1`, `softmax`)", key="trace_filter")
+        query = st.text_input(t("model.trace.filter"), key="trace_filter")
         shown = table
         if query.strip():
             q = query.strip().lower()
             hit = table.apply(lambda r: q in " ".join(str(v) for v in r.values).lower(), axis=1)
             shown = table[hit]
-        st.dataframe(shown, hide_index=True, width="stretch", height=min(720, 38 * (len(shown) + 1) + 4))
-        st.caption(f"{len(shown)} of {len(table)} steps.")
-        text, direction = view.text, view.direction_arg
+        trace_help = viz.column_help("shape_trace_table", lang)
+        trace_columns = {col: st.column_config.Column(label, help=trace_help.get(col))
+                         for col, label in viz.column_labels("shape_trace_table", lang).items()}
+        st.dataframe(shown, column_config=trace_columns, hide_index=True, width="stretch",
+                     height=min(720, 38 * (len(shown) + 1) + 4))
+        st.caption(t("model.trace.count", shown=len(shown), total=len(table)))
+        sentence, direction = view.text, view.direction_arg
 
         def export() -> bytes:
             # Built on click: the cached analysis keeps only attention, the archive has every hook.
-            return export_zip(bundle, analyze(bundle, text, direction), text)
+            return export_zip(bundle, analyze(bundle, sentence, direction), sentence)
 
         st.download_button(
-            "Download every hooked tensor of this sentence (activations.npz + meta.json)",
+            t("model.trace.download"),
             data=export,
             file_name=f"attention-lens-{view.model}.zip",
             mime="application/zip",
@@ -72,59 +77,51 @@ with tabs[0]:
             key="export_zip",
             on_click="ignore",
         )
-        st.caption("The same files as `python -m model inspect --out DIR`: one float32 array per hook name, "
-                   "and the tokens, output, config, shape trace and parameter counts.")
-        with st.expander("What the symbols mean"):
-            st.dataframe(
-                pd.DataFrame([{"symbol": k, "value": sizes.get(k, ""), "meaning": v} for k, v in SYMBOLS.items()]),
-                hide_index=True,
-            )
+        st.caption(t("model.trace.download_caption"))
+        with st.expander(t("model.trace.symbols_meaning")):
+            st.dataframe(symbol_table(sizes, lang), hide_index=True)
 
 with tabs[1]:
     counts = summary["parameters"]
-    style = st.radio("Chart", ["treemap", "bar"], horizontal=True, key="param_chart_kind")
-    chart(viz.parameter_breakdown_chart(counts, kind=style), key="param_chart")
-    st.caption(
-        "Parameters per module (tied embedding matrices counted once). Attention layers hold "
-        "4·d_model² weights (Q, K, V, output); feed-forward layers 2·d_model·d_ff."
-    )
+    style = st.radio(t("model.params.chart"), ["treemap", "bar"], horizontal=True, key="param_chart_kind",
+                     format_func=lambda v: text(lang, f"model.params.chart.{v}"))
+    chart(viz.parameter_breakdown_chart(counts, kind=style, lang=lang), key="param_chart")
+    st.caption(t("model.params.caption"))
 
 with tabs[2]:
     left, right = st.columns(2)
     with left:
-        st.subheader("Configuration")
-        rows = [{"setting": k, "value": str(v), "meaning": CONFIG_HELP.get(k, "")} for k, v in summary["config"].items()]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=38 * (len(rows) + 1) + 4)
+        st.subheader(t("model.config.title"))
+        config = config_table(summary["config"], lang)
+        st.dataframe(config, hide_index=True, width="stretch", height=38 * (len(config) + 1) + 4)
     with right:
-        st.subheader("Evaluation")
+        st.subheader(t("model.eval.title"))
         metrics = bundle.metrics or {}
         rows = evaluation_rows(metrics)
         if rows:
             for name, shown, n in rows:
                 cols = st.columns(max(1, len(shown)))
                 for col, (k, v) in zip(cols, shown, strict=False):
-                    col.metric(f"{name} {k}", v)
+                    col.metric(evaluation_label(name, k, lang), v)
                 if n is not None:
-                    st.caption(f"{escape_md(name)}: {n} test sentences.")
-            st.caption(
-                "chrF: character n-gram F-score (0–100, higher is better); BLEU: word n-gram precision "
-                "(0–100). For the didactic models, exact match is the share of outputs that are exactly right."
-            )
+                    st.caption(t("model.eval.n", name=escape_md(display_name("eval_name", name, lang)), n=n))
+            st.caption(t("model.eval.caption"))
         else:
-            st.info("No evaluation results are stored with this model.")
-        with st.expander("Raw metrics and training info"):
+            st.info(t("model.eval.none"))
+        with st.expander(t("model.eval.raw")):
             st.json({"metrics": metrics, "info": bundle.info}, expanded=False)
 
 with tabs[3]:
     history = bundle.history or []
     if not history:
-        st.info("No training history is stored with this model.")
+        st.info(t("model.history.none"))
     else:
         losses, scores = metric_columns(history)
-        st.subheader("Loss")
-        st.line_chart(history_long(history, losses), x="step", y="value", color="series")
-        st.caption("Cross-entropy (with label smoothing) on training batches; valid_loss on held-out sentences.")
+        step, series, value = (t(f"model.chart.{c}") for c in ("step", "series", "value"))
+        st.subheader(t("model.history.loss"))
+        st.line_chart(history_chart(history, losses, lang), x=step, y=value, color=series)
+        st.caption(t("model.history.loss_caption"))
         if scores:
-            st.subheader("Translation quality during training")
-            st.line_chart(history_long(history, scores), x="step", y="value", color="series")
-            st.caption("chrF / BLEU on a validation sample at each evaluation.")
+            st.subheader(t("model.history.quality"))
+            st.line_chart(history_chart(history, scores, lang), x=step, y=value, color=series)
+            st.caption(t("model.history.quality_caption"))

@@ -1,4 +1,5 @@
-"""Glue for the model page: shape-trace rows in the form viz expects, training history as a table."""
+"""Glue for the model page: shape symbols and configuration explained, evaluation and training history
+named in the interface language, training history as a table."""
 
 from __future__ import annotations
 
@@ -7,38 +8,67 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-#: What each shape symbol stands for.
-SYMBOLS = {
-    "B": "batch: sentences run together (1 here)",
-    "L_src": "source positions (encoder tokens)",
-    "L_tgt": "target positions (decoder tokens)",
-    "d_model": "width of the residual stream",
-    "h": "query heads per attention layer",
-    "h_kv": "key/value heads (fewer than h = grouped-query attention)",
-    "d_head": "width of one head = d_model / h",
-    "d_ff": "hidden width of the feed-forward network",
-    "V": "vocabulary size",
-}
+from app_support.i18n import STRINGS, text
 
-#: One line per ModelConfig field, for learners.
-CONFIG_HELP = {
-    "vocab_size": "tokens in the shared source/target vocabulary (special tokens included)",
-    "d_model": "width of every token vector in the residual stream",
-    "n_heads": "attention heads per attention layer",
-    "n_kv_heads": "key/value heads (empty = one per query head)",
-    "d_ff": "hidden width of the feed-forward network in each block",
-    "n_enc_layers": "encoder blocks",
-    "n_dec_layers": "decoder blocks",
-    "dropout": "dropout rate used in training (off when you run it here)",
-    "norm_first": "Pre-LN (normalise before each sublayer) if true; Post-LN as in the 2017 paper if false",
-    "norm": "normalisation layer",
-    "activation": "feed-forward non-linearity",
-    "pos_encoding": "how token positions are encoded",
-    "max_len": "longest sequence the model accepts, special tokens included",
-    "tie_embeddings": "one matrix for source and target embeddings and the output projection",
-    "pad_id": "token id of padding",
-    "norm_eps": "epsilon of the normalisation layers",
-}
+#: The shape symbols the model page explains, in this order (meanings: ``model.symbol.<symbol>``).
+SYMBOLS: tuple[str, ...] = ("B", "L_src", "L_tgt", "d_model", "h", "h_kv", "d_head", "d_ff", "V")
+
+#: Figures stored in evaluation results and training history (display names: ``model.figure.<name>``).
+FIGURES: tuple[str, ...] = ("chrf", "bleu", "exact_match", "accuracy")
+
+
+def display_name(group: str, name: str, lang: str = "en") -> str:
+    """How the page names a stored name (a direction, a figure, a history column) in ``lang``.
+
+    ``group`` is ``eval_name``, ``figure`` or ``series`` (texts ``model.<group>.<name>``); a name
+    without a text is shown as it is stored.
+    """
+    key = f"model.{group}.{name}"
+    return text(lang, key) if key in STRINGS[lang] else name
+
+
+def symbol_table(sizes: Mapping[str, object], lang: str = "en") -> pd.DataFrame:
+    """``symbol, value, meaning`` (named in ``lang``): every shape symbol, its size in this pass, its meaning."""
+    symbol, value, meaning = (text(lang, f"model.col.{c}") for c in ("symbol", "value", "meaning"))
+    return pd.DataFrame(
+        [{symbol: s, value: sizes.get(s, ""), meaning: text(lang, f"model.symbol.{s}")} for s in SYMBOLS]
+    )
+
+
+def config_table(config: Mapping[str, object], lang: str = "en") -> pd.DataFrame:
+    """``setting, value, meaning`` (named in ``lang``), one row per configuration field."""
+    setting, value, meaning = (text(lang, f"model.col.{c}") for c in ("setting", "value", "meaning"))
+    rows = []
+    for k, v in config.items():
+        key = f"model.config.{k}"
+        rows.append({setting: k, value: str(v), meaning: text(lang, key) if key in STRINGS[lang] else ""})
+    return pd.DataFrame(rows)
+
+
+def evaluation_label(name: str, figure: str, lang: str = "en") -> str:
+    """The label of one evaluation figure, e.g. ``zh->en bleu`` (English) or ``中译英 BLEU``."""
+    return text(lang, "model.eval.metric", name=display_name("eval_name", name, lang),
+                figure=display_name("figure", figure, lang))
+
+
+def series_label(series: str, lang: str = "en") -> str:
+    """The name of one training-history column in ``lang`` (English: the column's own name)."""
+    if series in FIGURES:
+        return display_name("figure", series, lang)
+    for figure in FIGURES:
+        if series.endswith("_" + figure):  # a score of one direction or task, e.g. zh->en_chrf
+            name = series[: -len(figure) - 1]
+            return text(lang, "model.score_series", name=display_name("eval_name", name, lang),
+                        figure=display_name("figure", figure, lang))
+    return display_name("series", series, lang)
+
+
+def history_chart(history: Sequence[Mapping[str, object]], columns: Sequence[str], lang: str = "en") -> pd.DataFrame:
+    """:func:`history_long` named for a chart in ``lang``: columns (step, series, value) in that
+    order, and each series by its display name."""
+    long = history_long(history, columns)
+    long["series"] = [series_label(str(s), lang) for s in long["series"]]
+    return long.rename(columns={c: text(lang, f"model.chart.{c}") for c in ("step", "series", "value")})
 
 
 def history_long(history: Sequence[Mapping[str, object]], columns: Sequence[str]) -> pd.DataFrame:

@@ -64,3 +64,42 @@ def test_position_table_falls_back_to_sinusoidal(pos):
     table, own = position_table(b, 20, 16)
     np.testing.assert_allclose(table, sinusoidal_table(20, 16).numpy())
     assert own == (pos == "sinusoidal" and b.cfg.d_model == 16)
+
+
+def test_model_page_names_in_both_languages():
+    from app_support.model_info import (
+        SYMBOLS,
+        config_table,
+        evaluation_label,
+        history_chart,
+        series_label,
+        symbol_table,
+    )
+
+    # English shows the stored names exactly as before; Chinese names them for learners.
+    assert evaluation_label("zh->en", "bleu") == "zh->en bleu"
+    assert evaluation_label("task", "exact_match") == "task exact_match"
+    assert evaluation_label("zh->en", "bleu", "zh") == "中译英 BLEU"
+    assert evaluation_label("de->en", "meteor", "zh") == "de->en meteor"  # unknown names stay as stored
+    for series in ["loss", "valid_loss", "zh->en_chrf", "exact_match", "lr"]:
+        assert series_label(series) == series
+    zh_series = [series_label(s, "zh") for s in ["loss", "en->zh_bleu", "exact_match"]]
+    assert zh_series == ["训练损失", "英译中 BLEU", "完全匹配率"]
+    history = [{"step": 1, "loss": 3.0}, {"step": 2, "loss": 2.0, "valid_loss": 2.5}]
+    en = history_chart(history, ["loss", "valid_loss"])
+    zh = history_chart(history, ["loss", "valid_loss"], "zh")
+    assert list(en.columns) == ["step", "series", "value"]
+    assert list(en["series"]) == ["loss", "loss", "valid_loss"]
+    assert list(zh.columns) == ["训练步数", "曲线", "数值"]
+    assert list(zh["曲线"]) == ["训练损失", "训练损失", "验证损失"]
+    assert history_chart([], ["loss"], "zh").empty
+    sizes = {"B": 1, "d_model": 64}
+    en_symbols = symbol_table(sizes)
+    assert list(en_symbols.columns) == ["symbol", "value", "meaning"]
+    assert list(en_symbols["symbol"]) == list(SYMBOLS)
+    assert symbol_table(sizes, "zh").iloc[0].tolist()[:2] == ["B", 1]
+    assert symbol_table(sizes, "zh").iloc[0].tolist()[2].startswith("批大小")
+    config = config_table({"d_model": 64, "brand_new_field": True}, "zh")
+    assert list(config.columns) == ["配置项", "取值", "含义"]
+    assert config["含义"].tolist()[1] == "" and config["取值"].tolist() == ["64", "True"]
+    assert config_table({}).empty
