@@ -8,6 +8,7 @@ Array conventions: one layer's pattern is ``[head, query, key]``, all layers
 
 from viz.aggregate import attention_rollout, attention_rollout_figure, mean_over_heads, mean_over_heads_figure
 from viz.clicks import CLICK_TRACE_NAME
+from viz.columns import column_help, column_labels
 from viz.compare import (
     RowDiff,
     align_tokens,
@@ -52,6 +53,8 @@ __all__ = [
     "attention_rollout",
     "attention_rollout_figure",
     "compare_heatmaps",
+    "column_help",
+    "column_labels",
     "cosine_similarity_matrix",
     "cross_attention_step",
     "entropy",

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from viz._validate import as_array, check_index, check_mask
 from viz.heatmap import attention_heatmap
+from viz.labels import label
 
 
 def mean_over_heads(patterns: np.ndarray) -> np.ndarray:
@@ -66,8 +67,9 @@ def mean_over_heads_figure(
         query_tokens,
         key_tokens,
         mask_2d=mask_2d,
-        title=title or f"Layer {layer}: mean over heads — not a head of the model",
-        value_name="mean weight",
+        title=title or label(lang, "mean.title", layer=layer),
+        value_name=label(lang, "value.mean_weight"),
+        lang=lang,
     )
 
 
@@ -81,13 +83,14 @@ def attention_rollout_figure(
 ) -> go.Figure:
     """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max)."""
     roll = attention_rollout(patterns, add_residual=add_residual)
-    how = "with residual" if add_residual else "without residual"
+    how = label(lang, "rollout.with_residual" if add_residual else "rollout.without_residual")
     return attention_heatmap(
         roll.astype(np.float32),
         tokens,
         tokens,
-        title=title or f"Attention rollout ({how}) — an estimate of flow through residual paths",
+        title=title or label(lang, "rollout.title", how=how),
         zmax=None,
-        value_name="rollout",
-        subtitle="product of head-averaged layers; not a head of the model",
+        value_name=label(lang, "value.rollout"),
+        subtitle=label(lang, "rollout.subtitle"),
+        lang=lang,
     )

@@ -14,12 +14,20 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.labels import label
+
 CLICK_TRACE_NAME = "click targets"
 CLICK_HOVER_DISTANCE_PX = 2  # layout.hoverdistance for figures with click targets
 
 
-def click_target_trace(x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, size: int = 28) -> go.Scatter:
-    """Invisible square markers at ``(x, y)`` carrying ``customdata`` (e.g. ``[layer, head]``)."""
+def click_target_trace(
+    x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, size: int = 28, lang: str = "en"
+) -> go.Scatter:
+    """Invisible square markers at ``(x, y)`` carrying ``customdata`` (e.g. ``[layer, head]``).
+
+    The trace's name stays :data:`CLICK_TRACE_NAME` in every language (pages find it by name);
+    its hover label is in ``lang``."""
+    where = label(lang, "hover.layer_head", layer="%{customdata[0]}", head="%{customdata[1]}")
     hidden = {"marker": {"opacity": 0.0}}
     return go.Scatter(
         x=np.asarray(x, dtype=np.float32),
@@ -29,7 +37,7 @@ def click_target_trace(x: np.ndarray, y: np.ndarray, customdata: np.ndarray, *, 
         marker={"size": size, "symbol": "square", "opacity": 0.0, "color": "black"},
         selected=hidden,
         unselected=hidden,
-        hovertemplate="layer %{customdata[0]} · head %{customdata[1]}<br><b>click to open</b><extra></extra>",
+        hovertemplate=f"{where}<br><b>{label(lang, 'hover.click_to_open')}</b><extra></extra>",
         showlegend=False,
         name=CLICK_TRACE_NAME,
     )

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from viz import theme
 from viz._validate import as_array, check_tokens
 from viz.heatmap import heatmap_parts
+from viz.labels import label
 from viz.stats import js_divergence
 from viz.tokens import escape_text, token_label, token_labels
 
@@ -119,7 +120,7 @@ def compare_heatmaps(
     key_tokens_b: Sequence[str] | None = None,
     mask_a: np.ndarray | None = None,
     mask_b: np.ndarray | None = None,
-    names: tuple[str, str] = ("Sentence A", "Sentence B"),
+    names: tuple[str, str] | None = None,
     zmax: float = 1.0,
     title: str = "",
     lang: str = "en",
@@ -127,8 +128,12 @@ def compare_heatmaps(
     """Two ``[query, key]`` patterns side by side on one shared colour scale.
 
     ``tokens_a``/``tokens_b`` label the queries (and the keys unless ``key_tokens_*`` are
-    given, e.g. for cross-attention). Masks (True = masked) are drawn grey.
+    given, e.g. for cross-attention). Masks (True = masked) are drawn grey. ``names`` (the two
+    subplot titles) default to "Sentence A" and "Sentence B"; words drawn by the figure are in
+    ``lang`` ("en" or "zh").
     """
+    if names is None:
+        names = (label(lang, "compare.sentence_a"), label(lang, "compare.sentence_b"))
     parts = [
         heatmap_parts(
             pattern_a,
@@ -137,6 +142,7 @@ def compare_heatmaps(
             mask_2d=mask_a,
             coloraxis="coloraxis",
             name="pattern_a",
+            lang=lang,
         ),
         heatmap_parts(
             pattern_b,
@@ -145,6 +151,7 @@ def compare_heatmaps(
             mask_2d=mask_b,
             coloraxis="coloraxis",
             name="pattern_b",
+            lang=lang,
         ),
     ]
     if not zmax > 0:
@@ -155,14 +162,18 @@ def compare_heatmaps(
     for col, part in enumerate(parts, start=1):
         for tr in part.traces:
             fig.add_trace(tr, row=1, col=col)
-        fig.update_xaxes(theme.token_axis(part.key_labels, "key"), tickangle=-45, row=1, col=col)
-        fig.update_yaxes(theme.token_axis(part.query_labels, "query", reversed_=True), row=1, col=col)
+        fig.update_xaxes(
+            theme.token_axis(part.key_labels, label(lang, "axis.key")), tickangle=-45, row=1, col=col
+        )
+        fig.update_yaxes(
+            theme.token_axis(part.query_labels, label(lang, "axis.query"), reversed_=True), row=1, col=col
+        )
     n = max(max(len(p.query_labels), len(p.key_labels)) for p in parts)
     cell = theme.cell_size_px(n)
     theme.apply_theme(
         fig,
-        theme.pick_title(title, "Attention in two sentences (same head, same colour scale)"),
-        subtitle="grey = masked" if any(p.has_mask for p in parts) else None,
+        theme.pick_title(title, label(lang, "compare.title")),
+        subtitle=label(lang, "note.grey_masked") if any(p.has_mask for p in parts) else None,
         height=max(420, cell * n + 260),
         width=max(900, 2 * cell * n + 360),
     )
@@ -171,7 +182,7 @@ def compare_heatmaps(
             "colorscale": theme.SEQUENTIAL,
             "cmin": 0.0,
             "cmax": float(zmax),
-            "colorbar": theme.colorbar("attention weight"),
+            "colorbar": theme.colorbar(label(lang, "value.attention_weight")),
         },
         margin={"b": 130},
     )
@@ -245,7 +256,9 @@ def row_diff_figure(
     title: str = "",
     lang: str = "en",
 ) -> go.Figure:
-    """Three bar charts: the token's row in A, in B, and ``B − A`` over the shared keys."""
+    """Three bar charts: the token's row in A, in B, and ``B − A`` over the shared keys.
+
+    Words drawn by the figure are in ``lang`` ("en" or "zh"); ``names`` are drawn as given."""
     na, nb = (escape_text(n) for n in names)
     tok = token_label(rd.token)
     fig = make_subplots(
@@ -253,11 +266,13 @@ def row_diff_figure(
         cols=1,
         vertical_spacing=0.16,
         subplot_titles=[
-            f"{na}: <b>{tok}</b> attends to",
-            f"{nb}: <b>{tok}</b> attends to",
-            f"change {nb} − {na} on keys in both",
+            label(lang, "rowdiff.attends_to", name=na, token=tok),
+            label(lang, "rowdiff.attends_to", name=nb, token=tok),
+            label(lang, "rowdiff.change", a=na, b=nb),
         ],
     )
+    weight_name = label(lang, "value.weight")
+    key_hover = label(lang, "hover.key_token", token="%{customdata}")
     for row, (weights, keys) in enumerate(((rd.row_a, rd.keys_a), (rd.row_b, rd.keys_b)), start=1):
         labels = token_labels(keys)
         fig.add_trace(
@@ -266,14 +281,17 @@ def row_diff_figure(
                 y=weights,
                 marker_color=theme.ACCENT,
                 customdata=labels,
-                hovertemplate="key %{customdata}<br>weight: %{y:.3f}<extra></extra>",
+                hovertemplate=key_hover
+                + "<br>"
+                + label(lang, "hover.value", name=weight_name, value="%{y:.3f}")
+                + "<extra></extra>",
                 showlegend=False,
             ),
             row=row,
             col=1,
         )
         fig.update_xaxes(theme.token_axis(labels, ""), tickangle=-45, row=row, col=1)
-        fig.update_yaxes(title_text="weight", range=[0, 1], row=row, col=1)
+        fig.update_yaxes(title_text=weight_name, range=[0, 1], row=row, col=1)
     shared = token_labels(rd.shared_keys)
     fig.add_trace(
         go.Bar(
@@ -281,20 +299,28 @@ def row_diff_figure(
             y=rd.diff,
             marker_color=np.where(rd.diff >= 0, theme.ACCENT, theme.NEGATIVE).tolist(),
             customdata=shared,
-            hovertemplate="key %{customdata}<br>change: %{y:+.3f}<extra></extra>",
+            hovertemplate=key_hover
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "value.change"), value="%{y:+.3f}")
+            + "<extra></extra>",
             showlegend=False,
         ),
         row=3,
         col=1,
     )
-    fig.update_xaxes(theme.token_axis(shared, "key token"), tickangle=-45, row=3, col=1)
+    fig.update_xaxes(theme.token_axis(shared, label(lang, "axis.key_token")), tickangle=-45, row=3, col=1)
     lim = max(0.05, float(np.abs(rd.diff).max()) * 1.1) if rd.diff.size else 1.0
     fig.update_yaxes(
-        title_text="Δ weight", range=[-lim, lim], zeroline=True, zerolinecolor="#555", row=3, col=1
+        title_text=label(lang, "axis.delta_weight"),
+        range=[-lim, lim],
+        zeroline=True,
+        zerolinecolor="#555",
+        row=3,
+        col=1,
     )
     theme.apply_theme(
         fig,
-        theme.pick_title(title, f"How the attention of <b>{tok}</b> changes between the sentences"),
+        theme.pick_title(title, label(lang, "rowdiff.title", token=tok)),
         height=860,
         width=max(640, 34 * max(len(rd.keys_a), len(rd.keys_b)) + 240),
     )
@@ -323,7 +349,9 @@ def rank_heads_by_change(
     all query tokens present in both. Rows with no weight on the shared keys are skipped.
 
     Returns columns ``rank`` (1 = most changed), ``layer``, ``head``, ``js_divergence``,
-    ``n_queries`` (rows averaged), sorted by decreasing divergence (NaN last).
+    ``n_queries`` (rows averaged), sorted by decreasing divergence (NaN last). The column names
+    are the same in every language (the data's identifiers); show them with
+    ``viz.column_labels("rank_heads_by_change", lang)``.
     """
     a = as_array(patterns_a, 4, "patterns_a")
     b = as_array(patterns_b, 4, "patterns_b")

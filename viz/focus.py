@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_index, check_tokens
 from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
+from viz.labels import label
 from viz.tokens import token_labels
 
 DIRECTIONS = ("from", "to")
@@ -69,7 +70,8 @@ def token_focus_grid(
     the weight itself when a fixed ``other_index`` is chosen. ``key_tokens`` defaults to
     ``query_tokens`` (self-attention). Cell ``(x=head, y=layer)``; with ``click_targets`` an
     invisible marker per cell (``customdata = [layer, head]``) makes cells selectable in
-    ``st.plotly_chart(on_select=...)``, which cannot select heatmap cells.
+    ``st.plotly_chart(on_select=...)``, which cannot select heatmap cells. Words drawn by the
+    figure are in ``lang`` ("en" or "zh"); tokens are drawn as given.
     """
     p = as_array(patterns_4d, 4, "patterns")
     n_layers, n_heads, n_q, n_k = p.shape
@@ -93,27 +95,27 @@ def token_focus_grid(
     if other_index is None:
         partner_text = [[partner_labels[partners[li, hi]] for hi in range(n_heads)] for li in range(n_layers)]
         texttemplate = "%{text}"
-        if direction == "from":
-            auto = f"Where does <b>{me}</b> look? Max weight per head (cell text: most-attended key)"
-        else:
-            auto = f"Who looks at <b>{me}</b>? Max weight per head (cell text: most-attending query)"
+        auto = label(lang, "focus.title_from" if direction == "from" else "focus.title_to", token=me)
     else:
         partner_text = [[partner_labels[other_index]] * n_heads for _ in range(n_layers)]
         texttemplate = "%{z:.2f}"
         src, dst = (
             (me, partner_labels[other_index]) if direction == "from" else (partner_labels[other_index], me)
         )
-        auto = f"Weight from <b>{src}</b> to <b>{dst}</b> in every head"
+        auto = label(lang, "focus.title_pair", src=src, dst=dst)
     # Tokens go into data arrays, never into the template, so '%{' in a token stays literal.
+    weight_name = label(lang, "value.weight")
     hover_text = [
         [
-            f"layer {li} · head {hi}<br>"
+            label(lang, "hover.layer_head", layer=li, head=hi)
+            + "<br>"
             + (
                 f"<b>{me}</b> → {partner_text[li][hi]}"
                 if direction == "from"
                 else f"{partner_text[li][hi]} → <b>{me}</b>"
             )
-            + f"<br>weight: {values[li, hi]:.3f}"
+            + "<br>"
+            + label(lang, "hover.value", name=weight_name, value=f"{values[li, hi]:.3f}")
             for hi in range(n_heads)
         ]
         for li in range(n_layers)
@@ -134,12 +136,14 @@ def token_focus_grid(
             zmax=1.0,
             xgap=2,
             ygap=2,
-            colorbar=theme.colorbar("attention weight"),
+            colorbar=theme.colorbar(label(lang, "value.attention_weight")),
         )
     )
     if click_targets:
         hh, ll = np.meshgrid(np.arange(n_heads), np.arange(n_layers))
-        fig.add_trace(click_target_trace(hh.ravel(), ll.ravel(), np.stack([ll.ravel(), hh.ravel()], axis=1)))
+        fig.add_trace(
+            click_target_trace(hh.ravel(), ll.ravel(), np.stack([ll.ravel(), hh.ravel()], axis=1), lang=lang)
+        )
         fig.update_layout(clickmode="event+select", hoverdistance=CLICK_HOVER_DISTANCE_PX)
     theme.apply_theme(
         fig,
@@ -148,8 +152,15 @@ def token_focus_grid(
         width=max(520, 95 * n_heads + 200),
     )
     fig.update_layout(
-        xaxis={**theme.token_axis([f"H{h}" for h in range(n_heads)], "head"), "side": "top"},
-        yaxis={**theme.token_axis([f"L{li}" for li in range(n_layers)], "layer", reversed_=True)},
+        xaxis={
+            **theme.token_axis([f"H{h}" for h in range(n_heads)], label(lang, "axis.head")),
+            "side": "top",
+        },
+        yaxis={
+            **theme.token_axis(
+                [f"L{li}" for li in range(n_layers)], label(lang, "axis.layer"), reversed_=True
+            )
+        },
         margin={"t": 130},
     )
     return fig
@@ -171,7 +182,7 @@ def attention_arcs(
 
     With ``token_index`` only that query's lines are drawn (others greyed out); otherwise
     all lines with weight >= ``min_weight``. Lines are grouped into ``n_bins`` weight bins,
-    one trace per bin, to keep the figure light.
+    one trace per bin, to keep the figure light. Words drawn by the figure are in ``lang``.
     """
     p = as_array(pattern_2d, 2, "pattern")
     n_q, n_k = p.shape
@@ -228,7 +239,7 @@ def attention_arcs(
             text=q_labels,
             textposition="middle left",
             textfont={"size": theme.tick_font_size(n_q) + 2, "color": left_colour},
-            hovertemplate="query %{text}<extra></extra>",
+            hovertemplate=label(lang, "hover.query_token", token="%{text}") + "<extra></extra>",
             showlegend=False,
         )
     )
@@ -244,14 +255,14 @@ def attention_arcs(
             text=right_text,
             textposition="middle right",
             textfont={"size": theme.tick_font_size(n_k) + 2, "color": "#222222"},
-            hovertemplate="key %{text}<extra></extra>",
+            hovertemplate=label(lang, "hover.key_token", token="%{text}") + "<extra></extra>",
             showlegend=False,
         )
     )
     if token_index is None:
-        auto = "Attention as lines: query (left) → key (right); thicker = more weight"
+        auto = label(lang, "arcs.title_all")
     else:
-        auto = f"What <b>{q_labels[token_index]}</b> attends to (thicker line = more weight)"
+        auto = label(lang, "arcs.title_token", token=q_labels[token_index])
     n = max(n_q, n_k)
     theme.apply_theme(fig, theme.pick_title(title, auto), height=max(360, 26 * n + 160), width=640)
     fig.update_layout(

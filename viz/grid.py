@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
 from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
+from viz.labels import label
 
 META_KEY = "attention_grid"
 
@@ -163,7 +164,7 @@ def all_heads_grid(
     the centre of every tile (last trace, ``customdata = [layer, head]``): clicking or
     box-selecting a tile in ``st.plotly_chart(on_select="rerun")`` returns that point, and
     its ``x``/``y`` also map back through :func:`grid_cell_to_head`. The weight heatmap is
-    the trace named ``"attention"``.
+    the trace named ``"attention"``. Words drawn by the figure are in ``lang`` ("en" or "zh").
     """
     p = as_array(patterns_4d, 4, "patterns")
     n_layers, n_heads, n_q, n_k = p.shape
@@ -179,7 +180,7 @@ def all_heads_grid(
 
     values = p
     fig = go.Figure()
-    subtitle = f"{n_layers} layers × {n_heads} heads · rows: query → columns: key · click a tile to open it"
+    subtitle = label(lang, "grid.subtitle", n_layers=n_layers, n_heads=n_heads)
     if mask is not None:
         m = check_mask(mask, p.shape)
         values = np.where(m, np.float32(np.nan), p)
@@ -195,7 +196,7 @@ def all_heads_grid(
                     name="masked",
                 )
             )
-            subtitle += " · grey = masked"
+            subtitle += " · " + label(lang, "note.grey_masked")
     z = tile_heads(values, gutter)
     main = go.Heatmap(
         z=z,
@@ -203,20 +204,18 @@ def all_heads_grid(
         zmin=0.0,
         zmax=float(zmax),
         hoverongaps=False,
-        colorbar=theme.colorbar("attention weight"),
+        colorbar=theme.colorbar(label(lang, "value.attention_weight")),
         name="attention",
     )
+    where = label(lang, "hover.layer_head", layer="%{customdata[0]}", head="%{customdata[1]}")
+    weight = label(lang, "hover.value", name=label(lang, "value.weight"), value="%{z:.3f}")
     if hover == "full":
         main.customdata = _position_customdata(layout, 4)
-        main.hovertemplate = (
-            "layer %{customdata[0]} · head %{customdata[1]}<br>"
-            "query #%{customdata[2]} → key #%{customdata[3]}<br>weight: %{z:.3f}<extra></extra>"
-        )
+        positions = label(lang, "hover.query_key_pos", query="%{customdata[2]}", key="%{customdata[3]}")
+        main.hovertemplate = f"{where}<br>{positions}<br>{weight}<extra></extra>"
     elif hover == "head":
         main.customdata = _position_customdata(layout, 2)
-        main.hovertemplate = (
-            "layer %{customdata[0]} · head %{customdata[1]}<br>weight: %{z:.3f}<extra></extra>"
-        )
+        main.hovertemplate = f"{where}<br>{weight}<extra></extra>"
     else:
         main.hoverinfo = "skip"
     fig.add_trace(main)
@@ -227,6 +226,7 @@ def all_heads_grid(
                 x=np.array([c + (n_k - 1) // 2 for (_, c), _, _ in centres]),
                 y=np.array([r + (n_q - 1) // 2 for (r, _), _, _ in centres]),
                 customdata=np.array([[li, hi] for _, li, hi in centres]),
+                lang=lang,
             )
         )
 
@@ -236,9 +236,7 @@ def all_heads_grid(
     head_centres = np.array(
         [layout.origin(0, hi)[1] + (n_k - 1) / 2 for hi in range(n_heads)], dtype=np.float32
     )
-    theme.apply_theme(
-        fig, theme.pick_title(title, "All heads: attention pattern of every layer × head"), subtitle=subtitle
-    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "grid.title")), subtitle=subtitle)
     plot_w = width - 180
     height = int(plot_w * layout.n_rows / layout.n_cols) + 200
     fig.update_layout(
@@ -256,7 +254,7 @@ def all_heads_grid(
             "range": [-0.5, layout.n_cols - 0.5],
             "showgrid": False,
             "zeroline": False,
-            "title": {"text": "head"},
+            "title": {"text": label(lang, "axis.head")},
             "constrain": "domain",
         },
         yaxis={
@@ -266,7 +264,7 @@ def all_heads_grid(
             "range": [layout.n_rows - 0.5, -0.5],
             "showgrid": False,
             "zeroline": False,
-            "title": {"text": "layer"},
+            "title": {"text": label(lang, "axis.layer")},
             "scaleanchor": "x",
             "constrain": "domain",
         },

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
+from viz.labels import label
 from viz.tokens import escape_text, token_labels
 
 
@@ -20,24 +21,28 @@ def hover_texts(
     *,
     scores: np.ndarray | None = None,
     mask: np.ndarray | None = None,
-    value_name: str = "weight",
+    value_name: str | None = None,
+    lang: str = "en",
 ) -> list[list[str]]:
-    """Per-cell hover text (already escaped labels in, rich text out).
+    """Per-cell hover text (already escaped labels and ``value_name`` in, rich text out).
 
     Masked cells read ``masked`` instead of a weight; the pre-softmax score is appended when
-    ``scores`` is given.
+    ``scores`` is given. ``value_name`` defaults to "weight" in ``lang``.
     """
+    if value_name is None:
+        value_name = label(lang, "value.weight")
+    masked = label(lang, "hover.masked")
     rows: list[list[str]] = []
     for i, q in enumerate(query_labels):
         row: list[str] = []
         for j, k in enumerate(key_labels):
-            head = f"query <b>{q}</b> → key <b>{k}</b><br>"
+            head = label(lang, "hover.query_key", query=q, key=k) + "<br>"
             if mask is not None and mask[i, j]:
-                row.append(head + "<i>masked</i> (cannot attend)")
+                row.append(head + masked)
                 continue
-            text = f"{head}{value_name}: {values[i, j]:.3f}"
+            text = head + label(lang, "hover.value", name=value_name, value=f"{values[i, j]:.3f}")
             if scores is not None:
-                text += f"<br>score (pre-softmax): {scores[i, j]:.3f}"
+                text += "<br>" + label(lang, "hover.score", value=f"{scores[i, j]:.3f}")
             row.append(text)
         rows.append(row)
     return rows
@@ -61,15 +66,19 @@ def heatmap_parts(
     scores_2d: np.ndarray | None = None,
     mask_2d: np.ndarray | None = None,
     zmax: float | None = 1.0,
-    value_name: str = "attention weight",
+    value_name: str | None = None,
     coloraxis: str | None = None,
     name: str = "pattern",
+    lang: str = "en",
 ) -> HeatmapParts:
     """Validate inputs and build the traces of a token x token heatmap.
 
     Returns the optional grey mask overlay (a 0/1 uint8 heatmap, transparent where 0) and
     the weight heatmap (float32, NaN where masked), plus the escaped axis labels.
+    ``value_name`` (plain text, escaped here) defaults to "attention weight" in ``lang``.
     """
+    if value_name is None:
+        value_name = label(lang, "value.attention_weight")
     p = as_array(pattern_2d, 2, name)
     n_q, n_k = p.shape
     q_tokens = check_tokens(
@@ -105,7 +114,9 @@ def heatmap_parts(
 
     q_labels = token_labels(q_tokens)
     k_labels = token_labels(k_tokens)
-    text = hover_texts(q_labels, k_labels, p, scores=scores, mask=mask, value_name=escape_text(value_name))
+    text = hover_texts(
+        q_labels, k_labels, p, scores=scores, mask=mask, value_name=escape_text(value_name), lang=lang
+    )
     x = np.arange(n_k, dtype=np.int32)
     y = np.arange(n_q, dtype=np.int32)
     traces: list[go.Heatmap] = []
@@ -155,7 +166,7 @@ def attention_heatmap(
     title: str = "",
     zmax: float | None = 1.0,
     *,
-    value_name: str = "attention weight",
+    value_name: str | None = None,
     subtitle: str | None = None,
     lang: str = "en",
 ) -> go.Figure:
@@ -169,7 +180,8 @@ def attention_heatmap(
     key token, weight and the pre-softmax score (or "masked").
 
     The weight trace is always the last trace of the figure. ``title`` and ``subtitle`` are
-    HTML-escaped (they may quote user tokens).
+    HTML-escaped (they may quote user tokens). ``value_name`` (colour bar and hover) defaults to
+    "attention weight"; every word the figure draws itself is in ``lang`` ("en" or "zh").
     """
     parts = heatmap_parts(
         pattern_2d,
@@ -179,29 +191,30 @@ def attention_heatmap(
         mask_2d=mask_2d,
         zmax=zmax,
         value_name=value_name,
+        lang=lang,
     )
     fig = go.Figure(parts.traces)
     subtitle = escape_text(subtitle) if subtitle else None
     if parts.has_mask:
-        note = "grey = masked (cannot attend)"
+        note = label(lang, "note.grey_masked_cannot_attend")
         subtitle = f"{subtitle} · {note}" if subtitle else note
     n_q, n_k = len(parts.query_labels), len(parts.key_labels)
     cell = theme.cell_size_px(max(n_q, n_k))
     theme.apply_theme(
         fig,
-        theme.pick_title(title, "Attention pattern (rows: query attends → columns: key)"),
+        theme.pick_title(title, label(lang, "heatmap.title")),
         subtitle=subtitle,
         height=max(380, cell * n_q + 230),
         width=max(480, cell * n_k + 260),
     )
     fig.update_layout(
         xaxis={
-            **theme.token_axis(parts.key_labels, "key (attended to)"),
+            **theme.token_axis(parts.key_labels, label(lang, "axis.key_attended")),
             "tickangle": -45,
             "constrain": "domain",
         },
         yaxis={
-            **theme.token_axis(parts.query_labels, "query (attending)", reversed_=True),
+            **theme.token_axis(parts.query_labels, label(lang, "axis.query_attending"), reversed_=True),
             "scaleanchor": "x",
             "constrain": "domain",
         },

@@ -1,8 +1,10 @@
 """Words drawn inside figures (titles, axis titles, legends, hover text), per interface language.
 
 viz stays pure: every figure function takes ``lang`` ("en" or "zh") and looks its words up here.
-Tokens of the model are data and are never translated. Keys and placeholders are the same in
-both tables (tested), and the Chinese words follow the app's glossary
+Tokens of the model are data and are never translated: they are passed in as (escaped)
+parameters, never written into a template. Plotly placeholders such as ``%{z:.3f}`` are passed
+in the same way, so no template here holds a literal brace. Keys and placeholders are the same
+in both tables (tested), and the Chinese words follow the app's glossary
 (``app_support/i18n/glossary.py``).
 """
 
@@ -10,14 +12,322 @@ from __future__ import annotations
 
 LANGS = ("en", "zh")
 
-TEXT: dict[str, dict[str, str]] = {
-    "en": {},
-    "zh": {},
+_EN: dict[str, str] = {
+    # values shown in colour bars and hover ("{name}: {value}")
+    "value.attention_weight": "attention weight",
+    "value.weight": "weight",
+    "value.mean_weight": "mean weight",
+    "value.rollout": "rollout",
+    "value.change": "change",
+    "value.value": "value",
+    "value.cosine_similarity": "cosine similarity",
+    # hover pieces
+    "hover.value": "{name}: {value}",
+    "hover.query_key": "query <b>{query}</b> → key <b>{key}</b>",
+    "hover.query_key_pos": "query #{query} → key #{key}",
+    "hover.masked": "<i>masked</i> (cannot attend)",
+    "hover.score": "score (pre-softmax): {value}",
+    "hover.layer_head": "layer {layer} · head {head}",
+    "hover.click_to_open": "click to open",
+    "hover.query_token": "query {token}",
+    "hover.key_token": "key {token}",
+    "hover.source_token": "source {token}",
+    "hover.versus": "{a} vs {b}",
+    # axis, legend and colour-bar titles
+    "axis.query": "query",
+    "axis.key": "key",
+    "axis.query_attending": "query (attending)",
+    "axis.key_attended": "key (attended to)",
+    "axis.key_token": "key token",
+    "axis.layer": "layer",
+    "axis.head": "head",
+    "axis.layer_head": "layer · head",
+    "axis.source_token_key": "source token (key)",
+    "axis.probability": "probability",
+    "axis.candidate_token": "candidate token",
+    "axis.delta_weight": "Δ weight",
+    "axis.position": "position",
+    "axis.embedding_dimension": "embedding dimension",
+    "axis.dimension": "dimension",
+    "axis.parameters": "parameters",
+    "colorbar.cosine": "cosine",
+    "colorbar.similarity": "similarity",
+    "colorbar.js_nats": "JS (nats)",
+    # notes under titles
+    "note.grey_masked": "grey = masked",
+    "note.grey_masked_cannot_attend": "grey = masked (cannot attend)",
+    # single head
+    "heatmap.title": "Attention pattern (rows: query attends → columns: key)",
+    # all heads
+    "grid.title": "All heads: attention pattern of every layer × head",
+    "grid.subtitle": (
+        "{n_layers} layers × {n_heads} heads · rows: query → columns: key · click a tile to open it"
+    ),
+    # one token across the model
+    "focus.title_from": "Where does <b>{token}</b> look? Max weight per head (cell text: most-attended key)",
+    "focus.title_to": "Who looks at <b>{token}</b>? Max weight per head (cell text: most-attending query)",
+    "focus.title_pair": "Weight from <b>{src}</b> to <b>{dst}</b> in every head",
+    "arcs.title_all": "Attention as lines: query (left) → key (right); thicker = more weight",
+    "arcs.title_token": "What <b>{token}</b> attends to (thicker line = more weight)",
+    # aggregates
+    "mean.title": "Layer {layer}: mean over heads — not a head of the model",
+    "rollout.title": "Attention rollout ({how}) — an estimate of flow through residual paths",
+    "rollout.with_residual": "with residual",
+    "rollout.without_residual": "without residual",
+    "rollout.subtitle": "product of head-averaged layers; not a head of the model",
+    # decoding
+    "cross.where_step": " at step {step}",
+    "cross.where_token": " (producing <b>{token}</b>)",
+    "cross.where_both": " at step {step} (producing <b>{token}</b>)",
+    "cross.title_1d": "Cross-attention{where} over the source",
+    "cross.title_heads": "Cross-attention{where}: each head over the source",
+    "topk.title": "Top-{n} next-token probabilities",
+    # comparing two sentences
+    "compare.sentence_a": "Sentence A",
+    "compare.sentence_b": "Sentence B",
+    "compare.title": "Attention in two sentences (same head, same colour scale)",
+    "rowdiff.attends_to": "{name}: <b>{token}</b> attends to",
+    "rowdiff.change": "change {b} − {a} on keys in both",
+    "rowdiff.title": "How the attention of <b>{token}</b> changes between the sentences",
+    # head statistics: short names (hover, titles) and axis titles
+    "stat.entropy": "entropy",
+    "stat.entropy_norm": "entropy_norm",
+    "stat.max_weight": "max_weight",
+    "stat.mean_distance": "mean_distance",
+    "stat.first_token": "first_token",
+    "stat.special_tokens": "special_tokens",
+    "stat.diagonal": "diagonal",
+    "stat.previous_token": "previous_token",
+    "stat_axis.entropy": "entropy (nats) — high = spread out",
+    "stat_axis.entropy_norm": "normalised entropy (0 = one key, 1 = uniform)",
+    "stat_axis.max_weight": "mean max weight",
+    "stat_axis.mean_distance": "mean attention distance (positions)",
+    "stat_axis.first_token": "share on first token",
+    "stat_axis.special_tokens": "share on special tokens",
+    "stat_axis.diagonal": "weight on itself (k = q)",
+    "stat_axis.previous_token": "weight on previous token (k = q−1)",
+    "stats.scatter_title": "Heads by {x} and {y} (one dot per head)",
+    "stats.bar_title": "{stat} per head",
+    "similarity.title": "Head similarity (1 − Jensen-Shannon / log 2; 1 = same pattern)",
+    "divergence.title": "Head divergence (Jensen-Shannon, nats; 0 = same pattern)",
+    # positional encodings
+    "pe.position_dimension": "position {position} · dimension {dimension}",
+    "pe.position": "position {position}",
+    "pe.positions": "positions {a} and {b}",
+    "pe.dim": "dim {dim}",
+    "pe.heatmap_title": "Positional encoding: one row per position, one column per dimension",
+    "pe.cosine_title": "Cosine similarity between positional encodings",
+    "pe.curves_title": "Positional encoding: selected dimensions across positions",
+    # shapes and parameters
+    "shape.scalar": "scalar",
+    "params.count": "{count} parameters",
+    "params.share_of_all": "{share} of all",
+    "params.bar_title": "Parameters per module (total {total})",
+    "params.treemap_title": "Where the {total} parameters live",
+    # column names of display tables (viz.column_labels): what the pages show today
+    "col.head_stats.layer": "layer",
+    "col.head_stats.head": "head",
+    "col.head_stats.entropy": "entropy",
+    "col.head_stats.entropy_norm": "entropy norm",
+    "col.head_stats.max_weight": "max weight",
+    "col.head_stats.mean_distance": "mean distance",
+    "col.head_stats.first_token": "first token",
+    "col.head_stats.special_tokens": "special tokens",
+    "col.head_stats.diagonal": "diagonal",
+    "col.head_stats.previous_token": "previous token",
+    "col.head_stats.n_rows": "rows",
+    "col.rank_heads_by_change.rank": "rank",
+    "col.rank_heads_by_change.layer": "layer",
+    "col.rank_heads_by_change.head": "head",
+    "col.rank_heads_by_change.js_divergence": "change (JS, nats)",
+    "col.rank_heads_by_change.n_queries": "rows",
+    "col.shape_trace_table.step": "step",
+    "col.shape_trace_table.name": "name",
+    "col.shape_trace_table.op": "op",
+    "col.shape_trace_table.hook": "hook",
+    "col.shape_trace_table.input shapes": "input shapes",
+    "col.shape_trace_table.input symbols": "input symbols",
+    "col.shape_trace_table.output shape": "output shape",
+    "col.shape_trace_table.output symbol": "output symbol",
+    # column meanings (viz.column_help; head_stats(...).attrs["units"])
+    "help.head_stats.layer": "layer index (0-based)",
+    "help.head_stats.head": "head index (0-based)",
+    "help.head_stats.entropy": "mean entropy of the attention rows [nats]",
+    "help.head_stats.entropy_norm": (
+        "mean entropy / log(number of attendable keys) [0..1]; rows with one key skipped"
+    ),
+    "help.head_stats.max_weight": "mean over rows of the largest weight [0..1]",
+    "help.head_stats.mean_distance": "mean over rows of sum_k w_k·|q−k| [positions]",
+    "help.head_stats.first_token": "mean weight on key position 0 [0..1]",
+    "help.head_stats.special_tokens": (
+        "mean total weight on special keys [0..1] (NaN if no special mask given)"
+    ),
+    "help.head_stats.diagonal": "mean weight on key k = q (rows with q < n_keys) [0..1]",
+    "help.head_stats.previous_token": "mean weight on key k = q−1 (rows 1 ≤ q ≤ n_keys) [0..1]",
+    "help.head_stats.n_rows": "number of valid query rows averaged over",
+    "help.rank_heads_by_change.rank": "1 = the head whose attention changes most",
+    "help.rank_heads_by_change.js_divergence": (
+        "Jensen-Shannon divergence between the token's attention over the shared keys "
+        "in A and in B: 0 = identical, log 2 ≈ 0.69 = completely different."
+    ),
+    "help.rank_heads_by_change.n_queries": "query rows averaged",
+    "help.shape_trace_table.hook": "where a hook can read this step's output (— = none)",
 }
 
+_ZH: dict[str, str] = {
+    "value.attention_weight": "注意力权重",
+    "value.weight": "权重",
+    "value.mean_weight": "平均权重",
+    "value.rollout": "注意力展开",
+    "value.change": "变化",
+    "value.value": "数值",
+    "value.cosine_similarity": "余弦相似度",
+    "hover.value": "{name}：{value}",
+    "hover.query_key": "查询 <b>{query}</b> → 键 <b>{key}</b>",
+    "hover.query_key_pos": "查询 #{query} → 键 #{key}",
+    "hover.masked": "<i>被掩码遮住</i>（不能关注）",
+    "hover.score": "softmax 之前的分数（score）：{value}",
+    "hover.layer_head": "第 {layer} 层 · 头 {head}",
+    "hover.click_to_open": "点击打开",
+    "hover.query_token": "查询 {token}",
+    "hover.key_token": "键 {token}",
+    "hover.source_token": "源 token {token}",
+    "hover.versus": "{a} 与 {b}",
+    "axis.query": "查询",
+    "axis.key": "键",
+    "axis.query_attending": "查询（发出关注的 token）",
+    "axis.key_attended": "键（被关注的 token）",
+    "axis.key_token": "作为键的 token",
+    "axis.layer": "层",
+    "axis.head": "头",
+    "axis.layer_head": "层 · 头",
+    "axis.source_token_key": "源 token（键）",
+    "axis.probability": "概率",
+    "axis.candidate_token": "候选 token",
+    "axis.delta_weight": "权重变化 Δ",
+    "axis.position": "位置",
+    "axis.embedding_dimension": "嵌入维度",
+    "axis.dimension": "维度",
+    "axis.parameters": "参数量",
+    "colorbar.cosine": "余弦相似度",
+    "colorbar.similarity": "相似度",
+    "colorbar.js_nats": "JS 散度（nats）",
+    "note.grey_masked": "灰色 = 被掩码遮住",
+    "note.grey_masked_cannot_attend": "灰色 = 被掩码遮住（不能关注）",
+    "heatmap.title": "注意力模式（行：查询 → 列：键）",
+    "grid.title": "全部注意力头：每一层、每个头的注意力模式",
+    "grid.subtitle": "{n_layers} 层 × 每层 {n_heads} 个头 · 行：查询 → 列：键 · 点击小图即可打开这个头",
+    "focus.title_from": "<b>{token}</b> 在看哪里？每个头的最大权重（格中文字：它最关注的键）",
+    "focus.title_to": "谁在看 <b>{token}</b>？每个头的最大权重（格中文字：最关注它的查询）",
+    "focus.title_pair": "每个头里从 <b>{src}</b> 到 <b>{dst}</b> 的权重",
+    "arcs.title_all": "用连线表示注意力：查询（左）→ 键（右）；线越粗，权重越大",
+    "arcs.title_token": "<b>{token}</b> 关注哪些 token（线越粗，权重越大）",
+    "mean.title": "第 {layer} 层：各个头的平均 —— 不是模型里的某个头",
+    "rollout.title": "注意力展开（{how}）—— 估计信息如何沿残差连接逐层流动",
+    "rollout.with_residual": "计入残差连接",
+    "rollout.without_residual": "不计残差连接",
+    "rollout.subtitle": "各层按头平均后逐层相乘；不是模型里的某个头",
+    "cross.where_step": "（第 {step} 步）",
+    "cross.where_token": "（正在生成 <b>{token}</b>）",
+    "cross.where_both": "（第 {step} 步，正在生成 <b>{token}</b>）",
+    "cross.title_1d": "交叉注意力在源 token 上的分布{where}",
+    "cross.title_heads": "交叉注意力{where}：每个头在源 token 上的分布",
+    "topk.title": "下一个 token 概率最高的 {n} 个候选",
+    "compare.sentence_a": "句子 A",
+    "compare.sentence_b": "句子 B",
+    "compare.title": "两个句子中的注意力（同一个头，同一色标）",
+    "rowdiff.attends_to": "{name}：<b>{token}</b> 的注意力分布",
+    "rowdiff.change": "变化 {b} − {a}（只看两句共有的键）",
+    "rowdiff.title": "<b>{token}</b> 的注意力在两个句子之间如何变化",
+    "stat.entropy": "熵",
+    "stat.entropy_norm": "归一化熵",
+    "stat.max_weight": "最大权重",
+    "stat.mean_distance": "平均距离",
+    "stat.first_token": "第一个 token 占比",
+    "stat.special_tokens": "特殊 token 占比",
+    "stat.diagonal": "对角线权重",
+    "stat.previous_token": "前一个 token 权重",
+    "stat_axis.entropy": "熵（nats）—— 越高越分散",
+    "stat_axis.entropy_norm": "归一化熵（0 = 只看一个键，1 = 均匀分布）",
+    "stat_axis.max_weight": "最大权重的平均",
+    "stat_axis.mean_distance": "平均注意力距离（位置数）",
+    "stat_axis.first_token": "第一个 token 上的权重占比",
+    "stat_axis.special_tokens": "特殊 token 上的权重占比",
+    "stat_axis.diagonal": "对自身的权重（k = q）",
+    "stat_axis.previous_token": "对前一个 token 的权重（k = q−1）",
+    "stats.scatter_title": "按{x}和{y}排布的注意力头（每个点是一个头）",
+    "stats.bar_title": "逐个头比较：{stat}",
+    "similarity.title": "注意力头之间的相似度（1 − 归一化的 Jensen-Shannon 散度；1 = 模式相同）",
+    "divergence.title": "注意力头之间的散度（Jensen-Shannon，单位 nats；0 = 模式相同）",
+    "pe.position_dimension": "位置 {position} · 维度 {dimension}",
+    "pe.position": "位置 {position}",
+    "pe.positions": "位置 {a} 与 {b}",
+    "pe.dim": "维度 {dim}",
+    "pe.heatmap_title": "位置编码：每行是一个位置，每列是一个维度",
+    "pe.cosine_title": "位置编码之间的余弦相似度",
+    "pe.curves_title": "位置编码：所选维度随位置的变化",
+    "shape.scalar": "标量",
+    "params.count": "{count} 个参数",
+    "params.share_of_all": "占全部的 {share}",
+    "params.bar_title": "每个模块的参数量（共 {total} 个）",
+    "params.treemap_title": "这 {total} 个参数分布在哪里",
+    "col.head_stats.layer": "层",
+    "col.head_stats.head": "头",
+    "col.head_stats.entropy": "熵",
+    "col.head_stats.entropy_norm": "归一化熵",
+    "col.head_stats.max_weight": "最大权重",
+    "col.head_stats.mean_distance": "平均距离",
+    "col.head_stats.first_token": "第一个 token",
+    "col.head_stats.special_tokens": "特殊 token",
+    "col.head_stats.diagonal": "对角线",
+    "col.head_stats.previous_token": "前一个 token",
+    "col.head_stats.n_rows": "行数",
+    "col.rank_heads_by_change.rank": "排名",
+    "col.rank_heads_by_change.layer": "层",
+    "col.rank_heads_by_change.head": "头",
+    "col.rank_heads_by_change.js_divergence": "变化（JS 散度，nats）",
+    "col.rank_heads_by_change.n_queries": "行数",
+    "col.shape_trace_table.step": "步骤",
+    "col.shape_trace_table.name": "名称",
+    "col.shape_trace_table.op": "运算",
+    "col.shape_trace_table.hook": "钩子（hook）",
+    "col.shape_trace_table.input shapes": "输入形状",
+    "col.shape_trace_table.input symbols": "输入符号",
+    "col.shape_trace_table.output shape": "输出形状",
+    "col.shape_trace_table.output symbol": "输出符号",
+    "help.head_stats.layer": "层的序号（从 0 开始）",
+    "help.head_stats.head": "头的序号（从 0 开始）",
+    "help.head_stats.entropy": "注意力各行的熵的平均值 [nats]",
+    "help.head_stats.entropy_norm": (
+        "各行的熵除以其最大可能值（可关注的键的个数取对数）后的平均 [0..1]；只有一个键的行不计入"
+    ),
+    "help.head_stats.max_weight": "各行最大权重的平均 [0..1]",
+    "help.head_stats.mean_distance": "各行 Σ_k w_k·|q−k| 的平均 [位置数]",
+    "help.head_stats.first_token": "落在键位置 0 上的权重的平均 [0..1]",
+    "help.head_stats.special_tokens": (
+        "落在特殊键上的权重总和的平均 [0..1]（没有给出特殊 token 的掩码时为空）"
+    ),
+    "help.head_stats.diagonal": "落在键 k = q 上的权重的平均（只算 q < n_keys 的行）[0..1]",
+    "help.head_stats.previous_token": "落在键 k = q−1 上的权重的平均（只算 1 ≤ q ≤ n_keys 的行）[0..1]",
+    "help.head_stats.n_rows": "参与平均的有效查询行数",
+    "help.rank_heads_by_change.rank": "1 = 注意力变化最大的头",
+    "help.rank_heads_by_change.js_divergence": (
+        "这个 token 在 A 和 B 中对两句共有的键的注意力之间的 Jensen-Shannon 散度："
+        "0 = 完全相同，最大约 0.69 = 完全不同。"
+    ),
+    "help.rank_heads_by_change.n_queries": "参与平均的查询行数",
+    "help.shape_trace_table.hook": "可以在哪个钩子（hook）读到这一步的输出（— = 没有）",
+}
 
-def label(lang: str, key: str, **params: object) -> str:
-    """The figure word ``key`` in ``lang`` (English for an unknown language), formatted with params."""
+TEXT: dict[str, dict[str, str]] = {"en": _EN, "zh": _ZH}
+
+
+def label(lang: str, key: str, /, **params: object) -> str:
+    """The figure word ``key`` in ``lang`` (English for an unknown language), formatted with params.
+
+    Every template is formatted (also without params), so a template never holds a literal brace;
+    pass plotly placeholders and tokens as params.
+    """
     table = TEXT.get(lang, TEXT["en"])
     template = table[key] if key in table else TEXT["en"][key]
-    return template.format(**params) if params else template
+    return template.format(**params)

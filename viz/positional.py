@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array, check_index
+from viz.labels import label
 from viz.stats import cosine_similarity_matrix
 
 __all__ = ["cosine_similarity_matrix", "pe_cosine_similarity", "pe_dimension_curves", "pe_heatmap"]
@@ -21,7 +22,8 @@ def _pe(pe: np.ndarray) -> np.ndarray:
 def pe_heatmap(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
     """Heatmap of a positional-encoding matrix: rows are positions, columns embedding dimensions.
 
-    Diverging colours centred on 0 (red = positive, blue = negative).
+    Diverging colours centred on 0 (red = positive, blue = negative). Words drawn by the figure
+    are in ``lang`` ("en" or "zh").
     """
     m = _pe(pe)
     n_pos, d = m.shape
@@ -35,19 +37,31 @@ def pe_heatmap(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figur
             zmid=0.0,
             zmin=-lim,
             zmax=lim,
-            hovertemplate="position %{y} · dimension %{x}<br>value: %{z:.3f}<extra></extra>",
-            colorbar=theme.colorbar("value"),
+            hovertemplate=label(lang, "pe.position_dimension", position="%{y}", dimension="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.3f}")
+            + "<extra></extra>",
+            colorbar=theme.colorbar(label(lang, "value.value")),
         )
     )
     theme.apply_theme(
         fig,
-        theme.pick_title(title, "Positional encoding: one row per position, one column per dimension"),
+        theme.pick_title(title, label(lang, "pe.heatmap_title")),
         height=min(900, max(380, 6 * n_pos + 200)),
         width=900,
     )
     fig.update_layout(
-        xaxis={"title": {"text": "embedding dimension"}, "showgrid": False, "zeroline": False},
-        yaxis={"title": {"text": "position"}, "autorange": "reversed", "showgrid": False, "zeroline": False},
+        xaxis={
+            "title": {"text": label(lang, "axis.embedding_dimension")},
+            "showgrid": False,
+            "zeroline": False,
+        },
+        yaxis={
+            "title": {"text": label(lang, "axis.position")},
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+        },
     )
     return fig
 
@@ -69,17 +83,23 @@ def pe_cosine_similarity(pe: np.ndarray, *, title: str = "", lang: str = "en") -
             zmid=0.0,
             zmin=-1.0,
             zmax=1.0,
-            hovertemplate="positions %{y} and %{x}<br>cosine similarity: %{z:.3f}<extra></extra>",
-            colorbar=theme.colorbar("cosine"),
+            hovertemplate=label(lang, "pe.positions", a="%{y}", b="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "value.cosine_similarity"), value="%{z:.3f}")
+            + "<extra></extra>",
+            colorbar=theme.colorbar(label(lang, "colorbar.cosine")),
         )
     )
-    theme.apply_theme(
-        fig, theme.pick_title(title, "Cosine similarity between positional encodings"), height=720, width=780
-    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.cosine_title")), height=720, width=780)
     fig.update_layout(
-        xaxis={"title": {"text": "position"}, "showgrid": False, "zeroline": False, "constrain": "domain"},
+        xaxis={
+            "title": {"text": label(lang, "axis.position")},
+            "showgrid": False,
+            "zeroline": False,
+            "constrain": "domain",
+        },
         yaxis={
-            "title": {"text": "position"},
+            "title": {"text": label(lang, "axis.position")},
             "autorange": "reversed",
             "showgrid": False,
             "zeroline": False,
@@ -99,7 +119,8 @@ def pe_dimension_curves(
 ) -> go.Figure:
     """Line plot of chosen embedding dimensions as a function of position (one line per dimension).
 
-    For sinusoidal encodings low dimensions oscillate fast and high dimensions slowly.
+    For sinusoidal encodings low dimensions oscillate fast and high dimensions slowly. Words
+    drawn by the figure are in ``lang``.
     """
     m = _pe(pe)
     n_pos, d = m.shape
@@ -115,20 +136,25 @@ def pe_dimension_curves(
                 x=x,
                 y=m[:, i],
                 mode="lines",
-                name=f"dim {i}",
+                name=label(lang, "pe.dim", dim=i),
                 line={"width": 3},
-                hovertemplate=f"dim {i}<br>position %{{x}}<br>value: %{{y:.3f}}<extra></extra>",
+                hovertemplate=label(lang, "pe.dim", dim=i)
+                + "<br>"
+                + label(lang, "pe.position", position="%{x}")
+                + "<br>"
+                + label(lang, "hover.value", name=label(lang, "value.value"), value="%{y:.3f}")
+                + "<extra></extra>",
             )
         )
     theme.apply_theme(
         fig,
-        theme.pick_title(title, "Positional encoding: selected dimensions across positions"),
+        theme.pick_title(title, label(lang, "pe.curves_title")),
         height=480,
         width=900,
     )
     fig.update_layout(
-        xaxis={"title": {"text": "position"}},
-        yaxis={"title": {"text": "value"}},
-        legend={"title": {"text": "dimension"}},
+        xaxis={"title": {"text": label(lang, "axis.position")}},
+        yaxis={"title": {"text": label(lang, "value.value")}},
+        legend={"title": {"text": label(lang, "axis.dimension")}},
     )
     return fig

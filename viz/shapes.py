@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz import theme
+from viz.labels import label
 from viz.tokens import escape_text
 
 STEP_KEYS = ("name", "op", "hook", "in_shapes", "out_shape", "in_symbols", "out_symbol")
@@ -26,19 +27,19 @@ SHAPE_TRACE_COLUMNS = [
 ]
 
 
-def format_shape(shape: Sequence[int]) -> str:
-    """``(2, 7, 512)`` -> ``"2 × 7 × 512"`` (a scalar ``()`` -> ``"scalar"``)."""
+def format_shape(shape: Sequence[int], *, lang: str = "en") -> str:
+    """``(2, 7, 512)`` -> ``"2 × 7 × 512"`` (a scalar ``()`` -> ``"scalar"``, in ``lang``)."""
     dims = tuple(shape)
     if not all(isinstance(s, int | np.integer) for s in dims):
         raise ValueError(f"a shape must be a tuple of integers, got {shape!r}")
-    return " × ".join(str(int(s)) for s in dims) if dims else "scalar"
+    return " × ".join(str(int(s)) for s in dims) if dims else label(lang, "shape.scalar")
 
 
-def format_symbol(symbol: str | Sequence[str]) -> str:
+def format_symbol(symbol: str | Sequence[str], *, lang: str = "en") -> str:
     """``("B", "L_src", "d_model")`` -> ``"B × L_src × d_model"``; a string is kept as it is."""
     if isinstance(symbol, str):
         return symbol
-    return " × ".join(str(s) for s in symbol) if len(symbol) else "scalar"
+    return " × ".join(str(s) for s in symbol) if len(symbol) else label(lang, "shape.scalar")
 
 
 def shape_trace_table(steps: Sequence[Mapping[str, object]], *, lang: str = "en") -> pd.DataFrame:
@@ -49,6 +50,8 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]], *, lang: str = "en"
     or a sequence of symbols such as ``["B", "L", "d_model"]``) and ``out_symbol`` (likewise).
     Several inputs are joined with ``" ; "``. A step without a hook shows ``"—"``. Raises
     ``ValueError`` for missing keys or when ``in_shapes`` and ``in_symbols`` have different lengths.
+    The column names are the same in every language (the data's identifiers; show them with
+    ``viz.column_labels("shape_trace_table", lang)``); ``lang`` only words the cells ("scalar").
     """
     rows = []
     for i, step in enumerate(steps):
@@ -70,10 +73,10 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]], *, lang: str = "en"
                 "name": str(step["name"]),
                 "op": str(step["op"]),
                 "hook": "—" if step["hook"] is None else str(step["hook"]),
-                "input shapes": " ; ".join(format_shape(s) for s in in_shapes),  # type: ignore[arg-type]
-                "input symbols": " ; ".join(format_symbol(s) for s in in_symbols),
-                "output shape": format_shape(step["out_shape"]),  # type: ignore[arg-type]
-                "output symbol": format_symbol(step["out_symbol"]),  # type: ignore[arg-type]
+                "input shapes": " ; ".join(format_shape(s, lang=lang) for s in in_shapes),  # type: ignore[arg-type]
+                "input symbols": " ; ".join(format_symbol(s, lang=lang) for s in in_symbols),
+                "output shape": format_shape(step["out_shape"], lang=lang),  # type: ignore[arg-type]
+                "output symbol": format_symbol(step["out_symbol"], lang=lang),  # type: ignore[arg-type]
             }
         )
     return pd.DataFrame(rows, columns=SHAPE_TRACE_COLUMNS)
@@ -88,7 +91,7 @@ def parameter_breakdown_chart(
     parameters *owned directly* by that name (not including children listed separately), so
     nothing is counted twice. ``kind="treemap"`` nests names by their dots (box area =
     parameters, parents sum their children); ``kind="bar"`` draws one horizontal bar per name,
-    largest first.
+    largest first. Words drawn by the figure are in ``lang`` ("en" or "zh").
     """
     if not counts:
         raise ValueError("counts is empty")
@@ -111,17 +114,20 @@ def parameter_breakdown_chart(
                 customdata=labels,
                 text=[f"{v / total:.1%}" if total else "" for v in values],
                 textposition="outside",
-                hovertemplate="%{customdata}<br>%{x:,} parameters<extra></extra>",
+                hovertemplate="%{customdata}<br>"
+                + label(lang, "params.count", count="%{x:,}")
+                + "<extra></extra>",
             )
         )
         theme.apply_theme(
             fig,
-            theme.pick_title(title, f"Parameters per module (total {total:,})"),
+            theme.pick_title(title, label(lang, "params.bar_title", total=f"{total:,}")),
             height=max(320, 34 * len(items) + 160),
             width=820,
         )
         fig.update_layout(
-            xaxis={"title": {"text": "parameters"}}, yaxis={**theme.token_axis(labels, "", reversed_=True)}
+            xaxis={"title": {"text": label(lang, "axis.parameters")}},
+            yaxis={**theme.token_axis(labels, "", reversed_=True)},
         )
         fig.update_traces(cliponaxis=False)
         return fig
@@ -144,14 +150,19 @@ def parameter_breakdown_chart(
             values=np.array([own[i] for i in ids], dtype=np.int64),
             branchvalues="remainder",
             customdata=[escape_text(i) for i in ids],
-            hovertemplate=(
-                "%{customdata}<br>%{value:,} parameters<br>%{percentRoot:.1%} of all<extra></extra>"
-            ),
+            hovertemplate="%{customdata}<br>"
+            + label(lang, "params.count", count="%{value:,}")
+            + "<br>"
+            + label(lang, "params.share_of_all", share="%{percentRoot:.1%}")
+            + "<extra></extra>",
             texttemplate="%{label}<br>%{value:,}",
         )
     )
     theme.apply_theme(
-        fig, theme.pick_title(title, f"Where the {total:,} parameters live"), height=620, width=900
+        fig,
+        theme.pick_title(title, label(lang, "params.treemap_title", total=f"{total:,}")),
+        height=620,
+        width=900,
     )
     fig.update_layout(margin={"l": 10, "r": 10, "t": 70, "b": 10})
     return fig

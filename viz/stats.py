@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from viz._validate import as_array, check_mask
+from viz.labels import label
 
 LN2 = float(np.log(2.0))
 
@@ -134,7 +135,9 @@ def head_stats(
     attendable keys feeds ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded
     query row to skip. ``special_tokens``: bool ``[key]``, True for special tokens.
     Each statistic is the mean over valid query rows; entropies are in nats. The table's
-    ``attrs["units"]`` repeats the column meanings.
+    ``attrs["units"]`` repeats the column meanings, in ``lang`` ("en" or "zh"). The column names
+    are the same in every language (the data's identifiers); show them with
+    ``viz.column_labels("head_stats", lang)``.
     """
     p = as_array(
         patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=np.float64
@@ -192,7 +195,7 @@ def head_stats(
         "n_rows": valid.sum(axis=-1),
     }
     df = pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in table.items()})
-    df.attrs["units"] = dict(HEAD_STATS_COLUMNS)
+    df.attrs["units"] = {col: label(lang, f"help.head_stats.{col}") for col in HEAD_STATS_COLUMNS}
     return df
 
 

@@ -10,19 +10,21 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array
+from viz.labels import TEXT, label
 from viz.stats import HEAD_STATS_COLUMNS, LN2
 from viz.tokens import escape_text
 
-_AXIS_TITLES = {
-    "entropy": "entropy (nats) — high = spread out",
-    "entropy_norm": "normalised entropy (0 = one key, 1 = uniform)",
-    "max_weight": "mean max weight",
-    "mean_distance": "mean attention distance (positions)",
-    "first_token": "share on first token",
-    "special_tokens": "share on special tokens",
-    "diagonal": "weight on itself (k = q)",
-    "previous_token": "weight on previous token (k = q−1)",
-}
+
+def _stat_name(column: str, lang: str) -> str:
+    """Short name of a statistic for hover and titles (the column name itself in English)."""
+    key = f"stat.{column}"
+    return label(lang, key) if key in TEXT["en"] else escape_text(column)
+
+
+def _axis_title(column: str, lang: str) -> str:
+    """Axis title of a statistic, with its unit or meaning."""
+    key = f"stat_axis.{column}"
+    return label(lang, key) if key in TEXT["en"] else escape_text(column)
 
 
 def _check_columns(df: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -37,7 +39,8 @@ def head_stats_scatter(
     """Scatter of two head statistics (default: entropy vs mean distance), one dot per head.
 
     Dots are coloured by layer and labelled ``L{layer}H{head}`` in hover; ``customdata``
-    holds ``[layer, head]`` so a click can open that head.
+    holds ``[layer, head]`` so a click can open that head. Words drawn by the figure are in
+    ``lang`` ("en" or "zh"); ``x`` and ``y`` stay column names of ``df``.
     """
     _check_columns(df, ["layer", "head", x, y])
     layers = df["layer"].to_numpy()
@@ -52,25 +55,29 @@ def head_stats_scatter(
                 "color": layers.astype(np.float32),
                 "colorscale": "Viridis",
                 "line": {"width": 1, "color": "white"},
-                "colorbar": theme.colorbar("layer"),
+                "colorbar": theme.colorbar(label(lang, "axis.layer")),
                 "showscale": True,
             },
             customdata=np.stack([layers, heads], axis=1).astype(np.int32),
-            hovertemplate=(
-                "layer %{customdata[0]} · head %{customdata[1]}<br>"
-                f"{escape_text(x)}: %{{x:.3f}}<br>{escape_text(y)}: %{{y:.3f}}<extra></extra>"
-            ),
+            hovertemplate=label(lang, "hover.layer_head", layer="%{customdata[0]}", head="%{customdata[1]}")
+            + "<br>"
+            + label(lang, "hover.value", name=_stat_name(x, lang), value="%{x:.3f}")
+            + "<br>"
+            + label(lang, "hover.value", name=_stat_name(y, lang), value="%{y:.3f}")
+            + "<extra></extra>",
         )
     )
     theme.apply_theme(
         fig,
-        theme.pick_title(title, f"Heads by {escape_text(x)} and {escape_text(y)} (one dot per head)"),
+        theme.pick_title(
+            title, label(lang, "stats.scatter_title", x=_stat_name(x, lang), y=_stat_name(y, lang))
+        ),
         height=520,
         width=760,
     )
     fig.update_layout(
-        xaxis={"title": {"text": _AXIS_TITLES.get(x, escape_text(x))}},
-        yaxis={"title": {"text": _AXIS_TITLES.get(y, escape_text(y))}},
+        xaxis={"title": {"text": _axis_title(x, lang)}},
+        yaxis={"title": {"text": _axis_title(y, lang)}},
     )
     return fig
 
@@ -82,7 +89,9 @@ def head_stats_bar(
     title: str = "",
     lang: str = "en",
 ) -> go.Figure:
-    """Bar chart of one statistic for every head, grouped by layer (``L0H0`` … left to right)."""
+    """Bar chart of one statistic for every head, grouped by layer (``L0H0`` … left to right).
+
+    Words drawn by the figure are in ``lang`` ("en" or "zh")."""
     _check_columns(df, ["layer", "head", column])
     if column not in HEAD_STATS_COLUMNS:
         raise ValueError(f"unknown statistic {column!r}; choose one of {list(HEAD_STATS_COLUMNS)[2:]}")
@@ -99,13 +108,13 @@ def head_stats_bar(
     )
     theme.apply_theme(
         fig,
-        theme.pick_title(title, f"{_AXIS_TITLES.get(column, column)} per head"),
+        theme.pick_title(title, label(lang, "stats.bar_title", stat=_axis_title(column, lang))),
         height=460,
         width=max(600, 18 * n + 200),
     )
     fig.update_layout(
-        xaxis={**theme.token_axis(labels, "layer · head"), "tickangle": -90},
-        yaxis={"title": {"text": _AXIS_TITLES.get(column, column)}},
+        xaxis={**theme.token_axis(labels, label(lang, "axis.layer_head")), "tickangle": -90},
+        yaxis={"title": {"text": _axis_title(column, lang)}},
     )
     return fig
 
@@ -119,17 +128,19 @@ def head_similarity_heatmap(
     lang: str = "en",
 ) -> go.Figure:
     """Heatmap of a head x head matrix from :func:`viz.stats.head_similarity` (``kind="similarity"``,
-    1 = same pattern) or :func:`viz.stats.head_divergence` (``kind="divergence"``, JS in nats)."""
+    1 = same pattern) or :func:`viz.stats.head_divergence` (``kind="divergence"``, JS in nats).
+
+    Words drawn by the figure are in ``lang`` ("en" or "zh"); ``labels`` are drawn as given."""
     m = as_array(matrix, 2, "matrix", dims="[head, head]")
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"matrix must be square, got shape {m.shape}")
     if len(labels) != m.shape[0]:
         raise ValueError(f"matrix has {m.shape[0]} rows but {len(labels)} labels were given")
     if kind == "similarity":
-        zmax, cbar, auto = 1.0, "similarity", "Head similarity (1 − Jensen-Shannon / log 2; 1 = same pattern)"
+        zmax, cbar, auto = 1.0, label(lang, "colorbar.similarity"), label(lang, "similarity.title")
         scale = theme.SEQUENTIAL
     elif kind == "divergence":
-        zmax, cbar, auto = LN2, "JS (nats)", "Head divergence (Jensen-Shannon, nats; 0 = same pattern)"
+        zmax, cbar, auto = LN2, label(lang, "colorbar.js_nats"), label(lang, "divergence.title")
         scale = theme.SEQUENTIAL + "_r"
     else:
         raise ValueError(f"kind must be 'similarity' or 'divergence', got {kind!r}")
@@ -140,7 +151,9 @@ def head_similarity_heatmap(
             z=m,
             x=np.arange(n, dtype=np.int32),
             y=np.arange(n, dtype=np.int32),
-            customdata=[[f"{lab[i]} vs {lab[j]}" for j in range(n)] for i in range(n)],
+            customdata=[
+                [label(lang, "hover.versus", a=lab[i], b=lab[j]) for j in range(n)] for i in range(n)
+            ],
             hovertemplate="%{customdata}<br>%{z:.3f}<extra></extra>",
             colorscale=scale,
             zmin=0.0,
@@ -153,7 +166,11 @@ def head_similarity_heatmap(
         fig, theme.pick_title(title, auto), height=max(420, cell * n + 220), width=max(520, cell * n + 280)
     )
     fig.update_layout(
-        xaxis={**theme.token_axis(lab, "head"), "tickangle": -90, "constrain": "domain"},
-        yaxis={**theme.token_axis(lab, "head", reversed_=True), "scaleanchor": "x", "constrain": "domain"},
+        xaxis={**theme.token_axis(lab, label(lang, "axis.head")), "tickangle": -90, "constrain": "domain"},
+        yaxis={
+            **theme.token_axis(lab, label(lang, "axis.head"), reversed_=True),
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
     )
     return fig

@@ -14,7 +14,12 @@ import plotly.graph_objects as go
 
 from viz.tokens import escape_text
 
-FONT_FAMILY = "Inter, 'Segoe UI', 'Helvetica Neue', Arial, sans-serif"
+#: Latin fonts first, then CJK fallbacks so Chinese labels render with a proper font in the browser
+#: (plotly draws text client-side; nothing is needed on the server).
+FONT_FAMILY = (
+    "Inter, 'Segoe UI', 'Helvetica Neue', Arial, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', "
+    "'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', sans-serif"
+)
 BASE_FONT_SIZE = 16
 TITLE_FONT_SIZE = 20
 TEMPLATE = "plotly_white"
