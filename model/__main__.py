@@ -173,6 +173,7 @@ def cmd_train(args) -> int:
         "group": preset.group,
         "order": preset.order,
         "listed": True,
+        "i18n": {lang: {f: v for lang_, f, v in preset.i18n if lang_ == lang} for lang, _, _ in preset.i18n},
     }
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     with TqdmProgress(sys.stderr) as progress:

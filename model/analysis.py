@@ -32,6 +32,7 @@ class Step:
     top_tokens: list[str]
     top_ids: list[int]
     top_probs: list[float]
+    prob: float = float("nan")  # the model's probability of `token` here (also when outside the top-k)
 
 
 @dataclass
@@ -136,7 +137,9 @@ def analyze(
             chosen = tok.eos_id if stopped else int(probs[pos].argmax())
         ids = top.indices[pos].tolist()
         top_probs = [float(p) for p in top.values[pos]]
-        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs))
+        steps.append(
+            Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, float(probs[pos, chosen]))
+        )
     return Analysis(
         model=bundle.name,
         prepared=prepared,

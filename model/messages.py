@@ -69,10 +69,6 @@ class Message:
     def __str__(self) -> str:
         return render(self)
 
-    # transitional: the app still matches words; remove when it uses severity
-    def __contains__(self, text: str) -> bool:
-        return text in str(self)
-
 
 def render(message: Message, table: Mapping[str, str] = ENGLISH) -> str:
     """The message's text in `table`'s language; KeyError for a code the table lacks."""

@@ -107,8 +107,10 @@ def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo
     i18n = config.get("i18n") if isinstance(config.get("i18n"), dict) else {}
     translations = tuple(
         (lang, field, value)
-        for lang, fields in sorted(i18n.items()) if isinstance(fields, dict)
-        for field, value in sorted(fields.items()) if field in ("label", "description") and isinstance(value, str)
+        for lang, fields in sorted(i18n.items())
+        if isinstance(fields, dict)
+        for field, value in sorted(fields.items())
+        if field in ("label", "description") and isinstance(value, str)
     )
     return ModelInfo(
         name=name,

@@ -104,3 +104,24 @@ def test_prefixes_of_different_lengths_are_refused():
     bundle = load_model("reverse")
     with pytest.raises(ValueError, match="one length"):
         greedy_decode(bundle.model, [[5, 2], [6, 2]], [[1], [1, 5]], 2)
+
+
+def test_each_step_knows_the_probability_of_its_token():
+    import torch
+
+    bundle = load_model("reverse")
+    from model.analysis import analyze
+
+    forced = analyze(bundle, "attention", target="zzzz")  # teacher-forced: tokens the model would not pick
+    free = analyze(bundle, "attention")
+    for result in (forced, free):
+        src = torch.tensor([result.prepared.source_ids])
+        ids = [bundle.tokenizer.bos_id] + bundle.tokenizer.encode(result.output_text)
+        with torch.no_grad():
+            probs = torch.softmax(bundle.model(src, torch.tensor([ids]))[0], dim=-1)
+        for step in result.steps:
+            assert abs(step.prob - float(probs[step.position, step.token_id])) < 1e-5
+            if step.token_id in step.top_ids:
+                assert abs(step.prob - step.top_probs[step.top_ids.index(step.token_id)]) < 1e-6
+    assert any(s.token_id not in s.top_ids for s in forced.steps)  # the case top-k alone could not answer
+    assert all(s.prob == max(s.top_probs) for s in free.steps)  # greedy picks the most likely token

@@ -63,7 +63,7 @@ def test_direction_is_detected_and_traditional_input_is_converted(bundle):
     assert r.prepared.direction == "en->zh" and r.target_tokens[0] == "<2zh>"
     r = analyze(bundle, "我喜歡蘋果")
     assert "苹果" in r.prepared.text
-    assert any("Traditional" in n for n in r.notes)
+    assert any(n.code == "input_script_converted" and n.severity == "info" for n in r.notes)
 
 
 def test_cli_translates_both_ways():

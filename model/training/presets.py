@@ -62,7 +62,10 @@ PRESETS: dict[str, Preset] = {
         label="default · 中文 ↔ English",
         group="main",
         order=0,
-        i18n=(("zh", "label", "default · 中文 ↔ English"), ("zh", "description", "中英互译，用 Tatoeba 句对训练")),
+        i18n=(
+            ("zh", "label", "default · 中文 ↔ English"),
+            ("zh", "description", "中英互译，用 Tatoeba 句对训练"),
+        ),
     ),
 }
 
