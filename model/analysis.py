@@ -137,9 +137,8 @@ def analyze(
             chosen = tok.eos_id if stopped else int(probs[pos].argmax())
         ids = top.indices[pos].tolist()
         top_probs = [float(p) for p in top.values[pos]]
-        steps.append(
-            Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, float(probs[pos, chosen]))
-        )
+        prob = float(probs[pos, chosen])
+        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob))
     return Analysis(
         model=bundle.name,
         prepared=prepared,
