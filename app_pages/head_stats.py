@@ -4,39 +4,36 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.models import special_mask
 from app_support.selection import head_from_scatter_selection, selected_row
 from app_support.sidebar import clamp_choice, current_view, open_head
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param
+from viz.labels import label as viz_label
 
 view = current_view()
-page_header(
-    "Head statistics",
-    "Numbers that summarise each head for this sentence. **Entropy** is low for a focused head "
-    "(one key takes all the weight) and high for a head that spreads its attention. **Mean "
-    "distance** is how far (in positions) a head looks. **Diagonal / previous token** show "
-    "positional heads. **Special tokens** is the weight parked on tokens like `<eos>` — a common "
-    "“no-op” for heads with nothing to do. Select a row (or click a dot) to open that head.",
-)
+lang = current_lang()
+page_header(t("page.stats.title"), t("stats.intro"))
 result = current_analysis(view)
 
 patterns = result.attention(view.kind)
 scores = result.attention(view.kind, "scores")
 queries, keys = result.tokens_for(view.kind)
-df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special_mask(keys))
-units = df.attrs.get("units", {})
+df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special_mask(keys), lang=lang)
+labels = viz.column_labels("head_stats", lang)
+units = viz.column_help("head_stats", lang)
 
-st.subheader(f"{view.kind_label}: one row per head")
+st.subheader(t("stats.table_title", kind=view.kind_label))
 config = {
-    col: st.column_config.NumberColumn(col.replace("_", " "), help=units.get(col, ""), format="%.3f")
+    col: st.column_config.NumberColumn(labels[col], help=units.get(col, ""), format="%.3f")
     for col in df.columns
     if col not in ("layer", "head", "n_rows")
 }
-config["layer"] = st.column_config.NumberColumn("layer", help="0-based layer index")
-config["head"] = st.column_config.NumberColumn("head", help="0-based head index")
-config["n_rows"] = st.column_config.NumberColumn("rows", help=units.get("n_rows", ""))
+config["layer"] = st.column_config.NumberColumn(labels["layer"], help=t("stats.layer_help"))
+config["head"] = st.column_config.NumberColumn(labels["head"], help=t("stats.head_help"))
+config["n_rows"] = st.column_config.NumberColumn(labels["n_rows"], help=units.get("n_rows", ""))
 event = st.dataframe(
     df,
     column_config=config,
@@ -49,9 +46,10 @@ event = st.dataframe(
 row = selected_row(event)
 if row is not None and 0 <= row < len(df):
     open_head(int(df.loc[row, "layer"]), int(df.loc[row, "head"]), kind=view.kind)
-st.caption("Click a column header to sort. Entropies are in nats (natural log).")
+st.caption(t("stats.table_caption"))
 
 stat_cols = [c for c in viz.HEAD_STATS_COLUMNS if c not in ("layer", "head", "n_rows") and df[c].notna().any()]
+stat_names = {c: viz_label(lang, f"stat.{c}") for c in stat_cols}
 left, right = st.columns(2)
 with left:
     seed_from_url("stats_x", "x", None, "entropy")
@@ -59,29 +57,25 @@ with left:
     clamp_choice("stats_x", stat_cols, "entropy")
     clamp_choice("stats_y", stat_cols, "mean_distance")
     cx, cy = st.columns(2)
-    x = cx.selectbox("x axis", stat_cols, key="stats_x")
-    y = cy.selectbox("y axis", stat_cols, key="stats_y")
+    x = cx.selectbox(t("stats.x"), stat_cols, key="stats_x", format_func=lambda c: stat_names.get(c, c))
+    y = cy.selectbox(t("stats.y"), stat_cols, key="stats_y", format_func=lambda c: stat_names.get(c, c))
     set_url_param("x", x)
     set_url_param("y", y)
-    scatter = viz.head_stats_scatter(df, x=x, y=y)
+    scatter = viz.head_stats_scatter(df, x=x, y=y, lang=lang)
     sel = chart(scatter, key="stats_scatter", on_select="rerun", selection_mode="points")
     hit = head_from_scatter_selection(sel)
     if hit is not None:
         open_head(*hit, kind=view.kind)
-    st.caption("One dot per head, coloured by layer. Click a dot to open the head.")
+    st.caption(t("stats.scatter_caption"))
 with right:
     seed_from_url("stats_bar", "bar", None, "entropy")
     clamp_choice("stats_bar", stat_cols, "entropy")
-    bar_col = st.selectbox("Statistic per head", stat_cols, key="stats_bar")
+    bar_col = st.selectbox(t("stats.bar"), stat_cols, key="stats_bar", format_func=lambda c: stat_names.get(c, c))
     set_url_param("bar", bar_col)
-    chart(viz.head_stats_bar(df, bar_col), key="stats_bar_chart")
+    chart(viz.head_stats_bar(df, bar_col, lang=lang), key="stats_bar_chart")
 
-st.subheader("Which heads behave alike?")
+st.subheader(t("stats.similar_title"))
 sim = viz.head_similarity(patterns)
-_, labels = viz.flatten_heads(patterns)
-chart(viz.head_similarity_heatmap(sim, labels), key="stats_similarity")
-st.caption(
-    "Similarity = 1 − Jensen-Shannon divergence / log 2 between two heads' attention rows, averaged "
-    "over the queries: 1 means the two heads attend identically on this sentence, 0 means they never "
-    "look at the same keys. Blocks of similar heads are redundant for this input."
-)
+_, head_labels = viz.flatten_heads(patterns)
+chart(viz.head_similarity_heatmap(sim, head_labels, lang=lang), key="stats_similarity")
+st.caption(t("stats.similar_caption"))
