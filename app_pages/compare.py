@@ -137,6 +137,8 @@ with right:
     except ValueError as e:
         st.info(escape_md(str(e)))
     else:
+        rank_labels = viz.column_labels("rank_heads_by_change", lang)
+        rank_help = viz.column_help("rank_heads_by_change", lang)
         event = st.dataframe(
             ranking,
             hide_index=True,
@@ -144,14 +146,14 @@ with right:
             selection_mode="single-row",
             key="cmp_ranking",
             column_config={
-                "rank": st.column_config.NumberColumn(t("compare.col.rank")),
-                "layer": st.column_config.NumberColumn(t("compare.col.layer")),
-                "head": st.column_config.NumberColumn(t("compare.col.head")),
+                "rank": st.column_config.NumberColumn(rank_labels["rank"], help=rank_help["rank"]),
+                "layer": st.column_config.NumberColumn(rank_labels["layer"]),
+                "head": st.column_config.NumberColumn(rank_labels["head"]),
                 "js_divergence": st.column_config.ProgressColumn(
-                    t("compare.col.change"), min_value=0.0, max_value=float(np.log(2)), format="%.3f",
-                    help=t("compare.col.change_help"),
+                    rank_labels["js_divergence"], min_value=0.0, max_value=float(np.log(2)), format="%.3f",
+                    help=rank_help["js_divergence"],
                 ),
-                "n_queries": st.column_config.NumberColumn(t("compare.col.rows"), help=t("compare.col.rows_help")),
+                "n_queries": st.column_config.NumberColumn(rank_labels["n_queries"], help=rank_help["n_queries"]),
             },
             width="stretch",
         )

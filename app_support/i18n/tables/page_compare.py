@@ -24,14 +24,6 @@ EN = {
     "compare.row_diff_caption": "Top two: where the token looks in each sentence. Bottom: B − A on the keys both "
     "sentences share (blue = more attention in B, red = less).",
     "compare.ranking_title": "**Heads ranked by how much this token's attention changes**",
-    "compare.col.rank": "rank",
-    "compare.col.layer": "layer",
-    "compare.col.head": "head",
-    "compare.col.change": "change (JS, nats)",
-    "compare.col.change_help": "Jensen-Shannon divergence between the token's attention over the shared keys "
-    "in A and in B: 0 = identical, log 2 ≈ 0.69 = completely different.",
-    "compare.col.rows": "rows",
-    "compare.col.rows_help": "query rows averaged",
     "compare.select_row": "Select a row to show that head above.",
 }
 
@@ -59,13 +51,5 @@ ZH = {
     "compare.row_diff_caption": "上面两张图：这个 token 在各自句子里看向哪里。下面一张：在两个句子共有的键（key）上"
     "的差 B − A（蓝色 = 在 B 中注意力更多，红色 = 更少）。",
     "compare.ranking_title": "**按这个 token 的注意力变化大小排列的注意力头**",
-    "compare.col.rank": "名次",
-    "compare.col.layer": "层",
-    "compare.col.head": "头",
-    "compare.col.change": "变化（JS，nats）",
-    "compare.col.change_help": "这个 token 在 A 和 B 中对共有键的注意力分布之间的 Jensen-Shannon 散度："
-    "0 = 完全相同，`log 2` ≈ 0.69 = 完全不同。",
-    "compare.col.rows": "行数",
-    "compare.col.rows_help": "参与平均的查询行数",
     "compare.select_row": "选中一行，上方就会显示那个注意力头。",
 }
