@@ -79,12 +79,12 @@ def test_model_page_names_in_both_languages():
     # English shows the stored names exactly as before; Chinese names them for learners.
     assert evaluation_label("zh->en", "bleu") == "zh->en bleu"
     assert evaluation_label("task", "exact_match") == "task exact_match"
-    assert evaluation_label("zh->en", "bleu", "zh") == "中译英 BLEU"
-    assert evaluation_label("de->en", "meteor", "zh") == "de->en meteor"  # unknown names stay as stored
+    assert evaluation_label("zh->en", "bleu", "zh") == "中译英 · BLEU"
+    assert evaluation_label("de->en", "meteor", "zh") == "de->en · meteor"  # unknown names stay as stored
     for series in ["loss", "valid_loss", "zh->en_chrf", "exact_match", "lr"]:
         assert series_label(series) == series
     zh_series = [series_label(s, "zh") for s in ["loss", "en->zh_bleu", "exact_match"]]
-    assert zh_series == ["训练损失", "英译中 BLEU", "完全匹配率"]
+    assert zh_series == ["训练损失", "英译中 · BLEU", "完全匹配率"]
     history = [{"step": 1, "loss": 3.0}, {"step": 2, "loss": 2.0, "valid_loss": 2.5}]
     en = history_chart(history, ["loss", "valid_loss"])
     zh = history_chart(history, ["loss", "valid_loss"], "zh")

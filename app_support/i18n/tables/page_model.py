@@ -160,7 +160,7 @@ ZH = {
     "model.config.pad_id": "填充（padding）token 的编号",
     "model.config.norm_eps": "归一化层里的 ε（防止除以零的小常数）",
     "model.eval.title": "评测",
-    "model.eval.metric": "{name} {figure}",
+    "model.eval.metric": "{name} · {figure}",
     "model.eval.n": "{name}：{n} 个测试句子。",
     "model.eval.caption": "chrF：基于字符 n 元组的 F 值（0–100，越高越好）；BLEU：基于词 n 元组的精确率"
     "（0–100）。对于教学模型，完全匹配率是完全正确的输出所占的比例。",
@@ -175,7 +175,7 @@ ZH = {
     "model.figure.accuracy": "准确率",
     "model.series.loss": "训练损失",
     "model.series.valid_loss": "验证损失",
-    "model.score_series": "{name} {figure}",
+    "model.score_series": "{name} · {figure}",
     "model.history.none": "这个模型没有保存训练历史。",
     "model.history.loss": "损失",
     "model.history.loss_caption": "训练批次上的交叉熵（带标签平滑）；验证损失（valid_loss）是在留出的句子上算的。",
