@@ -13,6 +13,7 @@ from app_support import i18n
 from app_support import pages as page_registry
 from app_support.i18n.check import untranslated
 from app_support.i18n.glossary import TERMS
+from model.data.tasks import InputError
 from model.messages import ENGLISH as MESSAGES_EN
 from viz import labels as viz_labels
 
@@ -148,8 +149,11 @@ def _figure_texts(fig: dict) -> list[str]:
             out.append(title(value.get("colorbar", {})) if isinstance(value, dict) else "")
     for ann in layout.get("annotations", []) or []:
         out.append(str(ann.get("text", "")))
+    legend = layout.get("showlegend", True) is not False
     for tr in fig.get("data", []):
-        if tr.get("showlegend", True) and tr.get("name"):
+        # Plotly lists a trace in the legend when asked to, or by default for lines, markers and bars.
+        listed = tr.get("showlegend", tr.get("type", "scatter") in ("scatter", "scattergl", "bar"))
+        if legend and listed and tr.get("name"):
             out.append(str(tr["name"]))
         out.append(str(tr.get("hovertemplate", "")))
         cell_texts = tr.get("text")
@@ -186,8 +190,15 @@ def test_every_page_runs_in_both_languages(page, model, text):
 @pytest.mark.parametrize("model,text", CASES)
 def test_chinese_pages_have_no_english_left(page, model, text):
     at = _open(page, "zh", model, text)
-    ref = reference(model, text)
-    tokens = [*ref.source_tokens, *ref.target_tokens, *[tok for s in ref.steps for tok in s.top_tokens]]
+    # Every sentence on the page (sidebar, compare boxes), its tokens and the model's output are data.
+    tokens: list[str] = []
+    for typed in {text, *(str(el.value) for el in at.text_input if str(el.value).strip())}:
+        try:
+            ref = reference(model, typed)
+        except InputError:  # e.g. a filter box, not a sentence
+            continue
+        tokens += [typed, ref.prepared.text, ref.output_text, *typed.split(), *ref.output_text.split()]
+        tokens += [*ref.source_tokens, *ref.target_tokens, *[tok for s in ref.steps for tok in s.top_tokens]]
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)

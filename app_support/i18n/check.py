@@ -45,7 +45,7 @@ _RUN = re.compile(r"(?:[A-Za-z][A-Za-z'’\-]*)(?:[ \t]+[A-Za-z][A-Za-z'’\-]*)
 
 def untranslated(text: str, tokens: Iterable[str] = ()) -> list[str]:
     """English words (runs of them, as found) left in ``text``; [] when clean."""
-    text = html.unescape(text)
+    text = re.sub(r"\\(.)", r"\1", html.unescape(text))  # markdown escapes: \. is a literal "."
     for token in sorted({t.replace("▁", "").strip() for t in tokens if t.strip()}, key=len, reverse=True):
         if re.search(r"[A-Za-z]", token):
             text = re.sub(r"(?<![A-Za-z])" + re.escape(token) + r"(?![A-Za-z])", " ", text)
