@@ -29,10 +29,9 @@ step = steps[step_no]
 pos = step.position
 
 read = result.target_tokens[: pos + 1]
-p_chosen = step.top_probs[step.top_ids.index(step.token_id)] if step.token_id in step.top_ids else None
 st.markdown(
     t("decoding.step_read", step=step_no, tokens=md_tokens(read, highlight=pos), token=escape_md(step.token))
-    + (t("decoding.step_prob", p=p_chosen) if p_chosen is not None else t("decoding.step_end"))
+    + t("decoding.step_prob", p=step.prob)
 )
 if result.teacher_forced:
     st.caption(t("decoding.teacher_forced"))

@@ -251,6 +251,7 @@ def test_decoding_step_shows_cross_attention_and_topk(model, text):
     assert np.isnan(z[0, pos + 1 :]).all()
     assert at.slider(key="decode_step").value == t
     assert at.query_params["step"] == str(t)
+    assert any(f"(probability {step.prob:.1%})" in m for m in texts(at, "markdown")), texts(at, "markdown")
 
 
 @pytest.mark.parametrize("model,text", CASES)

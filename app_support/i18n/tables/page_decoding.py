@@ -9,7 +9,6 @@ EN = {
     "decoding.slider_help": "Step t produces output token t.",
     "decoding.step_read": "**Step {step}** — the decoder has read {tokens}  \nand chooses **{token}**",
     "decoding.step_prob": " (probability {p:.1%}).",
-    "decoding.step_end": ".",
     "decoding.teacher_forced": "Teacher-forced: the output is the given target, not the model's own choice.",
     "decoding.cross_title": "Step {step}: cross-attention of every head",
     "decoding.cross_caption": "One row per decoder layer · head. Each row is a distribution over the source tokens: "
@@ -31,7 +30,6 @@ ZH = {
     "decoding.slider_help": "第 t 步产生第 t 个输出 token。",
     "decoding.step_read": "**第 {step} 步**——解码器已经读入 {tokens}  \n并选择了 **{token}**",
     "decoding.step_prob": "（概率 {p:.1%}）。",
-    "decoding.step_end": "。",
     "decoding.teacher_forced": "教师强制（teacher forcing）：输出是给定的目标序列，而不是模型自己的选择。",
     "decoding.cross_title": "第 {step} 步：每个注意力头的交叉注意力",
     "decoding.cross_caption": "解码器的每个“层 · 头”占一行。每一行是源 token 上的一个分布："
