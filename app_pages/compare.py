@@ -6,7 +6,7 @@ import streamlit as st
 import viz
 from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
-from app_support.models import MAX_INPUT_CHARS, get_analysis, special_mask
+from app_support.models import MAX_INPUT_CHARS, get_analysis
 from app_support.selection import selected_row
 from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
@@ -112,7 +112,7 @@ if not shared:
 
 
 if st.session_state.get("cmp_token") not in shared:
-    special = {t for t, is_special in zip(qa, special_mask(qa), strict=True) if is_special}
+    special = {t for t, is_special in zip(qa, res_a.kind_attention(kind).query_special, strict=True) if is_special}
     st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""), special)
 token = st.selectbox(
     t("compare.token"),

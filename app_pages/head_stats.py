@@ -6,7 +6,6 @@ import streamlit as st
 import viz
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.models import special_mask
 from app_support.selection import head_from_scatter_selection, selected_row
 from app_support.sidebar import clamp_choice, current_view, open_head
 from app_support.ui import chart, page_header
@@ -21,7 +20,7 @@ result = current_analysis(view)
 patterns = result.attention(view.kind)
 scores = result.attention(view.kind, "scores")
 queries, keys = result.tokens_for(view.kind)
-df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special_mask(keys), lang=lang)
+df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=result.kind_attention(view.kind).key_special, lang=lang)
 labels = viz.column_labels("head_stats", lang)
 units = viz.column_help("head_stats", lang)
 

@@ -11,15 +11,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
-from model.data.char_tokenizer import SPECIALS as CHAR_SPECIALS
-from model.data.translation_tokenizer import SPECIAL_TOKENS as TRANSLATION_SPECIALS
 from model.network.positional import sinusoidal_table
 from model.registry import (
     DEFAULT_MODEL,
@@ -42,14 +39,10 @@ __all__ = [
     "list_models",
     "model_description",
     "model_label",
-    "special_mask",
 ]
 
 #: Longest input the text box accepts (the model reads far fewer tokens and says so).
 MAX_INPUT_CHARS = 1000
-
-#: Token strings of special tokens in both tokenizers, as model/ defines them.
-SPECIAL_TOKENS = frozenset(CHAR_SPECIALS) | frozenset(TRANSLATION_SPECIALS)
 
 _ATTENTION_SUFFIXES = (".hook_pattern", ".hook_scores")
 
@@ -150,11 +143,6 @@ def model_label(name: str, lang: str = "en") -> str:
     """Short menu label (the sidebar shows the full description under the menu)."""
     info = _info(name)
     return info.text("label", lang) if info else name
-
-
-def special_mask(tokens: Sequence[str]) -> np.ndarray:
-    """Bool array, True where a token is a special token (<eos>, <bos>, language tags …)."""
-    return np.array([t in SPECIAL_TOKENS for t in tokens], dtype=bool)
 
 
 def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray, bool]:

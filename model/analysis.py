@@ -78,7 +78,9 @@ class Analysis:
         k = get_kind(kind)
         scores = self.attention(k, "scores")
         queries, keys = self.tokens_for(k)
-        return KindAttention(k, self.attention(k, "pattern"), scores, ~np.isfinite(scores), queries, keys)
+        special = {"source": self.source_special, "target": self.target_special}
+        return KindAttention(k, self.attention(k, "pattern"), scores, ~np.isfinite(scores), queries, keys,
+                             np.array(special[k.queries], dtype=bool), np.array(special[k.keys], dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class KindAttention:
     mask: np.ndarray  # same shape, bool, True where masked (= ~isfinite(scores))
     query_tokens: list[str]  # rows
     key_tokens: list[str]  # columns
+    query_special: np.ndarray  # [query_pos] bool, True at special tokens (from the tokenizer's ids)
+    key_special: np.ndarray  # [key_pos] bool
 
 
 def analyze(

@@ -261,12 +261,16 @@ def test_head_stats_table_chart_and_similarity(model, text, kind):
     ref = reference(model, text)
     patterns, scores = ref.attention(kind), ref.attention(kind, "scores")
     queries, keys = ref.tokens_for(kind)
-    from app_support.models import special_mask
-
-    expected = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special_mask(keys))
+    special = ref.kind_attention(kind).key_special
+    assert [k for k, s in zip(keys, special, strict=True) if s] == [k for k in keys if k.startswith("<")]
+    expected = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special)
     table = at.dataframe[0].value
     assert list(table.columns) == list(expected.columns)
     np.testing.assert_allclose(table["entropy"].to_numpy(), expected["entropy"].to_numpy(), rtol=1e-9)
+    special_cols = [c for c in expected.columns if "special" in c]
+    assert special_cols
+    for col in special_cols:
+        np.testing.assert_allclose(table[col].to_numpy(dtype=float), expected[col].to_numpy(dtype=float), rtol=1e-9)
     sim = figure(at, "Head similarity")
     np.testing.assert_allclose(arr(trace(sim, kind="heatmap")["z"]), viz.head_similarity(patterns), rtol=1e-6,
                                atol=1e-9, equal_nan=True)
