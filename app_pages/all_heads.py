@@ -34,7 +34,8 @@ if hit is not None:
     open_head(*hit)
 
 st.caption(
-    t("heads.caption", last_layer=n_layers - 1, last_head=n_heads - 1, n_queries=len(queries), n_keys=len(keys))
+    t("heads.caption", last_layer=n_layers - 1, last_head=n_heads - 1,
+      n_queries=len(queries), n_keys=len(keys))
 )
 
 c1, c2, _ = st.columns([1, 1, 3])

@@ -112,8 +112,10 @@ if not shared:
 
 
 if st.session_state.get("cmp_token") not in shared:
-    special = {t for t, is_special in zip(qa, res_a.kind_attention(kind).query_special, strict=True) if is_special}
-    st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""), special)
+    special = {t for t, is_special in zip(qa, res_a.kind_attention(kind).query_special, strict=True)
+               if is_special}
+    st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""),
+                                                          special)
 token = st.selectbox(
     t("compare.token"),
     shared,
@@ -122,11 +124,13 @@ token = st.selectbox(
 )
 set_url_param("token", token)
 
-st.markdown("A: " + md_tokens(qa, highlight=qa.index(token)) + "  \nB: " + md_tokens(qb, highlight=qb.index(token)))
+st.markdown("A: " + md_tokens(qa, highlight=qa.index(token))
+            + "  \nB: " + md_tokens(qb, highlight=qb.index(token)))
 
 left, right = st.columns([3, 2])
 with left:
-    rd = viz.shared_token_row_diff(pa[layer, head], qa, pb[layer, head], qb, token, key_tokens_a=ka, key_tokens_b=kb)
+    rd = viz.shared_token_row_diff(pa[layer, head], qa, pb[layer, head], qb, token,
+                                   key_tokens_a=ka, key_tokens_b=kb)
     chart(viz.row_diff_figure(rd, names=("A", "B"), lang=lang), key="cmp_rowdiff")
     st.caption(t("compare.row_diff_caption"))
 with right:
@@ -153,7 +157,9 @@ with right:
                     rank_labels["js_divergence"], min_value=0.0, max_value=float(np.log(2)), format="%.3f",
                     help=rank_help["js_divergence"],
                 ),
-                "n_queries": st.column_config.NumberColumn(rank_labels["n_queries"], help=rank_help["n_queries"]),
+                "n_queries": st.column_config.NumberColumn(
+                    rank_labels["n_queries"], help=rank_help["n_queries"],
+                ),
             },
             width="stretch",
         )

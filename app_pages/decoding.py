@@ -21,7 +21,8 @@ seed_from_url("decode_step", "step", lambda v: url_int(v, 0), 0)
 if not 0 <= int(st.session_state.get("decode_step", 0)) < n_steps:
     st.session_state["decode_step"] = 0
 if n_steps > 1:
-    step_no = st.slider(t("decoding.slider"), 0, n_steps - 1, key="decode_step", help=t("decoding.slider_help"))
+    step_no = st.slider(t("decoding.slider"), 0, n_steps - 1, key="decode_step",
+                        help=t("decoding.slider_help"))
 else:
     step_no = 0
 set_url_param("step", step_no)

@@ -20,7 +20,8 @@ result = current_analysis(view)
 patterns = result.attention(view.kind)
 scores = result.attention(view.kind, "scores")
 queries, keys = result.tokens_for(view.kind)
-df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=result.kind_attention(view.kind).key_special, lang=lang)
+df = viz.head_stats(patterns, key_mask=~np.isfinite(scores),
+                    special_tokens=result.kind_attention(view.kind).key_special, lang=lang)
 labels = viz.column_labels("head_stats", lang)
 units = viz.column_help("head_stats", lang)
 
@@ -47,7 +48,8 @@ if row is not None and 0 <= row < len(df):
     open_head(int(df.loc[row, "layer"]), int(df.loc[row, "head"]), kind=view.kind)
 st.caption(t("stats.table_caption"))
 
-stat_cols = [c for c in viz.HEAD_STATS_COLUMNS if c not in ("layer", "head", "n_rows") and df[c].notna().any()]
+stat_cols = [c for c in viz.HEAD_STATS_COLUMNS
+             if c not in ("layer", "head", "n_rows") and df[c].notna().any()]
 stat_names = {c: viz_label(lang, f"stat.{c}") for c in stat_cols}
 left, right = st.columns(2)
 with left:
@@ -69,7 +71,8 @@ with left:
 with right:
     seed_from_url("stats_bar", "bar", None, "entropy")
     clamp_choice("stats_bar", stat_cols, "entropy")
-    bar_col = st.selectbox(t("stats.bar"), stat_cols, key="stats_bar", format_func=lambda c: stat_names.get(c, c))
+    bar_col = st.selectbox(t("stats.bar"), stat_cols, key="stats_bar",
+                           format_func=lambda c: stat_names.get(c, c))
     set_url_param("bar", bar_col)
     chart(viz.head_stats_bar(df, bar_col, lang=lang), key="stats_bar_chart")
 

@@ -33,7 +33,8 @@ m2.metric(t("model.metric.layers"), f"{cfg.n_enc_layers} + {cfg.n_dec_layers}")
 m3.metric(t("model.metric.heads"), cfg.n_heads)
 m4.metric(t("model.metric.widths"), f"{cfg.d_model} / {cfg.d_head}")
 
-tabs = st.tabs([t("model.tab.trace"), t("model.tab.parameters"), t("model.tab.config"), t("model.tab.training")])
+tabs = st.tabs([t("model.tab.trace"), t("model.tab.parameters"), t("model.tab.config"),
+                t("model.tab.training")])
 
 with tabs[0]:
     st.markdown(t("model.trace.intro"))

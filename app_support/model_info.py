@@ -28,7 +28,8 @@ def display_name(group: str, name: str, lang: str = "en") -> str:
 
 
 def symbol_table(sizes: Mapping[str, object], lang: str = "en") -> pd.DataFrame:
-    """``symbol, value, meaning`` (named in ``lang``): every shape symbol, its size in this pass, its meaning."""
+    """``symbol, value, meaning`` (named in ``lang``): every shape symbol, its size in this pass,
+    its meaning."""
     symbol, value, meaning = (text(lang, f"model.col.{c}") for c in ("symbol", "value", "meaning"))
     return pd.DataFrame(
         [{symbol: s, value: sizes.get(s, ""), meaning: text(lang, f"model.symbol.{s}")} for s in SYMBOLS]
@@ -63,7 +64,8 @@ def series_label(series: str, lang: str = "en") -> str:
     return display_name("series", series, lang)
 
 
-def history_chart(history: Sequence[Mapping[str, object]], columns: Sequence[str], lang: str = "en") -> pd.DataFrame:
+def history_chart(history: Sequence[Mapping[str, object]], columns: Sequence[str],
+                  lang: str = "en") -> pd.DataFrame:
     """:func:`history_long` named for a chart in ``lang``: columns (step, series, value) in that
     order, and each series by its display name."""
     long = history_long(history, columns)
@@ -114,7 +116,8 @@ def evaluation_rows(metrics: object) -> list[tuple[str, list[tuple[str, str]], i
         if not isinstance(res, Mapping):
             continue
         shown = [(k, f"{v:.3g}" if isinstance(v, float) else str(v))
-                 for k, v in res.items() if isinstance(v, int | float) and not isinstance(v, bool) and k != "n"]
+                 for k, v in res.items()
+                 if isinstance(v, int | float) and not isinstance(v, bool) and k != "n"]
         n = res.get("n")
         rows.append((str(name), shown, n if isinstance(n, int) and not isinstance(n, bool) else None))
     return rows

@@ -13,7 +13,8 @@ def _points(selection: Any) -> list[Mapping[str, Any]]:
     """The selected points of an ``st.plotly_chart(on_select=...)`` return value (or [])."""
     if selection is None:
         return []
-    sel = selection.get("selection") if isinstance(selection, Mapping) else getattr(selection, "selection", None)
+    sel = (selection.get("selection") if isinstance(selection, Mapping)
+           else getattr(selection, "selection", None))
     if sel is None:
         return []
     points = sel.get("points") if isinstance(sel, Mapping) else getattr(sel, "points", None)

@@ -83,7 +83,8 @@ def keep_view_across_switch(**changes: Any) -> None:
     st.session_state[_PENDING] = pending
 
 
-def open_head(layer: int, head: int, kind: str | None = None, page: str | None = pages.page("single").file) -> None:
+def open_head(layer: int, head: int, kind: str | None = None,
+              page: str | None = pages.page("single").file) -> None:
     """Select ``(layer, head)`` (and ``kind``) in the sidebar, then open ``page`` (None: rerun here)."""
     changes: dict[str, Any] = {"layer": int(layer), "head": int(head)}
     if kind is not None:
@@ -214,7 +215,8 @@ def render_sidebar(page_path: str = "") -> View:
                 note_clipped(st.session_state[_TEXT_CUT])
             else:
                 st.session_state[_TEXT_CUT] = None
-            st.button(t("sidebar.use_example"), icon=":material/restart_alt:", on_click=_use_example, type="tertiary")
+            st.button(t("sidebar.use_example"), icon=":material/restart_alt:", on_click=_use_example,
+                      type="tertiary")
             directions = tuple(getattr(bundle.task, "directions", []) or [])
             if directions:
                 clamp_choice("dir", ["auto", *directions], "auto")
@@ -259,8 +261,8 @@ def render_sidebar(page_path: str = "") -> View:
         directions=directions,
     )
     st.session_state[_VIEW] = view
-    params = {"lang": st.session_state[LANG_KEY], "model": view.model, "text": view.text, "kind": view.kind, "layer": str(view.layer),
-              "head": str(view.head)}
+    params = {"lang": st.session_state[LANG_KEY], "model": view.model, "text": view.text, "kind": view.kind,
+              "layer": str(view.layer), "head": str(view.head)}
     if view.directions:
         params["dir"] = view.direction
     if view.present:

@@ -63,7 +63,8 @@ def set_app_params(params: Mapping[str, str]) -> None:
     st.session_state[_APP] = {k: v for k, v in params.items() if k in pages.APP_PARAMS}
 
 
-def seed_from_url(key: str, param: str, parse: Callable[[str], Any] | None = None, default: Any = None) -> None:
+def seed_from_url(key: str, param: str, parse: Callable[[str], Any] | None = None,
+                  default: Any = None) -> None:
     """Before drawing widget ``key``: give it its value from ``?param=`` (or ``default``).
 
     Only when the widget has no value yet in this session (first visit of the page), so the

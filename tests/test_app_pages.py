@@ -36,7 +36,8 @@ MODELS = available_models()
 DIDACTIC = ["reverse", "copy", "sort"]
 
 #: (model, input) pairs every page is checked on.
-CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0]), pytest.param("default", "我吃了一个苹果", id="default-zh")]
+CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0]),
+         pytest.param("default", "我吃了一个苹果", id="default-zh")]
 
 
 def test_the_shipped_models_are_all_there():
@@ -101,12 +102,14 @@ def arr(value) -> np.ndarray:
     """A plotly JSON array (typed-array spec or nested lists with null) as float numpy."""
     if is_typed_array_spec(value):
         return decode_plotly_array(value).astype(np.float64)
-    return np.array([[np.nan if v is None else v for v in row] for row in value] if value and isinstance(value[0], list)
+    nested = bool(value) and isinstance(value[0], list)
+    return np.array([[np.nan if v is None else v for v in row] for row in value] if nested
                     else [np.nan if v is None else v for v in value], dtype=np.float64)
 
 
 def trace(fig: dict, name: str | None = None, kind: str | None = None, index: int = -1) -> dict:
-    traces = [t for t in fig["data"] if (name is None or t.get("name") == name) and (kind is None or t["type"] == kind)]
+    traces = [t for t in fig["data"]
+              if (name is None or t.get("name") == name) and (kind is None or t["type"] == kind)]
     assert traces, f"no trace name={name} type={kind} in {[(t.get('name'), t['type']) for t in fig['data']]}"
     return traces[index]
 
@@ -134,7 +137,8 @@ def test_single_head_heatmap_is_the_models_pattern(model, text, kind, layer, hea
     scores = ref.attention(kind, "scores")[layer, head]
     fig = figure(at, f"layer {layer} · head {head}")
     weights = trace(fig, kind="heatmap", index=-1)  # the weight trace is always last
-    np.testing.assert_allclose(arr(weights["z"]), masked_pattern(pattern, scores), rtol=1e-6, atol=1e-7, equal_nan=True)
+    np.testing.assert_allclose(arr(weights["z"]), masked_pattern(pattern, scores), rtol=1e-6, atol=1e-7,
+                               equal_nan=True)
     queries, keys = ref.tokens_for(kind)
     assert fig["layout"]["yaxis"]["ticktext"] == viz.token_labels(queries)
     assert fig["layout"]["xaxis"]["ticktext"] == viz.token_labels(keys)
@@ -179,8 +183,8 @@ def test_all_heads_grid_tiles_every_head(model, text, kind):
     # Click targets report clicks (they join hover) and map back to their tile.
     targets = trace(fig, name="click targets")
     assert targets.get("hoverinfo") != "skip"
-    for x, y, (li, hi) in zip(arr(targets["x"]), arr(targets["y"]), np.asarray(decode_plotly_array(targets["customdata"])),
-                              strict=True):
+    for x, y, (li, hi) in zip(arr(targets["x"]), arr(targets["y"]),
+                              np.asarray(decode_plotly_array(targets["customdata"])), strict=True):
         assert viz.grid_cell_to_head(x, y, meta["n_q"], meta["n_k"], meta["gutter"]) == (li, hi)
 
 
@@ -205,7 +209,8 @@ def test_grid_and_scatter_selections_map_to_heads():
     assert head_from_grid_selection({"selection": {"points": [{"customdata": [0, 2]}]}}, layout) == (0, 2)
     assert head_from_grid_selection({"selection": {"points": []}}, layout) is None
     assert head_from_grid_selection(None, layout) is None
-    assert head_from_scatter_selection({"selection": {"points": [{"x": 1.0, "customdata": [2, 5]}]}}) == (2, 5)
+    assert head_from_scatter_selection(
+        {"selection": {"points": [{"x": 1.0, "customdata": [2, 5]}]}}) == (2, 5)
     assert selected_row({"selection": {"rows": [3], "columns": []}}) == 3
     assert selected_row({"selection": {"rows": []}}) is None
 
@@ -225,7 +230,8 @@ def test_token_focus_grid_and_arcs(model, text):
     # "Who looks at it?" uses the token as a key.
     at.radio(key="focus_side").set_value("to").run()
     values_to, _ = viz.token_focus_values(patterns, 2, "to")
-    np.testing.assert_allclose(arr(trace(figures(at)[0], kind="heatmap")["z"]), values_to, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(arr(trace(figures(at)[0], kind="heatmap")["z"]), values_to,
+                               rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("model,text", CASES)
@@ -237,8 +243,8 @@ def test_decoding_step_shows_cross_attention_and_topk(model, text):
     pos = step.position
     cross = ref.attention("cross")
     fig = figure(at, f"Step {t}: cross-attention of every head")
-    np.testing.assert_allclose(arr(trace(fig, kind="heatmap")["z"]), cross[:, :, pos, :].reshape(-1, cross.shape[-1]),
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(arr(trace(fig, kind="heatmap")["z"]),
+                               cross[:, :, pos, :].reshape(-1, cross.shape[-1]), rtol=1e-6, atol=1e-7)
     assert fig["layout"]["xaxis"]["ticktext"] == viz.token_labels(ref.source_tokens)
     top = figure(at, "most likely next tokens")
     bar = trace(top, kind="bar")
@@ -270,7 +276,8 @@ def test_head_stats_table_chart_and_similarity(model, text, kind):
     special_cols = [c for c in expected.columns if "special" in c]
     assert special_cols
     for col in special_cols:
-        np.testing.assert_allclose(table[col].to_numpy(dtype=float), expected[col].to_numpy(dtype=float), rtol=1e-9)
+        np.testing.assert_allclose(table[col].to_numpy(dtype=float), expected[col].to_numpy(dtype=float),
+                                   rtol=1e-9)
     sim = figure(at, "Head similarity")
     np.testing.assert_allclose(arr(trace(sim, kind="heatmap")["z"]), viz.head_similarity(patterns), rtol=1e-6,
                                atol=1e-9, equal_nan=True)
@@ -282,10 +289,12 @@ def test_head_stats_table_has_one_row_per_head_and_url_choices():
     # into a head are tested in test_grid_and_scatter_selections_map_to_heads, and the browser
     # test clicks a tile for real.)
     model = DIDACTIC[0]
-    at = open_app(model, "attention", "stats", kind="decoder", x="max_weight", y="diagonal", bar="first_token")
+    at = open_app(model, "attention", "stats", kind="decoder", x="max_weight", y="diagonal",
+                  bar="first_token")
     cfg = bundle(model).cfg
     assert at.dataframe[0].value.shape[0] == cfg.n_dec_layers * cfg.n_heads
-    assert (at.selectbox(key="stats_x").value, at.selectbox(key="stats_y").value) == ("max_weight", "diagonal")
+    assert (at.selectbox(key="stats_x").value,
+            at.selectbox(key="stats_y").value) == ("max_weight", "diagonal")
     assert at.selectbox(key="stats_bar").value == "first_token"
     assert (at.query_params["x"], at.query_params["y"], at.query_params["bar"]) == ("max_weight", "diagonal",
                                                                                    "first_token")
@@ -326,7 +335,8 @@ def test_compare_letters_preset_and_ranking():
     ranking = at.dataframe[0].value
     assert list(ranking[["layer", "head"]].itertuples(index=False, name=None)) == list(
         expected[["layer", "head"]].itertuples(index=False, name=None))
-    assert at.query_params["a"] == "banana" and at.query_params["b"] == "bandana" and at.query_params["token"] == "n"
+    assert (at.query_params["a"] == "banana" and at.query_params["b"] == "bandana"
+            and at.query_params["token"] == "n")
 
 
 @pytest.mark.parametrize("preset,word", [(0, "苹果"), (1, "bank")])
@@ -337,7 +347,8 @@ def test_compare_translation_presets(preset, word):
     token = at.selectbox(key="cmp_token").value
     assert word in token.replace("▁", "") or token in word, (word, token)
     assert figure(at, "two sentences")
-    assert at.dataframe[0].value.shape[0] == bundle("default").cfg.n_enc_layers * bundle("default").cfg.n_heads
+    cfg = bundle("default").cfg
+    assert at.dataframe[0].value.shape[0] == cfg.n_enc_layers * cfg.n_heads
 
 
 @pytest.mark.parametrize("model,text", CASES)
@@ -359,7 +370,8 @@ def test_positional_page_draws_the_models_table(model, text):
     cfg = bundle(model).cfg
     pe = figure(at, "Positional encoding: one row per position")
     np.testing.assert_allclose(arr(trace(pe, kind="heatmap")["z"]),
-                               sinusoidal_table(max(cfg.max_len, 8), cfg.d_model).numpy(), rtol=1e-6, atol=1e-6)
+                               sinusoidal_table(max(cfg.max_len, 8), cfg.d_model).numpy(),
+                               rtol=1e-6, atol=1e-6)
     assert figure(at, "Cosine similarity")
     assert figure(at, "selected dimensions")
 
@@ -368,7 +380,8 @@ def test_positional_page_draws_the_models_table(model, text):
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\t \n "])
-@pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model", "positional"])
+@pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model",
+                                  "positional"])
 def test_empty_input_says_so_and_breaks_nothing(text, page):
     at = open_app(DIDACTIC[0], text, page)
     if page == "positional":  # the lab does not read the sentence at all
@@ -442,7 +455,8 @@ def test_url_restores_the_view_and_follows_changes():
 
 def test_bad_url_values_fall_back_to_defaults():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"model": "no-such-model", "kind": "sideways", "layer": "99", "head": "-4", "dir": "xx"})
+    at.query_params.update({"model": "no-such-model", "kind": "sideways", "layer": "99", "head": "-4",
+                            "dir": "xx"})
     at.run()
     assert not at.exception
     assert at.selectbox(key="model").value == "default"
@@ -588,8 +602,8 @@ def test_undeclared_parameters_are_caught(monkeypatch):
     from app_support.url_state import UNDECLARED
 
     focus = page_registry.page("focus")
-    shrunk = tuple(p if p.key != "focus" else page_registry.PageSpec(**{**focus.__dict__, "params": ("side",)})
-                   for p in page_registry.PAGES)
+    shrunk_focus = page_registry.PageSpec(**{**focus.__dict__, "params": ("side",)})
+    shrunk = tuple(p if p.key != "focus" else shrunk_focus for p in page_registry.PAGES)
     monkeypatch.setattr(page_registry, "PAGES", shrunk)
     monkeypatch.setattr(page_registry, "BY_PATH", {p.url_path: p for p in shrunk})
     at = open_app(DIDACTIC[0], "attention", "focus")
@@ -606,7 +620,8 @@ def test_old_positional_links_open_the_positional_page():
     assert at.select_slider(key="pe_dim").value == 32
     assert at.query_params["len"] == "40" and at.query_params["dim"] == "32"
     assert "pe_len" not in at.query_params and at.query_params["model"] == model
-    np.testing.assert_allclose(arr(trace(figure(at, "Positional encoding: one row per position"), kind="heatmap")["z"]),
+    pe = figure(at, "Positional encoding: one row per position")
+    np.testing.assert_allclose(arr(trace(pe, kind="heatmap")["z"]),
                                sinusoidal_table(40, 32).numpy(), rtol=1e-6, atol=1e-6)
 
 

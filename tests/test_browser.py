@@ -52,21 +52,24 @@ def ensure_chromium() -> str:
     if os.path.exists(CHROMIUM):
         return CHROMIUM
     if shutil.which("apt-get") is None:
-        pytest.fail(f"{CHROMIUM} is missing and apt-get is not available: install Debian's `chromium` package.")
+        pytest.fail(f"{CHROMIUM} is missing and apt-get is not available: "
+                    "install Debian's `chromium` package.")
     if os.geteuid() != 0:
         pytest.fail(f"{CHROMIUM} is missing; install it as root with `apt-get install -y chromium`.")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
-            pytest.fail(f"`{' '.join(cmd)}` failed ({done.returncode}); cannot install chromium:\n{done.stderr[-2000:]}")
+            pytest.fail(f"`{' '.join(cmd)}` failed ({done.returncode}); "
+                        f"cannot install chromium:\n{done.stderr[-2000:]}")
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"apt-get installed chromium but {CHROMIUM} does not exist")
     return CHROMIUM
 
 
 def ensure_cjk_font() -> None:
-    """Best effort: a CJK font so Chinese tokens are legible in the screenshots (not needed for the checks)."""
+    """Best effort: a CJK font so Chinese tokens are legible in the screenshots
+    (not needed for the checks)."""
     try:
         listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
@@ -74,7 +77,8 @@ def ensure_cjk_font() -> None:
     if listed.strip() or os.geteuid() != 0 or shutil.which("apt-get") is None:
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "install", "-y", "-qq", "fonts-noto-cjk"], env=env, capture_output=True, timeout=900)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "fonts-noto-cjk"], env=env, capture_output=True,
+                   timeout=900)
 
 
 def free_port() -> int:
@@ -124,9 +128,12 @@ TICKS_MATCH_JS = """(expected) => {
   return ticks.length === expected.length && ticks.every((t, i) => t === expected[i])
     && chart.querySelector('.heatmaplayer image') !== null;
 }"""
-HEATMAP_IMAGES_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
+HEATMAP_IMAGES_JS = (
+    "() => Array.from("
+    """document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
   .map(i => (i.getAttribute('href') || i.getAttribute('xlink:href') || '').length + ':' +
             (i.getAttribute('href') || i.getAttribute('xlink:href') || '').slice(-64))"""
+)
 # JavaScript: page coordinates of the click target of tile (layer, head) in the all-heads grid.
 TILE_CENTRE_JS = """([layer, head]) => {
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
@@ -143,20 +150,24 @@ TILE_CENTRE_JS = """([layer, head]) => {
   }
   return null;
 }"""
-IMAGES_CHANGED_JS = """(before) => {
+IMAGES_CHANGED_JS = (
+    """(before) => {
   const now = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
     .map(i => (i.getAttribute('href') || i.getAttribute('xlink:href') || '').length + ':' +
               (i.getAttribute('href') || i.getAttribute('xlink:href') || '').slice(-64));
-  const running = document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]');
+  const running = document.querySelector('[data-testid="stStatusWidget"] """
+    """[data-testid="stStatusWidgetRunningIcon"]');
   return now.length > 0 && now.every(h => !before.includes(h)) && !running;
 }"""
+)
 
 
 def test_app_in_chromium():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright` (the browser is Debian's chromium)")
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright` "
+                    "(the browser is Debian's chromium)")
     chromium = ensure_chromium()
     ensure_cjk_font()
 
@@ -173,7 +184,8 @@ def test_app_in_chromium():
     sentences = SENTENCES["default"]
     bundle = load_model(model)
     # Expected x-axis labels (encoder self-attention: the source tokens), computed before timing.
-    expected = {s: [html.unescape(t) for t in viz.token_labels(analyze(bundle, s).source_tokens)] for s in sentences}
+    expected = {s: [html.unescape(t) for t in viz.token_labels(analyze(bundle, s).source_tokens)]
+                for s in sentences}
     del bundle
 
     port = free_port()
@@ -211,7 +223,8 @@ def test_app_in_chromium():
                     box.fill(sentence)
                     t0 = time.perf_counter()
                     box.press("Enter")
-                    page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentence], timeout=120_000, polling="raf")
+                    page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentence], timeout=120_000,
+                                           polling="raf")
                     timings[f"new sentence {i + 1} -> heatmap painted (s)"] = time.perf_counter() - t0
                     ticks = page.evaluate(X_TICKS_JS)
                     assert ticks == expected[sentence], (ticks, expected[sentence])
@@ -219,14 +232,16 @@ def test_app_in_chromium():
                 box.fill(sentences[0])
                 t0 = time.perf_counter()
                 box.press("Enter")
-                page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentences[0]], timeout=120_000, polling="raf")
+                page.wait_for_function(TICKS_MATCH_JS, arg=expected[sentences[0]], timeout=120_000,
+                                       polling="raf")
                 timings["cached sentence -> heatmap painted (s)"] = time.perf_counter() - t0
                 page.wait_for_timeout(500)
                 size = save_small_png(page, SCREENSHOTS / "main_view.png")
                 assert size < MAX_PNG_BYTES, f"main_view.png is {size} bytes"
 
                 # 3) All heads page: a new sentence until every heatmap image is repainted.
-                page.goto(f"{base}/heads?model={model}&text={sentences[1]}&kind=encoder", wait_until="domcontentloaded")
+                page.goto(f"{base}/heads?model={model}&text={sentences[1]}&kind=encoder",
+                          wait_until="domcontentloaded")
                 page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=120_000)
                 page.wait_for_timeout(300)
                 before = page.evaluate(HEATMAP_IMAGES_JS)
@@ -246,7 +261,8 @@ def test_app_in_chromium():
                 page.mouse.click(target[0], target[1])
                 page.wait_for_function(
                     "() => location.search.includes('layer=1') && location.search.includes('head=1')"
-                    " && document.querySelector('h1') && document.querySelector('h1').textContent.includes('Single head')",
+                    " && document.querySelector('h1')"
+                    " && document.querySelector('h1').textContent.includes('Single head')",
                     timeout=60_000,
                 )
 

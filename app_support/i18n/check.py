@@ -19,8 +19,9 @@ ALLOWED_WORDS = frozenset(
     w.lower()
     for w in (
         "English", "Language", "default", "reverse", "copy", "sort", "didactic", "Tatoeba",
-        "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU", "chrF",
-        "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG", "SVG", "zip",
+        "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU",
+        "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
+        "SVG", "zip",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
     )
     + tuple(t.zh for t in TERMS if t.zh.isascii())
@@ -34,7 +35,8 @@ _STRIP = [
     re.compile(r"%\{[^}]*\}"),  # plotly hover placeholders
     re.compile(r"<[^>]{0,40}>"),  # rich-text tags and <unk>-style tokens
     # the English term in brackets right after the Chinese one: 查询（query）
-    re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef*])\s*[(（]\s*[A-Za-z][A-Za-z0-9 ,./'’·\-]{0,60}[)）]"),
+    re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef*])\s*[(（]"
+               r"\s*[A-Za-z][A-Za-z0-9 ,./'’·\-]{0,60}[)）]"),
     re.compile(r"\b\w+(?:\.\w+)+\b"),  # hook names, module paths, file names
     re.compile(r"\b[A-Za-z]+_[A-Za-z0-9_]+\b"),  # snake_case identifiers (d_model, hook_pattern)
 ]
