@@ -38,13 +38,15 @@ tabs = st.tabs([t("model.tab.trace"), t("model.tab.parameters"), t("model.tab.co
 
 with tabs[0]:
     st.markdown(t("model.trace.intro"))
-    try:
-        if not view.text.strip():
-            raise InputError(t("model.trace.empty"))
-        result = get_analysis(view.model, view.text, view.direction_arg)
-    except InputError as e:
-        show_input_error(e)
+    result = None
+    if not view.text.strip():
+        st.info(t("model.trace.empty"))
     else:
+        try:
+            result = get_analysis(view.model, view.text, view.direction_arg)
+        except InputError as e:
+            show_input_error(e)
+    if result is not None:
         table = viz.shape_trace_table(result.trace, lang=lang)
         sizes = result.trace_sizes
         st.markdown(

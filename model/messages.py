@@ -39,8 +39,6 @@ ENGLISH: dict[str, str] = {
     "invalid_utf8": "The input is not valid UTF-8 text (it holds undecodable bytes).",
     "unknown_direction": "Unknown direction {direction!r}; use one of {choices}.",
     "empty_target": "The target text is empty.",
-    # transitional: InputError raised with free text by callers that predate codes
-    "plain_text": "{text}",
 }
 
 

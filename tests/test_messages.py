@@ -67,7 +67,6 @@ def produced(translation) -> dict[str, Message]:
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
     out.append(_error(analyze, bundle, "abc", target="  "))
-    out.append(InputError("Some free text from an older caller.").message)
     by_code: dict[str, Message] = {}
     for m in out:
         assert isinstance(m, Message), m
@@ -94,7 +93,7 @@ def test_placeholders_are_exactly_the_params_given(produced):
 def test_str_is_the_english_rendering(produced):
     for message in produced.values():
         assert str(message) == render(message) == render(message, ENGLISH)
-        assert "{" not in str(message) or message.code == "plain_text"
+        assert "{" not in str(message)
 
 
 def test_severities(produced):
@@ -137,7 +136,6 @@ def test_english_wording_is_kept(produced):
     )
     assert "empty" in text["empty_input"] and "empty" in text["empty_target"]
     assert text["unknown_direction"] == "Unknown direction 'fr->en'; use one of zh->en, en->zh."
-    assert text["plain_text"] == "Some free text from an older caller."
 
 
 def test_numbers_stay_numbers(produced):
@@ -170,11 +168,6 @@ def test_messages_are_hashable_picklable_and_equal_by_value(produced):
     assert len({a, Message("target_cut", {"max_len": 8}, "warning")}) == 1
 
 
-def test_transitional_word_matching_on_the_english_text(produced):
-    assert "truncated" in produced["input_truncated"]
-    assert "Traditional" not in produced["input_truncated"]
-
-
 def test_analysis_notes_are_messages_and_exports_keep_english_strings():
     bundle = _never_ending_bundle()
     result = analyze(bundle, "ABC")
@@ -183,3 +176,8 @@ def test_analysis_notes_are_messages_and_exports_keep_english_strings():
     assert meta["notes"] == [str(n) for n in result.notes]
     assert meta["note_codes"] == ["input_lowercased", "output_max_length"]
     json.dumps(meta)  # strings and codes only: the export stays plain JSON
+
+
+def test_input_errors_take_a_message_code_not_free_text():
+    with pytest.raises(TypeError, match="Message"):
+        InputError("free text cannot be translated")

@@ -16,5 +16,4 @@ MESSAGES_ZH: dict[str, str] = {
     "invalid_utf8": "输入不是有效的 UTF-8 文本（含有无法解码的字节）。",
     "unknown_direction": "未知的翻译方向 {direction!r}；可选：{choices}。",
     "empty_target": "目标文本为空。",
-    "plain_text": "{text}",
 }

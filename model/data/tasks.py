@@ -20,12 +20,12 @@ Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: 
 class InputError(ValueError):
     """User input that cannot be run (e.g. empty text); `.message` says why, for the user.
 
-    str() is the English text. A plain string is still accepted (callers that predate codes).
+    str() is the English text; the app words `.message` in the interface language.
     """
 
-    def __init__(self, message: Message | str):
+    def __init__(self, message: Message):
         if not isinstance(message, Message):
-            message = Message("plain_text", {"text": str(message)}, "error")
+            raise TypeError("InputError takes a Message (a code with parameters), so it can be translated")
         self.message = message
         super().__init__(str(message))
 
