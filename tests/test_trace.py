@@ -93,3 +93,18 @@ def test_trace_of_a_gqa_model_names_the_sharing_step():
         model(src, tgt)
     share = [s for s in trace.steps if "GQA" in s.op]
     assert share and share[0].in_shapes[0][1] == 1 and share[0].out_shape[1] == 4
+
+
+def test_trace_step_to_dict_holds_every_field_as_json_data():
+    import dataclasses
+    import json
+
+    from model.network.trace import TraceStep
+
+    step = TraceStep("encoder.blocks.0.attn", "softmax", "encoder.blocks.0.attn.hook_pattern",
+                     [(1, 4, 5, 5)], (1, 4, 5, 5), [("B", "h", "L_src", "L_src")], ("B", "h", "L_src", "L_src"),
+                     note="n")
+    d = step.to_dict()
+    assert set(d) == {f.name for f in dataclasses.fields(TraceStep)}
+    expected = json.loads(json.dumps(dataclasses.asdict(step)))  # tuples become lists, as in JSON
+    assert d == expected

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextvars
 import math
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import torch
@@ -35,12 +35,18 @@ class TraceStep:
     note: str = ""
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["in_shapes"] = [list(s) for s in self.in_shapes]
-        d["out_shape"] = list(self.out_shape)
-        d["in_symbols"] = [list(s) for s in self.in_symbols]
-        d["out_symbol"] = list(self.out_symbol)
-        return d
+        # Written out: dataclasses.asdict deep-copies recursively and cost ~25 ms per request
+        # (about 200 steps), a quarter of the app's server time for a new sentence.
+        return {
+            "name": self.name,
+            "op": self.op,
+            "hook": self.hook,
+            "in_shapes": [list(s) for s in self.in_shapes],
+            "out_shape": list(self.out_shape),
+            "in_symbols": [list(s) for s in self.in_symbols],
+            "out_symbol": list(self.out_symbol),
+            "note": self.note,
+        }
 
 
 @dataclass
