@@ -63,6 +63,11 @@ _EN: dict[str, str] = {
     "grid.subtitle": (
         "{n_layers} layers × {n_heads} heads · rows: query → columns: key · click a tile to open it"
     ),
+    "grid.pooled_max": "each cell = {block} × {block} positions, max (click a tile for every position)",
+    "grid.pooled_mean": "each cell = {block} × {block} positions, mean (click a tile for every position)",
+    "value.block_max": "max weight in block",
+    "value.block_mean": "mean weight in block",
+    "hover.query_key_ranges": "queries #{q0}–{q1} → keys #{k0}–{k1}",
     # one token across the model
     "focus.title_from": "Where does <b>{token}</b> look? Max weight per head (cell text: most-attended key)",
     "focus.title_to": "Who looks at <b>{token}</b>? Max weight per head (cell text: most-attending query)",
@@ -217,6 +222,11 @@ _ZH: dict[str, str] = {
     "heatmap.title": "注意力模式（行：查询 → 列：键）",
     "grid.title": "全部注意力头：每一层、每个头的注意力模式",
     "grid.subtitle": "{n_layers} 层 × 每层 {n_heads} 个头 · 行：查询 → 列：键 · 点击小图即可打开这个头",
+    "grid.pooled_max": "每格 = {block} × {block} 个位置，取最大值（点击小图可看每个位置）",
+    "grid.pooled_mean": "每格 = {block} × {block} 个位置，取平均值（点击小图可看每个位置）",
+    "value.block_max": "块内最大权重",
+    "value.block_mean": "块内平均权重",
+    "hover.query_key_ranges": "查询 #{q0}–{q1} → 键 #{k0}–{k1}",
     "focus.title_from": "<b>{token}</b> 在看哪里？每个头的最大权重（格中文字：它最关注的键）",
     "focus.title_to": "谁在看 <b>{token}</b>？每个头的最大权重（格中文字：最关注它的查询）",
     "focus.title_pair": "每个头里从 <b>{src}</b> 到 <b>{dst}</b> 的权重",

@@ -1,0 +1,180 @@
+"""Figure payloads follow the screen, not the sentence length squared (bytes, never time).
+
+Every size here is the JSON plotly sends to the browser (``plotly.io.to_json``); every value is
+read back from that JSON and compared with a plain numpy reference computed here.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+import viz
+from app_support.i18n.check import untranslated
+from viz.typed_arrays import decode_plotly_array
+
+MB = 1_000_000
+
+
+def _patterns(n_layers: int, n_heads: int, n_q: int, n_k: int | None = None, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    p = rng.random((n_layers, n_heads, n_q, n_k or n_q)).astype(np.float32) ** 8  # a few sharp peaks
+    return (p / p.sum(-1, keepdims=True)).astype(np.float32)
+
+
+def _toks(n: int) -> list[str]:
+    return [f"t{i}" for i in range(n)]
+
+
+def _sent(fig) -> dict:
+    """The figure as the browser receives it."""
+    return json.loads(pio.to_json(fig))
+
+
+def _trace(sent: dict, name: str) -> dict:
+    (t,) = [t for t in sent["data"] if t.get("name") == name]
+    return t
+
+
+def _reference_pool(tile: np.ndarray, block: int, how: str) -> np.ndarray:
+    """Block by block with explicit slices: NaN ignored, all-NaN block -> NaN."""
+    n_q, n_k = tile.shape
+    out = np.full((-(-n_q // block), -(-n_k // block)), np.nan)
+    for bi, r in enumerate(range(0, n_q, block)):
+        for bj, c in enumerate(range(0, n_k, block)):
+            cells = tile[r : r + block, c : c + block]
+            if np.isfinite(cells).any():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out[bi, bj] = np.nanmax(cells) if how == "max" else np.nanmean(cells.astype(np.float64))
+    return out
+
+
+def _tiles(z: np.ndarray, layout: viz.GridLayout) -> dict[tuple[int, int], np.ndarray]:
+    out = {}
+    for li in range(layout.n_layers):
+        for hi in range(layout.n_heads):
+            r, c = layout.origin(li, hi)
+            out[li, hi] = z[r : r + layout.n_q, c : c + layout.n_k]
+    return out
+
+
+# --------------------------------------------------------------------------- all heads
+
+
+def test_all_heads_json_at_512_tokens_6x12_heads_is_at_most_5_mb():
+    p = _patterns(6, 12, 512)
+    size = len(pio.to_json(viz.all_heads_grid(p, _toks(512), _toks(512))))
+    assert size <= 5 * MB, size
+
+
+def test_all_heads_json_at_128_tokens_6x12_heads_is_at_most_2_7_mb():
+    p = _patterns(6, 12, 128)
+    size = len(pio.to_json(viz.all_heads_grid(p, _toks(128), _toks(128))))
+    assert size <= 2.7 * MB, size
+
+
+@pytest.mark.parametrize("how", ["max", "mean"])
+def test_pooled_tiles_hold_each_blocks_max_or_mean_of_the_full_pattern(how):
+    # 150 = 2 blocks of 64 + a short last block: edge blocks pool what they have
+    p = _patterns(2, 3, 150, 130, seed=1)
+    fig = viz.all_heads_grid(p, _toks(150), _toks(130), pool=how)
+    layout = viz.grid_layout_from_figure(fig)
+    assert layout.block == 3 and (layout.n_q, layout.n_k) == (50, 44)
+    z = decode_plotly_array(_trace(_sent(fig), "attention")["z"]).astype(np.float64)
+    for (li, hi), tile in _tiles(z, layout).items():
+        np.testing.assert_allclose(tile, _reference_pool(p[li, hi], 3, how), rtol=1e-6, atol=0)
+    assert f"each cell = 3 × 3 positions, {how}" in fig.layout.title.text
+
+
+def test_max_pooling_keeps_a_single_sharp_peak_visible():
+    p = np.zeros((1, 1, 512, 512), np.float32)
+    p[0, 0, np.arange(512), np.arange(512)] = 1.0  # a "look at yourself" head
+    p[0, 0, 300] = 0.0
+    p[0, 0, 300, 7] = 1.0  # one query looks far back
+    fig = viz.all_heads_grid(p, _toks(512), _toks(512))
+    z = decode_plotly_array(_trace(_sent(fig), "attention")["z"])
+    assert z.shape == (64, 64)
+    assert z[300 // 8, 7 // 8] == 1.0 and np.all(np.diag(z) == 1.0)
+
+
+def test_pooled_mask_grey_only_where_the_whole_block_is_masked():
+    n = 100
+    p = _patterns(1, 2, n, seed=2)
+    causal = np.triu(np.ones((n, n), bool), 1)
+    p = np.where(causal, 0, p).astype(np.float32)
+    fig = viz.all_heads_grid(p, _toks(n), _toks(n), mask=causal, gutter=1)
+    layout = viz.grid_layout_from_figure(fig)
+    b = layout.block
+    assert b == 2
+    sent = _sent(fig)
+    overlay = decode_plotly_array(_trace(sent, "masked")["z"])
+    z = decode_plotly_array(_trace(sent, "attention")["z"]).astype(np.float64)
+    expected_mask = np.array(
+        [[causal[r : r + b, c : c + b].all() for c in range(0, n, b)] for r in range(0, n, b)]
+    )
+    for hi in range(2):
+        r, c = layout.origin(0, hi)
+        np.testing.assert_array_equal(overlay[r : r + 50, c : c + 50], expected_mask.astype(np.uint8))
+        visible = np.where(causal, np.nan, p[0, hi])
+        np.testing.assert_allclose(z[r : r + 50, c : c + 50], _reference_pool(visible, b, "max"), rtol=1e-6)
+
+
+def test_short_inputs_are_not_pooled_and_send_the_same_data_as_before():
+    p = _patterns(2, 3, 64, 40, seed=3)
+    causal = np.triu(np.ones((64, 40), bool), 1)
+    for kwargs in ({}, {"mask": causal, "hover": "full"}):
+        fig = viz.all_heads_grid(p, _toks(64), _toks(40), gutter=2, **kwargs)
+        # a limit far above the input cannot pool: the same figure data as before pooling existed
+        ref = viz.all_heads_grid(p, _toks(64), _toks(40), gutter=2, max_tile_cells=10_000, **kwargs)
+        assert viz.grid_layout_from_figure(fig).block == 1
+        assert _sent(fig)["data"] == _sent(ref)["data"]
+        values = p if "mask" not in kwargs else np.where(causal, np.nan, p)
+        z = decode_plotly_array(_trace(_sent(fig), "attention")["z"])
+        np.testing.assert_array_equal(z, viz.tile_heads(values, 2))
+        assert "each cell" not in fig.layout.title.text
+
+
+def test_pooled_grid_clicks_and_hover_map_back_to_heads_and_position_ranges():
+    n_q, n_k = 200, 140
+    p = _patterns(3, 4, n_q, n_k, seed=4)
+    fig = viz.all_heads_grid(p, _toks(n_q), _toks(n_k), hover="full")
+    layout = viz.grid_layout_from_figure(fig)
+    b = layout.block
+    assert b == 4 and (layout.n_q_positions, layout.n_k_positions) == (n_q, n_k)
+    targets = _trace(_sent(fig), viz.CLICK_TRACE_NAME)
+    cd = decode_plotly_array(targets["customdata"])
+    for x, y, (li, hi) in zip(targets["x"] if isinstance(targets["x"], list) else
+                              decode_plotly_array(targets["x"]),
+                              decode_plotly_array(targets["y"]), cd, strict=True):
+        assert viz.grid_cell_to_head(x, y, layout.n_q, layout.n_k, layout.gutter, 3, 4) == (li, hi)
+    r, c = layout.origin(2, 3)
+    assert layout.cell_to_position(c + 34, r + 49) == (2, 3, 49 * b, 34 * b)
+    assert layout.query_range(49) == (196, 199) and layout.key_range(34) == (136, 139)
+    hover_cd = decode_plotly_array(_trace(_sent(fig), "attention")["customdata"])
+    assert tuple(hover_cd[r + 49, c + 34]) == (2, 3, 196, 199, 136, 139)
+    assert "queries #%{customdata[2]}–%{customdata[3]}" in fig.data[-2].hovertemplate
+    assert "max weight in block" in fig.data[-2].hovertemplate
+
+
+def test_pooled_tiles_name_their_position_ranges():
+    fig = viz.all_heads_grid(_patterns(2, 2, 130), _toks(130), _toks(130))
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert ticks[:2] == ["L0", "L1"] and ticks[2:4] == ["0–2", "129"]
+    below = [a.text for a in fig.layout.annotations]
+    assert below == ["0–2", "129", "0–2", "129"]
+
+
+def test_chinese_pooled_grid_has_no_english_left():
+    p = _patterns(2, 2, 130)
+    causal = np.triu(np.ones((130, 130), bool), 1)
+    for kwargs in ({"pool": "max"}, {"pool": "mean", "mask": causal, "hover": "full"}):
+        fig = viz.all_heads_grid(p, _toks(130), _toks(130), lang="zh", **kwargs)
+        words = [fig.layout.title.text] + [t.hovertemplate for t in fig.data if t.hovertemplate]
+        words += [a.text for a in fig.layout.annotations] + list(fig.layout.yaxis.ticktext)
+        assert "每格 = 3 × 3 个位置" in fig.layout.title.text
+        assert not [w for w in words if untranslated(w)], words
