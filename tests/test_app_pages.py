@@ -144,9 +144,11 @@ def test_single_head_heatmap_is_the_models_pattern(model, text, kind, layer, hea
     assert fig["layout"]["xaxis"]["ticktext"] == viz.token_labels(keys)
     # Fixed colour scale by default; hover carries query, key, weight and the pre-softmax score.
     assert (weights["zmin"], weights["zmax"]) == (0.0, 1.0)
-    i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(scores), pattern, -1)), pattern.shape)
-    hover = weights["text"][i][j]
-    assert f"{pattern[i, j]:.3f}" in hover and f"{scores[i, j]:.3f}" in hover and "score" in hover
+    # One hover template for all cells: tokens from the category x/y, weight from z, score from customdata.
+    assert weights["y"] == viz.token_labels(queries) and weights["x"] == viz.token_labels(keys)
+    assert "%{z:.3f}" in weights["hovertemplate"] and "score" in weights["hovertemplate"]
+    assert "%{customdata:.3f}" in weights["hovertemplate"]
+    np.testing.assert_allclose(arr(weights["customdata"]), scores, rtol=1e-6, atol=1e-7)
     if kind == "decoder":  # causal mask: a separate grey overlay, masked cells are gaps (not 0)
         assert any(t.get("name") == "masked" for t in fig["data"])
         assert np.isnan(arr(weights["z"])[0, 1])

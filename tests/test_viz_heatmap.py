@@ -54,16 +54,31 @@ def test_masked_cells_from_scores_are_nan_and_drawn_by_overlay():
     assert (main.zmin, main.zmax) == (0.0, 1.0)
 
 
+def hover_at(trace, i: int, j: int) -> str:
+    """What plotly shows when hovering cell (i, j): the one template filled in with the cell's
+    category labels, weight and score; a gap (NaN weight) shows the fallback for the weight."""
+    z = np.asarray(trace.z, dtype=np.float64)[i, j]
+    out = trace.hovertemplate.replace("<extra></extra>", "")
+    out = out.replace("%{y}", str(trace.y[i])).replace("%{x}", str(trace.x[j]))
+    out = out.replace("%{z:.3f}", trace.hovertemplatefallback if np.isnan(z) else f"{z:.3f}")
+    if trace.customdata is not None:
+        out = out.replace("%{customdata:.3f}", f"{np.asarray(trace.customdata)[i, j]:.3f}")
+    assert "%{" not in out, out
+    return out
+
+
 def test_hover_text_has_tokens_weights_scores_and_masked():
     p, s = _causal(5)
     fig = viz.attention_heatmap(p, TOKENS, TOKENS, scores_2d=s)
-    text = fig.data[-1].text
-    assert "masked" in text[0][1]  # query 0 cannot see key 1 (causal)
-    assert fig.data[-1].hoverongaps is True  # so the "masked" text is reachable on NaN cells
-    assert "cat" in text[2][1] and "the₁" in text[2][1]
-    assert f"{p[2, 1]:.3f}" in text[2][1]
-    assert f"{s[2, 1]:.3f}" in text[2][1]
-    assert "masked" not in text[2][1]
+    main = fig.data[-1]
+    assert "masked" in hover_at(main, 0, 1)  # query 0 cannot see key 1 (causal)
+    assert main.hoverongaps is True  # so the "masked" text is reachable on NaN cells
+    assert "cat" in hover_at(main, 2, 1) and "the₁" in hover_at(main, 2, 1)
+    assert f"{p[2, 1]:.3f}" in hover_at(main, 2, 1)
+    assert f"{s[2, 1]:.3f}" in hover_at(main, 2, 1)
+    assert "masked" not in hover_at(main, 2, 1)
+    # one template for every cell, no per-cell strings
+    assert main.text is None and isinstance(main.hovertemplate, str)
 
 
 def test_explicit_mask_and_scores_combine():
@@ -98,9 +113,11 @@ def test_per_head_scale():
 def test_axes_use_integer_positions_with_token_ticktext():
     p = np.eye(5, dtype=np.float32)
     fig = viz.attention_heatmap(p, TOKENS, TOKENS, title="Head 3")
-    assert list(fig.layout.xaxis.tickvals) == list(range(5))
-    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "the₁", "cat", "sat", "the₄"]
-    assert list(fig.data[0].x) == list(range(5))
+    labels = ["&lt;s&gt;", "the₁", "cat", "sat", "the₄"]
+    # category axes of distinct labels: cell i sits at index i, duplicates stay apart
+    assert fig.layout.xaxis.type == "category" and list(fig.layout.xaxis.tickvals) == labels
+    assert list(fig.layout.yaxis.ticktext) == labels
+    assert list(fig.data[0].x) == labels
     # Query 0 at the top: reversed y range.
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     assert "Head 3" in fig.layout.title.text

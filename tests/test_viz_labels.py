@@ -162,13 +162,13 @@ def test_english_spot_checks():
     assert "grey = masked (cannot attend)" in hm.layout.title.text
     assert hm.layout.xaxis.title.text == "key (attended to)"
     assert hm.layout.yaxis.title.text == "query (attending)"
-    cells = hm.data[-1].text
-    assert re.fullmatch(
-        r"query <b>&lt;s&gt;</b> → key <b>&lt;s&gt;</b><br>attention weight: 1\.000<br>"
-        r"score \(pre-softmax\): -?\d\.\d{3}",
-        cells[0][0],
+    main = hm.data[-1]  # one hover template: labels from the category x/y, masked cells from the fallback
+    assert main.hovertemplate == (
+        "query <b>%{y}</b> → key <b>%{x}</b><br>attention weight: %{z:.3f}<br>"
+        "score (pre-softmax): %{customdata:.3f}<extra></extra>"
     )
-    assert cells[0][1] == "query <b>&lt;s&gt;</b> → key <b>▁I</b><br><i>masked</i> (cannot attend)"
+    assert (main.y[0], main.x[0], main.x[1]) == ("&lt;s&gt;", "&lt;s&gt;", "▁I")
+    assert main.hovertemplatefallback == "<i>masked</i> (cannot attend)"
     assert hm.data[-1].colorbar.title.text == "attention weight"
     grid = figs["all_heads_grid_full_mask"]
     assert grid.layout.title.text.startswith("All heads: attention pattern of every layer × head")
@@ -284,7 +284,7 @@ def test_chinese_figures_use_the_glossary_words():
     hm = figs["attention_heatmap_scores"]
     assert "查询" in hm.layout.yaxis.title.text and "键" in hm.layout.xaxis.title.text
     assert "掩码" in hm.layout.title.text
-    assert "softmax" in hm.data[-1].text[0][0]
+    assert "softmax" in hm.data[-1].hovertemplate and "掩码" in hm.data[-1].hovertemplatefallback
     assert "注意力头" in figs["all_heads_grid"].layout.title.text
     assert "注意力展开" in figs["rollout"].layout.title.text
     assert "交叉注意力" in figs["cross_step_2d"].layout.title.text

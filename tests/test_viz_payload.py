@@ -178,3 +178,97 @@ def test_chinese_pooled_grid_has_no_english_left():
         words += [a.text for a in fig.layout.annotations] + list(fig.layout.yaxis.ticktext)
         assert "每格 = 3 × 3 个位置" in fig.layout.title.text
         assert not [w for w in words if untranslated(w)], words
+
+
+# --------------------------------------------------------------------------- single head
+
+
+def _softmax_rows(n: int, seed: int = 0, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    scores = (rng.normal(size=(n, n)) * 3).astype(np.float32)
+    if causal:
+        scores[np.triu(np.ones((n, n), bool), 1)] = -np.inf
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32), scores
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_single_head_json_at_512_tokens_is_at_most_3_mb(causal):
+    p, s = _softmax_rows(512, causal=causal)
+    fig = viz.attention_heatmap(p, _toks(512), _toks(512), s)
+    size = len(pio.to_json(fig))
+    assert size <= 3 * MB, size
+    # every weight still travels, at full precision
+    z = decode_plotly_array(_sent(fig)["data"][-1]["z"])
+    np.testing.assert_array_equal(z, np.where(np.isfinite(s), p, np.nan))
+
+
+def test_single_head_scores_travel_once_per_cell_for_a_window():
+    p, s = _softmax_rows(512, seed=1)
+    fig = viz.attention_heatmap(p, _toks(512), _toks(512), s, query_range=(100, 164), key_range=(0, 300))
+    main = _sent(fig)["data"][-1]
+    np.testing.assert_array_equal(decode_plotly_array(main["z"]), p[100:164, :300])
+    np.testing.assert_array_equal(decode_plotly_array(main["customdata"]), s[100:164, :300])
+    assert main["y"] == [f"t{i}" for i in range(100, 164)] and main["x"] == _toks(300)
+    assert "queries 100–163 of 512 × keys 0–299 of 512" in fig.layout.title.text
+    assert "%{customdata:.3f}" in main["hovertemplate"]
+    # the whole 512 x 512 view leaves the score out of hover, and says so
+    whole = viz.attention_heatmap(p, _toks(512), _toks(512), s)
+    assert whole.data[-1].customdata is None and "score" not in whole.data[-1].hovertemplate
+    assert "pre-softmax score in hover for windows of up to" in whole.layout.title.text
+
+
+def test_threshold_hides_exactly_the_weights_below_it():
+    p, s = _softmax_rows(40, seed=2, causal=True)
+    fig = viz.attention_heatmap(p, _toks(40), _toks(40), s, threshold=0.05)
+    z = decode_plotly_array(_sent(fig)["data"][-1]["z"])
+    masked = ~np.isfinite(s)
+    shown = ~masked & (p >= 0.05)
+    np.testing.assert_array_equal(np.isfinite(z), shown)
+    np.testing.assert_array_equal(z[shown], p[shown])
+    # masked cells stay grey (overlay); hidden ones are empty (no overlay) and hover says "not shown"
+    overlay = decode_plotly_array(_sent(fig)["data"][0]["z"])
+    np.testing.assert_array_equal(overlay, masked.astype(np.uint8))
+    assert fig.data[-1].hovertemplatefallback.startswith("<i>not shown</i>")
+    assert "weights below 0.05 hidden (empty)" in fig.layout.title.text
+
+
+@pytest.mark.parametrize("share", [0.5, 0.9, 1.0])
+def test_keep_share_keeps_per_row_the_strongest_links_reaching_the_share(share):
+    p, s = _softmax_rows(30, seed=3, causal=True)
+    hidden = viz.hidden_cells(p, ~np.isfinite(s), keep_share=share)
+    fig = viz.attention_heatmap(p, _toks(30), _toks(30), s, keep_share=share)
+    z = decode_plotly_array(_sent(fig)["data"][-1]["z"])
+    for i in range(30):
+        row = np.where(np.isfinite(s[i]), p[i].astype(np.float64), 0.0)
+        kept, total = [], 0.0
+        for j in sorted(range(30), key=lambda j: (-row[j], j)):
+            if total >= share * row.sum() - 1e-9 or row[j] == 0:
+                break
+            kept.append(j)
+            total += row[j]
+        expected_shown = np.zeros(30, bool)
+        expected_shown[kept] = True
+        np.testing.assert_array_equal(np.isfinite(z[i]), expected_shown, err_msg=f"row {i}")
+        np.testing.assert_array_equal(hidden[i], ~expected_shown & np.isfinite(s[i]))
+        assert p[i][expected_shown].sum() >= share - 1e-5
+    assert f"holding {share:.0%} of its weight" in fig.layout.title.text
+
+
+def test_filters_and_windows_are_checked():
+    p, s = _softmax_rows(8)
+    with pytest.raises(ValueError, match="not both"):
+        viz.attention_heatmap(p, _toks(8), _toks(8), threshold=0.1, keep_share=0.9)
+    with pytest.raises(ValueError, match="keep_share"):
+        viz.attention_heatmap(p, _toks(8), _toks(8), keep_share=1.5)
+    with pytest.raises(ValueError, match="query_range"):
+        viz.attention_heatmap(p, _toks(8), _toks(8), query_range=(4, 9))
+
+
+def test_chinese_single_head_filters_have_no_english_left():
+    p, s = _softmax_rows(300, seed=4, causal=True)
+    window = {"query_range": (0, 50), "key_range": (0, 60)}
+    for kwargs in ({"threshold": 0.02}, {"keep_share": 0.9, **window}, {}):
+        fig = viz.attention_heatmap(p, _toks(300), _toks(300), s, lang="zh", **kwargs)
+        words = [fig.layout.title.text, fig.data[-1].hovertemplate, fig.data[-1].hovertemplatefallback]
+        assert not [w for w in words if untranslated(w, _toks(300))], words

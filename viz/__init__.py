@@ -22,7 +22,7 @@ from viz.compare import (
 from viz.decoding import cross_attention_step, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
 from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
-from viz.heatmap import attention_heatmap
+from viz.heatmap import attention_heatmap, hidden_cells
 from viz.positional import pe_cosine_similarity, pe_dimension_curves, pe_heatmap
 from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_table
 from viz.stats import (
@@ -69,6 +69,7 @@ __all__ = [
     "head_stats",
     "head_stats_bar",
     "head_stats_scatter",
+    "hidden_cells",
     "js_divergence",
     "mean_over_heads",
     "mean_over_heads_figure",

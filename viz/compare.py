@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from viz import theme
 from viz._validate import as_array, check_tokens
-from viz.heatmap import heatmap_parts
+from viz.heatmap import category_axis, heatmap_parts
 from viz.labels import label
 from viz.stats import js_divergence
 from viz.tokens import escape_text, token_label, token_labels
@@ -163,10 +163,10 @@ def compare_heatmaps(
         for tr in part.traces:
             fig.add_trace(tr, row=1, col=col)
         fig.update_xaxes(
-            theme.token_axis(part.key_labels, label(lang, "axis.key")), tickangle=-45, row=1, col=col
+            category_axis(part.key_labels, label(lang, "axis.key")), tickangle=-45, row=1, col=col
         )
         fig.update_yaxes(
-            theme.token_axis(part.query_labels, label(lang, "axis.query"), reversed_=True), row=1, col=col
+            category_axis(part.query_labels, label(lang, "axis.query"), reversed_=True), row=1, col=col
         )
     n = max(max(len(p.query_labels), len(p.key_labels)) for p in parts)
     cell = theme.cell_size_px(n)
