@@ -33,6 +33,8 @@ class Embedder(nn.Module):
             self.hook_pos_embed = HookPoint()  # [pos, d_model], the positional encoding added
         self.hook_resid_in = HookPoint()  # [batch, pos, d_model], what the first block receives
         self.pos, self.path = pos_len, ""
+        # Set only by model/interventions.py: the positional encoding is zero (its hook still runs).
+        self.zero_positions = False
 
     def forward(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """offset: position of ids[:, 0] (non-zero when decoding continues from a cache)."""
@@ -41,8 +43,12 @@ class Embedder(nn.Module):
         x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
         record(p, "embedding lookup * sqrt(d_model)", ids, x, ID, X, self.hook_embed)
         if self.positions is not None:
-            pe = self.hook_pos_embed(self.positions(offset + ids.shape[1])[offset:])  # [pos, d_model]
-            record(p, "positional encoding rows 0..L-1", ids, pe, ID, PE, self.hook_pos_embed)
+            pe = self.positions(offset + ids.shape[1])[offset:]  # [pos, d_model]
+            if self.zero_positions:
+                pe = torch.zeros_like(pe)  # [pos, d_model]
+            pe = self.hook_pos_embed(pe)
+            step = "set to 0 (edit)" if self.zero_positions else "rows 0..L-1"
+            record(p, f"positional encoding {step}", ids, pe, ID, PE, self.hook_pos_embed)
             x = x + pe  # [batch, pos, d_model], broadcast over the batch
         out = self.hook_resid_in(self.dropout(x))
         if self.positions is not None:
@@ -74,6 +80,10 @@ class Decoder(nn.Module):
         self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.n_dec_layers))
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
+        # Set only by model/interventions.py, for edits that let a position depend on later ones (no
+        # causal mask, softmax over queries, a head's mean over positions): cached keys and values of
+        # earlier positions would be stale, so incremental decoding recomputes the whole prefix.
+        self.recompute = False
 
     def forward(
         self,
@@ -86,6 +96,13 @@ class Decoder(nn.Module):
     ) -> torch.Tensor:
         """Incremental decoding: caches holds one dict per block (see MultiHeadAttention), tgt only
         the new positions, and offset the position of tgt[:, 0]."""
+        if caches and self.recompute:
+            # The first block's cache keeps the ids so far; decoding code prunes finished rows from
+            # every cache entry along the batch axis, so the ids follow.
+            prev = caches[0].get("ids")
+            full = tgt if prev is None else torch.cat([prev, tgt], dim=1)  # [batch, offset + new_pos]
+            caches[0]["ids"] = full
+            return self.forward(full, memory, tgt_pad, src_pad)[:, -tgt.shape[1] :]
         y = self.embed(tgt, offset)
         for i, block in enumerate(self.blocks):
             y = block(y, memory, tgt_pad, src_pad, None if caches is None else caches[i])
