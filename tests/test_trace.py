@@ -102,9 +102,9 @@ def test_trace_step_to_dict_holds_every_field_as_json_data():
 
     from model.network.trace import TraceStep
 
+    sym = ("B", "h", "L_src", "L_src")
     step = TraceStep("encoder.blocks.0.attn", "softmax", "encoder.blocks.0.attn.hook_pattern",
-                     [(1, 4, 5, 5)], (1, 4, 5, 5), [("B", "h", "L_src", "L_src")], ("B", "h", "L_src", "L_src"),
-                     note="n")
+                     [(1, 4, 5, 5)], (1, 4, 5, 5), [sym], sym, note="n")
     d = step.to_dict()
     assert set(d) == {f.name for f in dataclasses.fields(TraceStep)}
     expected = json.loads(json.dumps(dataclasses.asdict(step)))  # tuples become lists, as in JSON
