@@ -15,6 +15,7 @@ import torch
 
 from .data.tasks import InputError, Prepared
 from .decoding import greedy_decode
+from .interventions import Edit, intervene
 from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
@@ -56,6 +57,8 @@ class Analysis:
     # who types "<eos>" gets text tokens, and <unk> (a character the user typed) is not special.
     source_special: list[bool] = field(default_factory=list)
     target_special: list[bool] = field(default_factory=list)
+    # Labels of the interventions (model/interventions.py) the whole request ran under; () = intact.
+    edits: tuple[str, ...] = ()
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -98,16 +101,25 @@ class KindAttention:
 
 
 def analyze(
-    bundle: Bundle, text: str, direction: str | None = None, target: str | None = None, top_k: int = 5
+    bundle: Bundle,
+    text: str,
+    direction: str | None = None,
+    target: str | None = None,
+    top_k: int = 5,
+    edits: tuple[Edit, ...] = (),
 ) -> Analysis:
-    """Run the model on text; raises InputError (with a message for the user) on unusable input."""
+    """Run the model on text; raises InputError (with a message for the user) on unusable input.
+
+    edits: interventions (model/interventions.py) applied to decoding and the hooked pass alike;
+    they are hashable, so (text, ..., edits) keys a cache of analyses.
+    """
     model: HookedModel = bundle.model
     task: Task = bundle.task
     tok: Tokenizer = bundle.tokenizer
     cfg = model.cfg
     prepared = task.prepare(text, cfg.max_len, direction)
     notes = list(prepared.notes)
-    with model.lock:
+    with model.lock, intervene(model, *edits):
         if target is not None:
             if not target.strip():
                 raise InputError(Message("empty_target", {}, "error"))
@@ -159,6 +171,7 @@ def analyze(
         layer_counts=layer_counts(cfg),
         source_special=[tok.is_special(i) for i in prepared.source_ids],
         target_special=[tok.is_special(i) for i in decoder_in],
+        edits=tuple(e.label for e in edits),
     )
 
 

@@ -142,9 +142,12 @@ class MultiHeadAttention(nn.Module):
         x_kv: torch.Tensor,
         key_padding: torch.Tensor | None = None,
         cache: dict[str, torch.Tensor] | None = None,
+        query_padding: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """cache (self-attention only): keys/values of earlier positions, extended in place, so
-        greedy decoding feeds one new token per step instead of the whole prefix."""
+        greedy decoding feeds one new token per step instead of the whole prefix.
+        query_padding (cross-attention; self-attention uses key_padding): [batch, query_pos], read
+        only by a softmax over queries, which must not spread weight onto padding rows."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
         Lk = x_kv.shape[1]
         e = self.edits
@@ -220,13 +223,20 @@ class MultiHeadAttention(nn.Module):
         if e is not None and self.causal and e.causal != "on":
             causal, reverse = e.causal == "reversed", e.causal == "reversed"
         mask = build_mask(key_padding, Lq, Lk, causal, raw.device, offset, reversed_causal=reverse)
+        dim = -1 if e is None else e.softmax_dim
+        if dim == -2:
+            # Rows are independent in the intact softmax, so padding rows never mattered; over queries
+            # they would share every column, and a sentence's pattern would depend on its batch.
+            q_pad = key_padding if x_q is x_kv else query_padding
+            if q_pad is not None:
+                rows = q_pad[:, None, -Lq:, None]  # [batch, 1, query_pos, 1]; with a cache, the last keys
+                mask = rows if mask is None else (mask | rows)
         masked = scaled if mask is None else scaled.masked_fill(mask, float("-inf"))
         scores = self.hook_scores(masked)  # [batch, head, query_pos, key_pos]
         masks = (("reversed causal" if reverse else "causal", causal), ("padding", key_padding is not None))
         what = " + ".join(w for w, on in masks if on)
         record(p, f"mask ({what or 'none'}) -> -inf", scaled, scores, SC, SC, self.hook_scores)
 
-        dim = -1 if e is None else e.softmax_dim
         pattern = self.hook_pattern(masked_softmax(scores, mask, dim))  # [batch, head, query_pos, key_pos]
         axis = "key positions" if dim == -1 else "query positions (edit)"
         record(p, f"softmax over {axis}", scores, pattern, SC, SC, self.hook_pattern)

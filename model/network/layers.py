@@ -122,7 +122,6 @@ class DecoderBlock(_Block):
         y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
         attend_self = lambda h: self.self_attn(h, h, tgt_pad, cache)
         y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
-        y = self.hook_resid_mid2(
-            self._sublayer(y, self.norm2, lambda h: self.cross_attn(h, memory, src_pad), "cross-attention")
-        )
+        attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad)
+        y = self.hook_resid_mid2(self._sublayer(y, self.norm2, attend_source, "cross-attention"))
         return self.hook_resid_post(self._sublayer(y, self.norm3, self.mlp, "FFN"))
