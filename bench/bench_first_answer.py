@@ -10,8 +10,8 @@ Protocol (machines here are noisy): every run uses a sentence not seen before, a
 today's code is followed by the same request on the baseline in the same process, so load on
 the machine hits both alike; medians over ``--runs`` (>= 20) rounds and their ratio are printed,
 with the breakdown of today's request. The baseline is the code at ``--baseline`` (default: the
-commit before this work) for the two parts that changed: the shape trace's conversion to rows and
-the heatmap module, loaded from git into this process.
+commit before this work) for the parts that changed: the shape trace's conversion to rows, the
+heatmap module and the figure theme, loaded from git into this process.
 """
 
 from __future__ import annotations
@@ -53,13 +53,21 @@ def new_sentences(n: int) -> list[str]:
     return out
 
 
-def baseline_heatmap(rev: str) -> types.ModuleType:
-    show = ["git", "show", f"{rev}:viz/heatmap.py"]
+def _module_at(rev: str, path: str, name: str) -> types.ModuleType:
+    """The source of ``path`` at git revision ``rev``, run as a module named ``name``."""
+    show = ["git", "show", f"{rev}:{path}"]
     source = subprocess.run(show, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    module = types.ModuleType("viz._baseline_heatmap")
-    sys.modules[module.__name__] = module  # dataclasses look their module up while the source runs
-    exec(compile(source, f"{rev}:viz/heatmap.py", "exec"), module.__dict__)  # noqa: S102 - our own history
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up while the source runs
+    exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102 - our own history
     return module
+
+
+def baseline_heatmap(rev: str) -> types.ModuleType:
+    """The heatmap module at ``rev``, drawing with the theme of ``rev`` (both changed since)."""
+    heatmap = _module_at(rev, "viz/heatmap.py", "viz._baseline_heatmap")
+    heatmap.theme = _module_at(rev, "viz/theme.py", "viz._baseline_theme")
+    return heatmap
 
 
 def asdict_rows(self) -> list[dict]:
