@@ -272,3 +272,161 @@ def test_chinese_single_head_filters_have_no_english_left():
         fig = viz.attention_heatmap(p, _toks(300), _toks(300), s, lang="zh", **kwargs)
         words = [fig.layout.title.text, fig.data[-1].hovertemplate, fig.data[-1].hovertemplatefallback]
         assert not [w for w in words if untranslated(w, _toks(300))], words
+
+
+# --------------------------------------------------------------------------- the other figures
+
+
+def _z(sent: dict, index: int = -1) -> np.ndarray:
+    return decode_plotly_array(sent["data"][index]["z"]).astype(np.float64)
+
+
+def test_token_focus_grid_json_does_not_grow_with_the_sentence():
+    p = _patterns(6, 12, 512)
+    big = len(pio.to_json(viz.token_focus_grid(p, 300, "from", query_tokens=_toks(512))))
+    small = len(pio.to_json(viz.token_focus_grid(p[:, :, :16, :16], 3, "from", query_tokens=_toks(16))))
+    # one cell per head whatever the length: only the token names' own lengths may differ
+    assert big <= 3 * MB and big <= small + 2_000, (big, small)
+
+
+@pytest.mark.parametrize("direction", ["from", "to"])
+def test_token_focus_grid_at_512_tokens_holds_each_heads_max_and_its_partner(direction):
+    p = _patterns(6, 12, 512, seed=5)
+    fig = viz.token_focus_grid(p, 300, direction, query_tokens=_toks(512))
+    main = _sent(fig)["data"][0]
+    vectors = p[:, :, 300, :] if direction == "from" else p[:, :, :, 300]
+    np.testing.assert_array_equal(_z(_sent(fig), 0), vectors.max(-1))
+    assert main["text"] == [[f"t{j}" for j in row] for row in vectors.argmax(-1)]
+
+
+def _arc_pairs(sent: dict) -> set[tuple[int, int]]:
+    pairs = set()
+    for t in sent["data"]:
+        if t.get("mode") == "lines":
+            ys = t["y"]
+            pairs |= {(int(ys[n]), int(ys[n + 1])) for n in range(0, len(ys), 3)}
+    return pairs
+
+
+def _reference_arcs(w: np.ndarray, min_weight: float, top_k: int, cap: int) -> set[tuple[int, int]]:
+    """Plain loops: per query the top_k strongest (ties: lower key) at or above min_weight,
+    then the cap strongest overall (ties: reading order)."""
+    links = []
+    for i in range(w.shape[0]):
+        row = sorted((j for j in range(w.shape[1]) if w[i, j] >= min_weight), key=lambda j: (-w[i, j], j))
+        links += [(i, j) for j in row[:top_k]]
+    links.sort(key=lambda ij: (-w[ij], ij))
+    return set(links[:cap])
+
+
+def test_arcs_at_512_tokens_draw_at_most_8_links_per_query_and_say_what_was_dropped():
+    p = _patterns(1, 1, 512, seed=6)[0, 0]
+    fig = viz.attention_arcs(p, _toks(512))
+    size = len(pio.to_json(fig))
+    assert size <= 0.5 * MB, size
+    drawn = _arc_pairs(_sent(fig))
+    assert drawn == _reference_arcs(p, 0.01, 8, 4096)
+    total = int((p >= 0.01).sum())
+    assert total > len(drawn)
+    assert f"{len(drawn):,} of the {total:,} links with weight ≥ 0.01 drawn" in fig.layout.title.text
+    assert "at most the 8 strongest per query" in fig.layout.title.text
+
+
+def test_arcs_hard_cap_keeps_the_strongest_links_overall():
+    p = _patterns(1, 1, 300, seed=7)[0, 0]
+    fig = viz.attention_arcs(p, _toks(300), min_weight=0.0, top_k=50, max_links=1000)
+    drawn = _arc_pairs(_sent(fig))
+    assert len(drawn) == 1000 and drawn == _reference_arcs(p, 0.0, 50, 1000)
+    assert "at most 1,000 in all" in fig.layout.title.text
+    # every drawn line sits in the weight bin whose width matches its weight
+    for t in _sent(fig)["data"]:
+        if t.get("mode") == "lines":
+            ys = t["y"]
+            weights = [p[int(ys[n]), int(ys[n + 1])] for n in range(0, len(ys), 3)]
+            strength = (t["line"]["width"] - 1) / 7
+            assert all(min(int(v * 8), 7) == round(strength * 8) - 1 for v in weights)
+
+
+def test_arcs_of_short_inputs_draw_every_link_and_say_nothing():
+    p = _patterns(1, 1, 64, seed=8)[0, 0]
+    fig = viz.attention_arcs(p, _toks(64), min_weight=0.0)
+    assert _arc_pairs(_sent(fig)) == {(i, j) for i in range(64) for j in range(64)}
+    assert "drawn" not in fig.layout.title.text
+
+
+def test_mean_over_heads_at_512_tokens_is_max_pooled_and_says_so():
+    p = _patterns(6, 12, 512, seed=9)
+    causal = np.triu(np.ones((512, 512), bool), 1)
+    fig = viz.mean_over_heads_figure(p, _toks(512), _toks(512), 2, mask_2d=causal)
+    size = len(pio.to_json(fig))
+    assert size <= 3 * MB, size
+    sent = _sent(fig)
+    mean = p.mean(axis=1, dtype=np.float64).astype(np.float32)[2]
+    np.testing.assert_allclose(_z(sent), _reference_pool(np.where(causal, np.nan, mean), 8, "max"), rtol=1e-6)
+    overlay = decode_plotly_array(_trace(sent, "masked")["z"])
+    all_masked = [[causal[r : r + 8, c : c + 8].all() for c in range(0, 512, 8)] for r in range(0, 512, 8)]
+    np.testing.assert_array_equal(overlay, np.array(all_masked, np.uint8))
+    assert sent["data"][-1]["y"][:2] == ["0–7", "8–15"] and sent["data"][-1]["x"][-1] == "504–511"
+    assert "each cell = 8 × 8 positions, max of the block" in fig.layout.title.text
+    assert "mean weight, max in block" in sent["data"][-1]["hovertemplate"]
+
+
+def test_mean_over_heads_pools_a_mean_or_draws_a_window_cell_for_cell():
+    p = _patterns(2, 3, 200, seed=10)
+    mean = p.mean(axis=1, dtype=np.float64).astype(np.float32)[1]
+    fig = viz.mean_over_heads_figure(p, _toks(200), _toks(200), 1, pool="mean")
+    np.testing.assert_allclose(_z(_sent(fig)), _reference_pool(mean, 4, "mean"), rtol=1e-6)
+    window = viz.mean_over_heads_figure(
+        p, _toks(200), _toks(200), 1, query_range=(100, 164), key_range=(10, 50)
+    )
+    np.testing.assert_array_equal(_z(_sent(window)), mean[100:164, 10:50])
+    assert "each cell" not in window.layout.title.text
+
+
+def test_rollout_at_512_tokens_is_max_pooled():
+    p = _patterns(6, 12, 512, seed=11)
+    fig = viz.attention_rollout_figure(p, _toks(512))
+    size = len(pio.to_json(fig))
+    assert size <= 3 * MB, size
+    roll = viz.attention_rollout(p).astype(np.float32)
+    expected = _reference_pool(roll, 8, "max")
+    np.testing.assert_allclose(_z(_sent(fig)), expected, rtol=1e-6)
+    assert fig.data[-1].zmax == pytest.approx(float(roll.max()))
+    assert "each cell = 8 × 8 positions, max of the block" in fig.layout.title.text
+
+
+def test_compare_heatmaps_pool_each_long_sentence_on_its_own():
+    pa, pb = _patterns(1, 1, 512, seed=12)[0, 0], _patterns(1, 1, 100, 90, seed=13)[0, 0]
+    fig = viz.compare_heatmaps(pa, _toks(512), pb, _toks(100), key_tokens_b=_toks(90))
+    size = len(pio.to_json(fig))
+    assert size <= 3 * MB, size
+    sent = _sent(fig)
+    np.testing.assert_allclose(_z(sent, 0), _reference_pool(pa, 8, "max"), rtol=1e-6)
+    np.testing.assert_allclose(_z(sent, 1), _reference_pool(pb, 2, "max"), rtol=1e-6)
+    title = fig.layout.title.text
+    assert "Sentence A: each cell = 8 × 8 positions" in title and "Sentence B: each cell = 2 × 2" in title
+
+
+def test_compare_heatmaps_of_two_512_token_sentences_fit_in_3_mb_masked():
+    pa, pb = _patterns(2, 1, 512, seed=14)[:, 0]
+    causal = np.triu(np.ones((512, 512), bool), 1)
+    fig = viz.compare_heatmaps(pa, _toks(512), pb, _toks(512), mask_a=causal, mask_b=causal)
+    size = len(pio.to_json(fig))
+    assert size <= 3 * MB, size
+    expected = _reference_pool(np.where(causal, np.nan, pb), 8, "max")
+    np.testing.assert_allclose(_z(_sent(fig)), expected, rtol=1e-6)
+
+
+def test_chinese_pooled_figures_and_arcs_have_no_english_left():
+    p = _patterns(2, 2, 130, seed=15)
+    figs = [
+        viz.mean_over_heads_figure(p, _toks(130), _toks(130), 0, lang="zh"),
+        viz.attention_rollout_figure(p, _toks(130), pool="mean", lang="zh"),
+        viz.compare_heatmaps(p[0, 0], _toks(130), p[1, 1], _toks(130), lang="zh"),
+        viz.attention_arcs(p[0, 0], _toks(130), min_weight=0.0, max_links=500, lang="zh"),
+    ]
+    for fig in figs:
+        words = [fig.layout.title.text] + [t.hovertemplate for t in fig.data if t.hovertemplate]
+        assert not [w for w in words if untranslated(w, _toks(130))], words
+    assert "每格 = 3 × 3 个位置，取块内最大值" in figs[0].layout.title.text
+    assert "每个查询最多画最强的 8 条" in figs[3].layout.title.text

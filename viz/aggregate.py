@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from viz._validate import as_array, check_index, check_mask
 from viz.heatmap import attention_heatmap
 from viz.labels import label
+from viz.pooling import MAX_TILE_CELLS
 
 
 def mean_over_heads(patterns: np.ndarray) -> np.ndarray:
@@ -55,9 +56,19 @@ def mean_over_heads_figure(
     *,
     mask_2d: np.ndarray | None = None,
     title: str = "",
+    query_range: tuple[int, int] | None = None,
+    key_range: tuple[int, int] | None = None,
+    max_cells: int | None = MAX_TILE_CELLS,
+    pool: str = "max",
     lang: str = "en",
 ) -> go.Figure:
-    """Heatmap of one layer's mean over heads (``mask_2d``: True = masked, drawn grey)."""
+    """Heatmap of one layer's mean over heads (``mask_2d``: True = masked, drawn grey).
+
+    The payload follows the screen: above ``max_cells`` cells a side (64 by default; None =
+    never) blocks of positions are pooled, ``pool="max"`` by default, and the subtitle says
+    "each cell = b × b positions, max" (see :func:`viz.attention_heatmap`). A window
+    (``query_range``/``key_range``, stop excluded) of up to ``max_cells`` a side is drawn
+    position by position. Inputs of up to ``max_cells`` tokens are never pooled."""
     mean = mean_over_heads(patterns)
     layer = check_index(layer, mean.shape[0], "layer")
     if mask_2d is not None:
@@ -69,6 +80,10 @@ def mean_over_heads_figure(
         mask_2d=mask_2d,
         title=title or label(lang, "mean.title", layer=layer),
         value_name=label(lang, "value.mean_weight"),
+        query_range=query_range,
+        key_range=key_range,
+        max_cells=max_cells,
+        pool=pool,
         lang=lang,
     )
 
@@ -79,9 +94,16 @@ def attention_rollout_figure(
     *,
     add_residual: bool = True,
     title: str = "",
+    query_range: tuple[int, int] | None = None,
+    key_range: tuple[int, int] | None = None,
+    max_cells: int | None = MAX_TILE_CELLS,
+    pool: str = "max",
     lang: str = "en",
 ) -> go.Figure:
-    """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max)."""
+    """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max).
+
+    Long inputs are pooled and windows drawn as in :func:`mean_over_heads_figure`; the colour
+    scale is the max of what is shown, which max pooling keeps."""
     roll = attention_rollout(patterns, add_residual=add_residual)
     how = label(lang, "rollout.with_residual" if add_residual else "rollout.without_residual")
     return attention_heatmap(
@@ -92,5 +114,9 @@ def attention_rollout_figure(
         zmax=None,
         value_name=label(lang, "value.rollout"),
         subtitle=label(lang, "rollout.subtitle"),
+        query_range=query_range,
+        key_range=key_range,
+        max_cells=max_cells,
+        pool=pool,
         lang=lang,
     )

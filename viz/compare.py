@@ -16,6 +16,7 @@ from viz import theme
 from viz._validate import as_array, check_tokens
 from viz.heatmap import category_axis, heatmap_parts
 from viz.labels import label
+from viz.pooling import MAX_TILE_CELLS
 from viz.stats import js_divergence
 from viz.tokens import escape_text, token_label, token_labels
 
@@ -123,6 +124,8 @@ def compare_heatmaps(
     names: tuple[str, str] | None = None,
     zmax: float = 1.0,
     title: str = "",
+    max_cells: int | None = MAX_TILE_CELLS,
+    pool: str = "max",
     lang: str = "en",
 ) -> go.Figure:
     """Two ``[query, key]`` patterns side by side on one shared colour scale.
@@ -131,6 +134,12 @@ def compare_heatmaps(
     given, e.g. for cross-attention). Masks (True = masked) are drawn grey. ``names`` (the two
     subplot titles) default to "Sentence A" and "Sentence B"; words drawn by the figure are in
     ``lang`` ("en" or "zh").
+
+    Each panel follows the screen, not the sentence length squared: a sentence of more than
+    ``max_cells`` tokens (64 by default; None = never) is pooled in square blocks of positions
+    (``pool="max"`` by default, the block's strongest link; "mean" its average), labelled by
+    position ranges, and the subtitle says "each cell = b × b positions" per pooled sentence.
+    Sentences of up to ``max_cells`` tokens are drawn position by position.
     """
     if names is None:
         names = (label(lang, "compare.sentence_a"), label(lang, "compare.sentence_b"))
@@ -142,6 +151,8 @@ def compare_heatmaps(
             mask_2d=mask_a,
             coloraxis="coloraxis",
             name="pattern_a",
+            max_cells=max_cells,
+            pool=pool,
             lang=lang,
         ),
         heatmap_parts(
@@ -151,6 +162,8 @@ def compare_heatmaps(
             mask_2d=mask_b,
             coloraxis="coloraxis",
             name="pattern_b",
+            max_cells=max_cells,
+            pool=pool,
             lang=lang,
         ),
     ]
@@ -170,10 +183,15 @@ def compare_heatmaps(
         )
     n = max(max(len(p.query_labels), len(p.key_labels)) for p in parts)
     cell = theme.cell_size_px(n)
+    notes = [label(lang, "note.grey_masked")] if any(p.has_mask for p in parts) else []
+    for name, part in zip(names, parts, strict=True):
+        if part.block > 1:
+            pooled = label(lang, f"heatmap.pooled_{pool}", block=part.block)
+            notes.append(label(lang, "compare.pooled_side", name=escape_text(name), pooled=pooled))
     theme.apply_theme(
         fig,
         theme.pick_title(title, label(lang, "compare.title")),
-        subtitle=label(lang, "note.grey_masked") if any(p.has_mask for p in parts) else None,
+        subtitle=" · ".join(notes) if notes else None,
         height=max(420, cell * n + 260),
         width=max(900, 2 * cell * n + 360),
     )

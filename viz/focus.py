@@ -15,6 +15,63 @@ from viz.tokens import token_labels
 
 DIRECTIONS = ("from", "to")
 
+#: Key tokens up to which every link >= ``min_weight`` of an arcs figure is drawn; above, at
+#: most :data:`ARC_TOP_K` links per query (the strongest).
+ARC_ALL_LINKS_UP_TO = 64
+ARC_TOP_K = 8
+#: Hard cap on drawn links (the strongest overall). 64 x 64: an input of up to
+#: ``ARC_ALL_LINKS_UP_TO`` tokens never reaches it, 512 queries x 8 links just fit.
+MAX_ARC_LINKS = 4096
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def arc_links(
+    pattern_2d: np.ndarray,
+    token_index: int | None = None,
+    *,
+    min_weight: float = 0.01,
+    top_k: int | None = None,
+    max_links: int = MAX_ARC_LINKS,
+) -> tuple[np.ndarray, int]:
+    """Which links :func:`attention_arcs` draws: ``(kept [query, key] bool, candidates)``.
+
+    Candidates are the links of every query (or of ``token_index`` only) with weight >=
+    ``min_weight`` (NaN counts as 0). Of those, per query the ``top_k`` strongest are kept
+    (ties: lower key position first); ``top_k=None`` means all up to
+    :data:`ARC_ALL_LINKS_UP_TO` key tokens and :data:`ARC_TOP_K` above. If more than
+    ``max_links`` remain, the ``max_links`` strongest overall are kept (ties: reading order).
+    """
+    p = as_array(pattern_2d, 2, "pattern")
+    n_q, n_k = p.shape
+    if not np.isfinite(min_weight):
+        raise ValueError(f"min_weight must be a finite number, got {min_weight!r}")
+    max_links = _positive_int(max_links, "max_links")
+    if top_k is None:
+        k = ARC_TOP_K if n_k > ARC_ALL_LINKS_UP_TO else n_k
+    else:
+        k = _positive_int(top_k, "top_k")
+    w = np.nan_to_num(p, nan=0.0)
+    kept = np.zeros(w.shape, bool)
+    rows = slice(None) if token_index is None else slice(token_index, token_index + 1)
+    kept[rows] = w[rows] >= min_weight
+    candidates = int(kept.sum())
+    if k < n_k:
+        order = np.argsort(-w, axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_k), w.shape), axis=1)
+        kept &= rank < k
+    if kept.sum() > max_links:
+        ii, jj = np.nonzero(kept)
+        strongest = np.lexsort((jj, ii, -w[ii, jj]))[:max_links]
+        kept = np.zeros(w.shape, bool)
+        kept[ii[strongest], jj[strongest]] = True
+    return kept, candidates
+
 
 def token_focus_values(
     patterns_4d: np.ndarray,
@@ -174,6 +231,8 @@ def attention_arcs(
     key_tokens: Sequence[str] | None = None,
     min_weight: float = 0.01,
     n_bins: int = 8,
+    top_k: int | None = None,
+    max_links: int = MAX_ARC_LINKS,
     title: str = "",
     lang: str = "en",
 ) -> go.Figure:
@@ -183,6 +242,12 @@ def attention_arcs(
     With ``token_index`` only that query's lines are drawn (others greyed out); otherwise
     all lines with weight >= ``min_weight``. Lines are grouped into ``n_bins`` weight bins,
     one trace per bin, to keep the figure light. Words drawn by the figure are in ``lang``.
+
+    The number of lines is bounded whatever the input length (see :func:`arc_links`): up to
+    64 key tokens every line >= ``min_weight`` is drawn; above, only the ``top_k`` strongest
+    per query (default 8); and never more than ``max_links`` (default 4096, the strongest
+    overall). What is dropped is the weaker links: when any are, the subtitle says how many
+    of how many lines were drawn and by which rule.
     """
     p = as_array(pattern_2d, 2, "pattern")
     n_q, n_k = p.shape
@@ -200,23 +265,22 @@ def attention_arcs(
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     w = np.nan_to_num(p, nan=0.0)
-    rows = range(n_q) if token_index is None else [token_index]
+    kept, candidates = arc_links(p, token_index, min_weight=min_weight, top_k=top_k, max_links=max_links)
+    ii, jj = np.nonzero(kept)  # row-major: queries top to bottom, keys in order within a query
+    v = w[ii, jj]
 
     fig = go.Figure()
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     for b in range(n_bins):
         lo, hi = edges[b], edges[b + 1]
-        xs: list[float | None] = []
-        ys: list[float | None] = []
-        for i in rows:
-            for j in range(n_k):
-                v = w[i, j]
-                if v < min_weight or not (lo <= v < hi or (b == n_bins - 1 and v >= hi)):
-                    continue
-                xs += [0.0, 1.0, None]
-                ys += [float(i), float(j), None]
-        if not xs:
+        # the last bin also takes weights at or above its upper edge
+        in_bin = (v >= lo) if b == n_bins - 1 else ((v >= lo) & (v < hi))
+        n_links = int(in_bin.sum())
+        if not n_links:
             continue
+        xs: list[float | None] = [0.0, 1.0, None] * n_links
+        pairs = zip(ii[in_bin].tolist(), jj[in_bin].tolist(), strict=True)
+        ys: list[float | None] = [c for i, j in pairs for c in (float(i), float(j), None)]
         strength = (b + 1) / n_bins
         fig.add_trace(
             go.Scatter(
@@ -263,8 +327,23 @@ def attention_arcs(
         auto = label(lang, "arcs.title_all")
     else:
         auto = label(lang, "arcs.title_token", token=q_labels[token_index])
+    subtitle = None
+    if len(ii) < candidates:
+        k = top_k if top_k is not None else (ARC_TOP_K if n_k > ARC_ALL_LINKS_UP_TO else None)
+        per_row = np.bincount(ii, minlength=n_q)
+        rules = []
+        if k is not None and k < n_k and per_row.max(initial=0) >= k:
+            rules.append(label(lang, "arcs.rule_top_k", k=k))
+        if len(ii) == max_links:
+            rules.append(label(lang, "arcs.rule_cap", cap=f"{max_links:,}"))
+        drawn = label(
+            lang, "arcs.drawn", shown=f"{len(ii):,}", total=f"{candidates:,}", min_weight=f"{min_weight:g}"
+        )
+        subtitle = " · ".join([drawn, *rules])
     n = max(n_q, n_k)
-    theme.apply_theme(fig, theme.pick_title(title, auto), height=max(360, 26 * n + 160), width=640)
+    theme.apply_theme(
+        fig, theme.pick_title(title, auto), subtitle=subtitle, height=max(360, 26 * n + 160), width=640
+    )
     fig.update_layout(
         xaxis={"visible": False, "range": [-0.9, 1.9], "fixedrange": True},
         yaxis={"visible": False, "range": [n - 0.5, -0.5], "fixedrange": True},

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
 from viz.labels import label
+from viz.pooling import POOLS, block_ranges, block_size, pool_blocks, pool_mask, range_text
 from viz.tokens import escape_text, token_labels
 
 #: Shown cells up to which the pre-softmax score travels with each cell for hover (float32, 4
@@ -20,7 +21,7 @@ MAX_SCORE_CELLS = 200_000
 
 
 def hover_template(
-    value_name: str, *, has_scores: bool, lang: str = "en"
+    value_name: str, *, has_scores: bool, blocks: bool = False, lang: str = "en"
 ) -> tuple[str, str]:
     """``(hovertemplate, fallback)`` shared by every cell of a token x token heatmap.
 
@@ -28,9 +29,10 @@ def hover_template(
     (4 bytes of weight and 4 of score each): query and key labels come from the trace's
     category ``y``/``x``, the weight from ``z`` and the pre-softmax score from ``customdata``.
     Masked (and hidden) cells are gaps, whose ``z`` is undefined in the browser, so plotly shows
-    ``fallback`` ("masked") in place of the weight. ``value_name`` is already escaped.
+    ``fallback`` ("masked") in place of the weight. ``value_name`` is already escaped. With
+    ``blocks`` the labels are position ranges of pooled cells and the head line says so.
     """
-    head = label(lang, "hover.query_key", query="%{y}", key="%{x}")
+    head = label(lang, "hover.query_key_blocks" if blocks else "hover.query_key", query="%{y}", key="%{x}")
     text = head + "<br>" + label(lang, "hover.value", name=value_name, value="%{z:.3f}")
     if has_scores:
         text += "<br>" + label(lang, "hover.score", value="%{customdata:.3f}")
@@ -132,6 +134,7 @@ class HeatmapParts:
     window: tuple[tuple[int, int], tuple[int, int]] | None = None  # ((q0, q1), (k0, k1)), stop excluded
     shape: tuple[int, int] | None = None  # (n_q, n_k) of the whole pattern
     scores_dropped: bool = False  # scores given but left out of hover (window above max_score_cells)
+    block: int = 1  # positions per cell side (1 = every position is a cell)
 
 
 def heatmap_parts(
@@ -150,6 +153,8 @@ def heatmap_parts(
     threshold: float | None = None,
     keep_share: float | None = None,
     max_score_cells: int = MAX_SCORE_CELLS,
+    max_cells: int | None = None,
+    pool: str = "max",
     lang: str = "en",
 ) -> HeatmapParts:
     """Validate inputs and build the traces of a token x token heatmap.
@@ -161,7 +166,15 @@ def heatmap_parts(
     window out of the pattern; ``threshold``/``keep_share``: see :func:`hidden_cells` (chosen on
     whole rows, before the window is cut). The traces' ``x``/``y`` are the key/query labels
     on category axes, so one hover template serves every cell.
+
+    ``max_cells`` (None: never): when the window has more than that many cells a side, square
+    blocks of positions are pooled into one cell (``pool`` "max" or "mean" of the shown
+    weights, see :func:`viz.pooling.pool_blocks`; a block is masked only when all of it is);
+    the labels become position ranges ("8–15"), scores leave the hover and ``block`` says how
+    many positions a cell side covers. Windows within ``max_cells`` are drawn cell for cell.
     """
+    if pool not in POOLS:
+        raise ValueError(f"pool must be 'max' or 'mean', got {pool!r}")
     if value_name is None:
         value_name = label(lang, "value.attention_weight")
     p = as_array(pattern_2d, 2, name)
@@ -201,16 +214,27 @@ def heatmap_parts(
             raise ValueError(f"zmax must be positive or None, got {zmax}")
         zmax_used = float(zmax)
 
-    # labels are made distinct over the whole sentence, so a window keeps the subscripts
-    q_labels = _unique(token_labels(q_tokens))[q0:q1]
-    k_labels = _unique(token_labels(k_tokens))[k0:k1]
     z = z[q0:q1, k0:k1]
     if mask is not None:
         mask = mask[q0:q1, k0:k1]
-    scores_dropped = scores is not None and (q1 - q0) * (k1 - k0) > max_score_cells
+    block = 1 if max_cells is None else block_size(q1 - q0, k1 - k0, max_cells)
+    if block > 1:
+        z = pool_blocks(z, block, pool)
+        mask = None if mask is None else pool_mask(mask, block)
+        q_labels = [range_text(q0 + a, q0 + b) for a, b in block_ranges(q1 - q0, block)]
+        k_labels = [range_text(k0 + a, k0 + b) for a, b in block_ranges(k1 - k0, block)]
+    else:
+        # labels are made distinct over the whole sentence, so a window keeps the subscripts
+        q_labels = _unique(token_labels(q_tokens))[q0:q1]
+        k_labels = _unique(token_labels(k_tokens))[k0:k1]
+    scores_dropped = scores is not None and (block > 1 or (q1 - q0) * (k1 - k0) > max_score_cells)
     if scores is not None:
         scores = None if scores_dropped else scores[q0:q1, k0:k1]
-    template, fallback = hover_template(escape_text(value_name), has_scores=scores is not None, lang=lang)
+    if block > 1:
+        value_name = label(lang, f"value.in_block_{pool}", name=value_name)
+    template, fallback = hover_template(
+        escape_text(value_name), has_scores=scores is not None, blocks=block > 1, lang=lang
+    )
     if hidden[q0:q1, k0:k1].any():
         # hidden cells are gaps like masked ones: their hover must not claim "masked"
         fallback = label(lang, "hover.not_shown")
@@ -260,6 +284,7 @@ def heatmap_parts(
         window=((q0, q1), (k0, k1)),
         shape=(n_q, n_k),
         scores_dropped=scores_dropped,
+        block=block,
     )
 
 
@@ -278,6 +303,8 @@ def attention_heatmap(
     key_range: tuple[int, int] | None = None,
     threshold: float | None = None,
     keep_share: float | None = None,
+    max_cells: int | None = None,
+    pool: str = "max",
     lang: str = "en",
 ) -> go.Figure:
     """Heatmap of one head's attention pattern ``[query, key]``.
@@ -304,6 +331,11 @@ def attention_heatmap(
     says "not shown"; masked cells stay grey. The subtitle says what is windowed or hidden.
     Above :data:`MAX_SCORE_CELLS` shown cells the pre-softmax score is left out of hover (the
     subtitle says so; a smaller window brings it back): weights and tokens are always sent.
+
+    ``max_cells`` (default None: every position drawn) pools windows with more than that many
+    cells a side into blocks (``pool`` "max" or "mean"; see :func:`heatmap_parts`); the
+    subtitle then says "each cell = b × b positions" and which pooling. Figures that are not
+    one head (mean over heads, rollout, comparisons) use it to bound their payload.
     """
     parts = heatmap_parts(
         pattern_2d,
@@ -317,6 +349,8 @@ def attention_heatmap(
         key_range=key_range,
         threshold=threshold,
         keep_share=keep_share,
+        max_cells=max_cells,
+        pool=pool,
         lang=lang,
     )
     fig = go.Figure(parts.traces)
@@ -341,7 +375,9 @@ def attention_heatmap(
         notes.append(label(lang, "note.hidden_below", threshold=f"{threshold:g}"))
     elif keep_share is not None:
         notes.append(label(lang, "note.hidden_share", share=f"{keep_share:.0%}"))
-    if parts.scores_dropped:
+    if parts.block > 1:
+        notes.append(label(lang, f"heatmap.pooled_{pool}", block=parts.block))
+    elif parts.scores_dropped:
         notes.append(label(lang, "note.scores_in_window", cells=f"{MAX_SCORE_CELLS:,}"))
     subtitle = " · ".join(notes) if notes else None
     n_q, n_k = len(parts.query_labels), len(parts.key_labels)
