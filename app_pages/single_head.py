@@ -5,12 +5,14 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.i18n import current_lang, t
+from app_support import window
+from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
-from app_support.sidebar import current_view
+from app_support.sidebar import clamp_choice, current_view
 from app_support.ui import chart, page_header
-from app_support.url_state import seed_from_url, set_url_param
+from app_support.url_state import seed_from_url, set_url_param, url_int
 
+lang = current_lang()
 view = current_view()
 page_header(t("page.single.title"), t("single.intro"))
 result = current_analysis(view)
@@ -26,6 +28,71 @@ set_url_param("scale", "head" if per_head else "fixed")
 pattern = result.attention(view.kind)[view.layer, view.head]
 scores = result.attention(view.kind, "scores")[view.layer, view.head]
 queries, keys = result.tokens_for(view.kind)
+
+# Hiding weak links: off, below a weight, or per row beyond the strongest links holding a share.
+# The URL holds whole numbers (hundredths of a weight, percent of a row), read with url_int.
+HIDE = ("off", "below", "share")
+
+
+def _hundredths(n: int | None) -> float | None:
+    return None if n is None else n / 100
+
+
+MIN_RANGE = (1, 50)  # hundredths: weights 0.01-0.50
+SHARE_RANGE = (10, 100)  # percent of each row's weight
+seed_from_url("single_hide", "hide", lambda v: v if v in HIDE else None, "off")
+clamp_choice("single_hide", list(HIDE), "off")
+left, right = st.columns([3, 2])
+hide = left.radio(
+    t("single.hide"),
+    HIDE,
+    key="single_hide",
+    format_func=lambda o: text(lang, f"single.hide.{o}"),
+    horizontal=True,
+    help=t("single.hide_help"),
+)
+set_url_param("hide", hide)
+threshold = keep_share = None
+if hide == "below":
+    seed_from_url("single_min", "min", lambda v: _hundredths(url_int(v, *MIN_RANGE)), 0.05)
+    threshold = right.slider(
+        t("single.min"),
+        MIN_RANGE[0] / 100,
+        MIN_RANGE[1] / 100,
+        step=0.01,
+        format="%.2f",
+        key="single_min",
+        help=t("single.min_help"),
+    )
+    set_url_param("min", round(threshold * 100))
+elif hide == "share":
+    seed_from_url("single_share", "share", lambda v: url_int(v, *SHARE_RANGE), 90)
+    percent = right.slider(
+        t("single.share"),
+        *SHARE_RANGE,
+        step=5,
+        format="%d%%",
+        key="single_share",
+        help=t("single.share_help"),
+    )
+    keep_share = percent / 100
+    set_url_param("share", percent)
+
+# Long inputs: a window per axis longer than window.WINDOW_FROM positions (first and last, inclusive).
+n_q, n_k = pattern.shape
+spans = {"q": (0, n_q - 1), "k": (0, n_k - 1)}
+for axis, n in (("q", n_q), ("k", n_k)):
+    if not window.needs_window(n):
+        continue
+    key = f"single_window_{axis}"
+    seed_from_url(key, axis, lambda v, n=n: window.window_from_url(v, n))
+    # a stale window (another sentence) is pulled inside this one before the slider reads it
+    st.session_state[key] = window.clamp_window(st.session_state.get(key), n)
+    spans[axis] = st.slider(t(f"single.window_{axis}", n=n), 0, n - 1, key=key)
+    set_url_param(axis, window.window_to_url(spans[axis]))
+(q0, q1), (k0, k1) = spans["q"], spans["k"]
+windowed = (q0, q1, k0, k1) != (0, n_q - 1, 0, n_k - 1)
+
 fig = viz.attention_heatmap(
     pattern,
     queries,
@@ -34,7 +101,11 @@ fig = viz.attention_heatmap(
     title=t("single.figure_title", layer=view.layer, head=view.head),
     zmax=None if per_head else 1.0,
     subtitle=view.kind_label,
-    lang=current_lang(),
+    query_range=window.as_range(spans["q"]) if windowed else None,
+    key_range=window.as_range(spans["k"]) if windowed else None,
+    threshold=threshold,
+    keep_share=keep_share,
+    lang=lang,
 )
 chart(fig, key="single_head_heatmap")
 
@@ -44,11 +115,19 @@ if masked.any():
     notes.append(t("single.note_masked"))
 if view.kind == "cross":
     notes.append(t("single.note_cross"))
+if threshold is not None:
+    notes.append(t("single.note_below", weight=f"{threshold:.2f}"))
+elif keep_share is not None:
+    notes.append(t("single.note_share", share=f"{keep_share:.0%}"))
+if windowed:
+    notes.append(t("single.note_window", q0=q0, q1=q1, k0=k0, k1=k1, n_q=n_q, n_k=n_k))
 st.caption(" ".join(notes))
 
 with st.expander(t("single.numbers")):
-    labels_q = [f"{i}: {t}" for i, t in enumerate(queries)]
-    labels_k = [f"{j}: {t}" for j, t in enumerate(keys)]
-    table = pd.DataFrame(np.where(masked, np.nan, pattern), index=labels_q, columns=labels_k)
+    # the table shows the same window as the figure: a 512 x 512 table would be as heavy as the picture
+    labels_q = [f"{i}: {t}" for i, t in enumerate(queries)][q0 : q1 + 1]
+    labels_k = [f"{j}: {t}" for j, t in enumerate(keys)][k0 : k1 + 1]
+    shown = np.where(masked, np.nan, pattern)[q0 : q1 + 1, k0 : k1 + 1]
+    table = pd.DataFrame(shown, index=labels_q, columns=labels_k)
     st.caption(t("single.numbers_caption"))
     st.dataframe(table.style.format("{:.3f}", na_rep=""))

@@ -43,7 +43,7 @@ SECTIONS = ("attention", "decoding", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
-             ("scale",)),
+             ("scale", "hide", "min", "share", "q", "k")),
     PageSpec("heads", "app_pages/all_heads.py", ":material/apps:", "attention", "heads"),
     PageSpec("focus", "app_pages/token_focus.py", ":material/my_location:", "attention", "focus",
              ("token", "side")),

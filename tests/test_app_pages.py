@@ -643,3 +643,130 @@ def test_redirect_table_renames_parameters():
     for r in page_registry.REDIRECTS:
         assert r.new_path in page_registry.BY_PATH
         assert set(r.rename.values()) <= set(page_registry.params_of(r.new_path))
+
+
+# --------------------------------------------------------------------------- single head: filters, windows
+
+
+def _weights(at: AppTest, layer: int, head: int) -> tuple[np.ndarray, dict]:
+    fig = figure(at, f"layer {layer} · head {head}")
+    return arr(trace(fig, kind="heatmap", index=-1)["z"]), fig
+
+
+@pytest.mark.parametrize("kind,layer,head", [("encoder", 0, 1), ("decoder", 1, 2)])
+@pytest.mark.parametrize("params,option", [({"hide": "below", "min": "12"}, {"threshold": 0.12}),
+                                           ({"hide": "share", "share": "70"}, {"keep_share": 0.7})])
+def test_single_head_hides_exactly_the_cells_hidden_cells_predicts(kind, layer, head, params, option):
+    model, text = DIDACTIC[0], "attention"
+    at = open_app(model, text, kind=kind, layer=layer, head=head, **params)
+    ref = reference(model, text)
+    pattern = ref.attention(kind)[layer, head]
+    masked = ~np.isfinite(ref.attention(kind, "scores")[layer, head])
+    expected = viz.hidden_cells(pattern, masked, **option)
+    assert expected.any() and (~expected & ~masked).any()  # the filter hides some cells and keeps some
+    z, fig = _weights(at, layer, head)
+    np.testing.assert_array_equal(np.isnan(z), expected | masked)
+    shown = ~(expected | masked)
+    np.testing.assert_allclose(z[shown], pattern[shown], rtol=1e-6, atol=1e-7)
+    assert all(at.query_params[k] == v for k, v in params.items())
+    if kind == "decoder":  # masked cells keep their grey overlay; hidden ones are only empty
+        np.testing.assert_array_equal(arr(trace(fig, name="masked")["z"]), masked)
+
+
+def test_single_head_hide_controls_follow_the_widgets_into_the_url():
+    model, text = DIDACTIC[0], "attention"
+    at = open_app(model, text, kind="encoder", layer=0, head=0)
+    assert at.radio(key="single_hide").value == "off" and at.query_params["hide"] == "off"
+    assert np.isfinite(_weights(at, 0, 0)[0]).all()
+    at.radio(key="single_hide").set_value("share").run()
+    at.slider(key="single_share").set_value(50).run()
+    assert at.query_params["share"] == "50" and "min" not in at.query_params
+    pattern = reference(model, text).attention("encoder")[0, 0]
+    np.testing.assert_array_equal(np.isnan(_weights(at, 0, 0)[0]), viz.hidden_cells(pattern, keep_share=0.5))
+    at.radio(key="single_hide").set_value("below").run()
+    at.slider(key="single_min").set_value(0.2).run()
+    assert at.query_params["hide"] == "below" and at.query_params["min"] == "20"
+    np.testing.assert_array_equal(np.isnan(_weights(at, 0, 0)[0]), pattern < 0.2)
+    assert any("0.20" in c for c in texts(at, "caption"))
+
+
+@pytest.mark.parametrize("params", [
+    {"hide": "sideways"}, {"hide": "below", "min": "0"}, {"hide": "below", "min": "51"},
+    {"hide": "below", "min": "0.05"}, {"hide": "share", "share": "5"}, {"hide": "share", "share": "101"},
+    *({"hide": "below", "min": v} for v in ODD_NUMBERS),
+    *({"hide": "share", "share": v} for v in ODD_NUMBERS),
+    {"q": "3-x", "k": "-1-4"}, {"q": "9" * 5000 + "-1", "k": "٣-٥"},
+])
+def test_odd_hide_and_window_values_in_the_url_fall_back_to_defaults(params):
+    at = open_app(DIDACTIC[0], "attention", **params)
+    assert not at.exception and not at.error
+    hide = at.radio(key="single_hide").value
+    assert hide == (params["hide"] if params.get("hide") in ("below", "share") else "off")
+    if hide == "below":
+        assert at.slider(key="single_min").value == 0.05
+    if hide == "share":
+        assert at.slider(key="single_share").value == 90
+
+
+def test_short_inputs_show_no_window_controls():
+    model, text = DIDACTIC[0], "attention"
+    at = open_app(model, text, kind="encoder", layer=1, head=0, q="2-5", k="0-3")
+    assert not [s for s in at.slider if str(s.key).startswith("single_window")]
+    assert "q" not in at.query_params and "k" not in at.query_params
+    z, fig = _weights(at, 1, 0)
+    np.testing.assert_allclose(z, reference(model, text).attention("encoder")[1, 0], rtol=1e-6, atol=1e-7)
+    assert "of " + str(z.shape[0]) not in _title(fig)  # no "queries a–b of n" window note
+    assert not [c for c in texts(at, "caption") if "Only a window" in c]
+
+
+def test_window_controls_draw_the_models_pattern_sliced(monkeypatch):
+    """The shipped models read at most 64 tokens; a lower limit makes the didactic model's sentence long."""
+    from app_support import window
+
+    monkeypatch.setattr(window, "WINDOW_FROM", 4)
+    model, text = DIDACTIC[0], "attention"
+    ref = reference(model, text)
+    pattern = masked_pattern(ref.attention("decoder")[1, 0], ref.attention("decoder", "scores")[1, 0])
+    n_q, n_k = pattern.shape
+    assert n_q > 7 and n_k > 4
+    at = open_app(model, text, kind="decoder", layer=1, head=0, q="2-6", k="3-1")
+    assert at.slider(key="single_window_q").value == (2, 6)
+    assert at.slider(key="single_window_k").value == (1, 3)
+    z, fig = _weights(at, 1, 0)
+    np.testing.assert_allclose(z, pattern[2:7, 1:4], rtol=1e-6, atol=1e-7, equal_nan=True)
+    assert f"queries 2–6 and keys 1–3 of the whole {n_q} × {n_k}" in " ".join(texts(at, "caption"))
+    assert at.query_params["q"] == "2-6" and at.query_params["k"] == "1-3"
+    at.slider(key="single_window_k").set_value((0, 5)).run()
+    assert at.query_params["k"] == "0-5"
+    np.testing.assert_allclose(_weights(at, 1, 0)[0], pattern[2:7, 0:6], rtol=1e-6, atol=1e-7, equal_nan=True)
+    # without a window in the link: the first WINDOW_FROM positions of each long axis
+    fresh = open_app(model, text, kind="decoder", layer=1, head=0)
+    z = _weights(fresh, 1, 0)[0]
+    np.testing.assert_allclose(z, pattern[:4, :4], rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def test_window_helper_defaults_and_clamps_what_a_link_holds():
+    from hypothesis import given
+    from hypothesis import strategies as hs
+
+    from app_support import window as w
+
+    assert not w.needs_window(64) and w.needs_window(65)
+    assert w.default_window(512) == (0, 63) and w.default_window(10) == (0, 9)
+    assert w.window_from_url("100-163", 512) == (100, 163) == w.window_from_url("163-100", 512)
+    assert w.window_from_url("500-9999", 512) == (500, 511)
+    assert w.window_from_url("600-700", 512) == (0, 63)  # wholly past the end
+    for odd in (None, "", "5", "-3-7", "a-b", "1-2-3", "²-5", "١-٥", "9" * 20 + "-1", "3 - 9", 7):
+        assert w.window_from_url(odd, 512) == (0, 63), odd
+    assert w.clamp_window((30, 90), 80) == (30, 79) and w.clamp_window("xy", 80) == (0, 63)
+    assert w.as_range((100, 163)) == (100, 164)
+    assert w.window_from_url(w.window_to_url((7, 70)), 512) == (7, 70)
+
+    spans = hs.from_regex(r"[0-9]{1,4}-[0-9]{1,4}", fullmatch=True)
+
+    @given(hs.text(max_size=20) | spans, hs.integers(1, 600))
+    def check(raw, n):
+        first, last = w.window_from_url(raw, n)
+        assert 0 <= first <= last < n
+
+    check()

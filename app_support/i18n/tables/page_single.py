@@ -16,6 +16,26 @@ EN = {
     "single.note_cross": "Cross-attention: output tokens (rows) read the encoder's source tokens (columns).",
     "single.numbers": "The numbers behind the picture",
     "single.numbers_caption": "Attention weights (rows sum to 1; empty = masked).",
+    "single.hide": "Hide weak links",
+    "single.hide.off": "show all",
+    "single.hide.below": "below a weight",
+    "single.hide.share": "keep the strongest per row",
+    "single.hide_help": "Weak links clutter the heatmap of a long sentence. **Below a weight** hides every weight "
+    "under the chosen value. **Keep the strongest per row** keeps, for each query (row), its strongest links until "
+    "together they hold the chosen share of the row's weight (a row sums to 1), and hides the rest. Hidden cells "
+    "are empty (white); masked cells stay grey.",
+    "single.min": "Hide weights below",
+    "single.min_help": "An attention weight lies between 0 and 1; the weights of a row sum to 1.",
+    "single.share": "Keep per row the strongest links holding",
+    "single.share_help": "At 90%, each row keeps the fewest strongest links that together hold at least 90% of "
+    "its weight.",
+    "single.note_below": "Weights below {weight} are hidden (empty cells).",
+    "single.note_share": "Each row shows only its strongest links holding {share} of its weight; the rest are "
+    "hidden (empty cells).",
+    "single.window_q": "Queries (rows) shown, of {n}",
+    "single.window_k": "Keys (columns) shown, of {n}",
+    "single.note_window": "Only a window is shown: queries {q0}–{q1} and keys {k0}–{k1} of the whole {n_q} × {n_k} "
+    "pattern. Move the sliders to see the rest.",
 }
 
 ZH = {
@@ -33,4 +53,21 @@ ZH = {
     "single.note_cross": "交叉注意力：输出 token（行）读取编码器给出的源 token（列）。",
     "single.numbers": "图背后的数字",
     "single.numbers_caption": "注意力权重（每行之和为 1；空白 = 被掩码遮住）。",
+    "single.hide": "隐藏较弱的连接",
+    "single.hide.off": "全部显示",
+    "single.hide.below": "低于某个权重",
+    "single.hide.share": "每行只留最强的",
+    "single.hide_help": "句子一长，热力图就被大量较弱的连接挤满。**低于某个权重**：隐藏所有小于所选值的权重。"
+    "**每行只留最强的**：对每个查询（一行），从最强的连接开始保留，直到它们合计达到该行权重（每行之和为 1）"
+    "的所选比例，其余的隐藏。被隐藏的格子留空（白色），被掩码遮住的格子仍是灰色。",
+    "single.min": "隐藏低于此值的权重",
+    "single.min_help": "注意力权重在 0 到 1 之间，每行的权重之和为 1。",
+    "single.share": "每行保留的最强连接合计占该行权重的",
+    "single.share_help": "例如 90%：每行保留尽量少的几个最强连接，使它们合计至少占该行权重的 90%。",
+    "single.note_below": "低于 {weight} 的权重已隐藏（空白格子）。",
+    "single.note_share": "每行只显示合计占该行权重 {share} 的最强连接，其余已隐藏（空白格子）。",
+    "single.window_q": "显示哪些查询（行），共 {n} 个",
+    "single.window_k": "显示哪些键（列），共 {n} 个",
+    "single.note_window": "这里只显示一个窗口：整个 {n_q} × {n_k} 的注意力模式中第 {q0}–{q1} 个查询、"
+    "第 {k0}–{k1} 个键。拖动滑块可以查看其余部分。",
 }
