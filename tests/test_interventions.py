@@ -498,3 +498,27 @@ def test_analyze_runs_the_whole_request_under_the_edits_and_records_them():
         assert (again.activations[k] == v).all(), k
     forced = analyze(bundle, "attention", target="noitnetta", edits=(NoScaling(),))
     assert forced.edits == ("No 1/√d_head scaling",)
+
+
+@pytest.mark.parametrize("variant", [dict(), dict(pos_encoding="rope", n_kv_heads=2)], ids=["paper", "rope"])
+def test_the_shape_trace_under_edits_resolves_and_names_the_edited_steps(variant):
+    from model.network.trace import resolve, trace_shapes
+
+    model = make(**variant)
+    src, tgt = padded_batch()
+    edits = (NoScaling(), SoftmaxOverQueries("cross"), CausalMask("reversed"), NoPositionalEncoding(),
+             HeadOutput("encoder", 0, 1, "mean"))
+    with intervene(model, *edits), trace_shapes() as trace:
+        _, cache = model.run_with_cache(src, tgt)
+    for step in trace.steps:
+        assert resolve(step.out_symbol, trace.sizes) == step.out_shape, step
+        if step.hook:
+            assert tuple(cache[step.hook].shape) == step.out_shape, step.hook
+    ops = {s.op for s in trace.steps}
+    assert sum(1 for s in trace.steps if s.hook and s.hook.endswith("hook_raw_scores")) == 6
+    assert "not scaled (edit: no 1 / sqrt(d_head))" in ops and "scale by 1 / sqrt(d_head)" not in ops
+    assert "softmax over query positions (edit)" in ops and "softmax over key positions" in ops
+    assert "mask (reversed causal) -> -inf" in ops or "mask (reversed causal + padding) -> -inf" in ops
+    assert "edit head outputs (edit)" in ops
+    moved = "Q not rotated (edit: RoPE off)" if variant else "positional encoding set to 0 (edit)"
+    assert moved in ops
