@@ -150,6 +150,15 @@ TILE_CENTRE_JS = """([layer, head]) => {
   }
   return null;
 }"""
+# JavaScript: page coordinates of cell (query, key) of the first heatmap (category axes: index = value).
+CELL_CENTRE_JS = """([q, k]) => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(k), box.top + ya._offset + ya.l2p(q)];
+}"""
+HOVER_TEXT_JS = ("(() => Array.from(document.querySelectorAll('.hoverlayer .hovertext'))"
+                 ".map(e => e.textContent).join(' | '))")
 IMAGES_CHANGED_JS = (
     """(before) => {
   const now = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image'))
@@ -287,6 +296,25 @@ def test_app_in_chromium():
                 page.wait_for_function(
                     "() => new URLSearchParams(location.search).get('text') === ''", timeout=60_000
                 )
+
+                # 5b) Hover on a masked cell of decoder self-attention says "masked" (plotly.js shows NaN
+                #     instead of hovertemplatefallback for a gap, so the grey overlay carries this hover).
+                page.goto(f"{base}/?model={model}&text={sentences[0]}&kind=decoder&layer=0&head=0",
+                          wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .heatmaplayer image', timeout=120_000)
+                page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+                page.wait_for_timeout(500)
+                hovers = {}
+                for cell in ((0, 1), (1, 0)):  # query 0 may not see key 1; query 1 sees key 0
+                    xy = page.evaluate(CELL_CENTRE_JS, list(cell))
+                    assert xy is not None, "no heatmap to hover"
+                    page.mouse.move(xy[0] + 1, xy[1] + 1)
+                    page.mouse.move(xy[0], xy[1])
+                    page.wait_for_function(HOVER_TEXT_JS + "() !== ''", timeout=10_000)
+                    hovers[cell] = page.evaluate(HOVER_TEXT_JS)
+                    page.mouse.move(2, 2)
+                assert "masked" in hovers[0, 1] and "NaN" not in hovers[0, 1], hovers
+                assert "attention weight" in hovers[1, 0] and "masked" not in hovers[1, 0], hovers
 
                 # 6) The Chinese interface from a link: titles, sidebar and figures in Chinese, and the
                 #    link keeps lang=zh. A browser that prefers Chinese gets it without the parameter.

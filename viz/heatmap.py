@@ -241,17 +241,30 @@ def heatmap_parts(
     x, y = k_labels, q_labels
     traces: list[go.Heatmap] = []
     has_mask = mask is not None and bool(mask.any())
-    if has_mask:
+    has_gaps = has_mask or bool(np.isnan(z).any())
+    if has_gaps:
+        # The overlay says "masked" / "not shown" on gaps. plotly.js (v4, as Streamlit ships it)
+        # never uses hovertemplatefallback for a NaN of a typed array (the value is there, NaN),
+        # so the weight trace stops hovering on its gaps and the overlay beneath answers there;
+        # on every other cell the weight trace comes first. Checked in tests/test_browser.py.
         traces.append(
             go.Heatmap(
-                z=mask.astype(np.uint8),
+                z=(np.zeros(z.shape, bool) if mask is None else mask).astype(np.uint8),
                 x=x,
                 y=y,
                 colorscale=theme.MASK_COLORSCALE,
                 zmin=0,
                 zmax=1,
                 showscale=False,
-                hoverinfo="skip",
+                hovertemplate=label(
+                    lang,
+                    "hover.query_key_blocks" if block > 1 else "hover.query_key",
+                    query="%{y}",
+                    key="%{x}",
+                )
+                + "<br>"
+                + fallback
+                + "<extra></extra>",
                 name="masked",
             )
         )
@@ -261,8 +274,8 @@ def heatmap_parts(
         y=y,
         customdata=None if scores is None else scores.astype(np.float32),
         hovertemplate=template,
-        hovertemplatefallback=fallback,
-        hoverongaps=True,  # masked cells are gaps; the fallback says "masked" there
+        hovertemplatefallback=fallback,  # for plotly versions that fill NaN gaps with it
+        hoverongaps=not has_gaps,
         name=escape_text(value_name),
     )
     if coloraxis is None:
