@@ -146,3 +146,28 @@ def test_wrong_dimensions_and_bad_inputs_raise():
         viz.attention_heatmap(np.zeros((3, 3)), "abc", ["a"] * 3)
     with pytest.raises(ValueError, match="numeric"):
         viz.attention_heatmap(np.array([["a"]]), ["a"], ["a"])
+
+
+@pytest.mark.parametrize("n,causal", [(5, False), (13, True), (100, True)])
+@pytest.mark.parametrize("options", [{}, {"threshold": 0.05}, {"keep_share": 0.8}, {"lang": "zh"},
+                                     {"query_range": (2, 4), "key_range": (0, 3)}])
+def test_fast_build_equals_a_validated_figure(n, causal, options):
+    """attention_heatmap skips plotly's per-property validation for speed; what it sends must be
+    exactly what plotly's validation would have made of the same figure."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    rng = np.random.default_rng(n)
+    p = rng.random((n, n)).astype(np.float32)
+    p /= p.sum(1, keepdims=True)
+    s = np.log(p)
+    if causal:
+        future = np.triu(np.ones((n, n), dtype=bool), 1)
+        s, p = np.where(future, -np.inf, s), np.where(future, 0, p)
+    toks = [f"t{i}" for i in range(n)]
+    fig = viz.attention_heatmap(p, toks, toks, scores_2d=s, title="x", subtitle="<b>y</b>", **options)
+    fast = json.loads(pio.to_json(fig, validate=False))
+    checked = json.loads(pio.to_json(go.Figure(fig.to_dict()), validate=True))
+    assert fast == checked

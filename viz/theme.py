@@ -64,6 +64,33 @@ def tick_font_size(n_ticks: int) -> int:
     return 9
 
 
+def theme_layout(
+    title: str = "",
+    *,
+    subtitle: str | None = None,
+    height: int | None = None,
+    width: int | None = None,
+) -> dict[str, object]:
+    """The shared Attention Lens layout as a plain dict (see :func:`apply_theme`)."""
+    text = title
+    if subtitle:
+        text = f"{title}<br><sup>{subtitle}</sup>" if title else f"<sup>{subtitle}</sup>"
+    layout: dict[str, object] = {
+        "template": TEMPLATE,
+        "font": {"family": FONT_FAMILY, "size": BASE_FONT_SIZE, "color": "#222222"},
+        "title": {"text": text, "x": 0.0, "xanchor": "left", "font": {"size": TITLE_FONT_SIZE}},
+        "margin": {"l": 80, "r": 40, "t": 90 if subtitle else 70, "b": 70},
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "hoverlabel": {"font": {"size": BASE_FONT_SIZE, "family": FONT_FAMILY}},
+    }
+    if height is not None:
+        layout["height"] = height
+    if width is not None:
+        layout["width"] = width
+    return layout
+
+
 def apply_theme(
     fig: go.Figure,
     title: str = "",
@@ -77,22 +104,7 @@ def apply_theme(
     ``title`` and ``subtitle`` are inserted as plotly rich text; callers must pass already
     escaped text when it contains user tokens (see :func:`viz.tokens.token_labels`).
     """
-    text = title
-    if subtitle:
-        text = f"{title}<br><sup>{subtitle}</sup>" if title else f"<sup>{subtitle}</sup>"
-    fig.update_layout(
-        template=TEMPLATE,
-        font={"family": FONT_FAMILY, "size": BASE_FONT_SIZE, "color": "#222222"},
-        title={"text": text, "x": 0.0, "xanchor": "left", "font": {"size": TITLE_FONT_SIZE}},
-        margin={"l": 80, "r": 40, "t": 90 if subtitle else 70, "b": 70},
-        plot_bgcolor="white",
-        paper_bgcolor="white",
-        hoverlabel={"font": {"size": BASE_FONT_SIZE, "family": FONT_FAMILY}},
-    )
-    if height is not None:
-        fig.update_layout(height=height)
-    if width is not None:
-        fig.update_layout(width=width)
+    fig.update_layout(theme_layout(title, subtitle=subtitle, height=height, width=width))
     return fig
 
 
