@@ -39,7 +39,7 @@ class Redirect:
 
 #: Section ids in menu order. Titles (sections and pages) are interface text: the string tables hold
 #: them as ``section.<id>`` and ``page.<key>.title``.
-SECTIONS = ("attention", "decoding", "hood")
+SECTIONS = ("attention", "decoding", "how", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
@@ -56,7 +56,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
     PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
-    PageSpec("positional", "app_pages/positional.py", ":material/waves:", "hood",
+    PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim")),
 )
 

@@ -7,6 +7,7 @@ EN = {
     # navigation sections and page titles (keys: app_support.pages)
     "section.attention": "Attention",
     "section.decoding": "Decoding & comparison",
+    "section.how": "How it works",
     "section.hood": "Under the hood",
     "page.single.title": "Single head",
     "page.heads.title": "All heads",
@@ -66,6 +67,7 @@ ZH = {
     "app.about": "Attention Lens：每一个注意力头、每一个张量形状，都在浏览器里。",
     "section.attention": "注意力",
     "section.decoding": "解码与对比",
+    "section.how": "原理演示",
     "section.hood": "模型内部",
     "page.single.title": "单个注意力头",
     "page.heads.title": "所有注意力头",
