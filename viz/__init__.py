@@ -38,6 +38,18 @@ from viz.stats import (
 from viz.stats_figures import head_similarity_heatmap, head_stats_bar, head_stats_scatter
 from viz.tokens import escape_text, token_labels
 from viz.typed_arrays import decode_plotly_array
+from viz.worked import (
+    WorkedRow,
+    kv_head_of,
+    position_labels,
+    products_figure,
+    shown_dimensions,
+    steps_table,
+    vector_table,
+    weighted_sum_table,
+    weights_figure,
+    work_row,
+)
 
 __all__ = [
     "CLICK_TRACE_NAME",
@@ -87,4 +99,14 @@ __all__ = [
     "token_focus_values",
     "token_labels",
     "topk_bar",
+    "WorkedRow",
+    "kv_head_of",
+    "position_labels",
+    "products_figure",
+    "shown_dimensions",
+    "steps_table",
+    "vector_table",
+    "weighted_sum_table",
+    "weights_figure",
+    "work_row",
 ]
