@@ -23,6 +23,14 @@ from viz.decoding import cross_attention_step, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
 from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
 from viz.heatmap import attention_heatmap, hidden_cells
+from viz.masks import (
+    future_weight,
+    mask_matrix,
+    pattern_with_future,
+    pattern_with_row_sums,
+    row_sums,
+    token_probability_bars,
+)
 from viz.positional import pe_cosine_similarity, pe_dimension_curves, pe_heatmap
 from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_table
 from viz.stats import (
@@ -72,6 +80,7 @@ __all__ = [
     "entropy",
     "escape_text",
     "flatten_heads",
+    "future_weight",
     "format_shape",
     "grid_cell_to_head",
     "grid_layout_from_figure",
@@ -83,14 +92,18 @@ __all__ = [
     "head_stats_scatter",
     "hidden_cells",
     "js_divergence",
+    "mask_matrix",
     "mean_over_heads",
     "mean_over_heads_figure",
     "parameter_breakdown_chart",
     "pe_cosine_similarity",
     "pe_dimension_curves",
+    "pattern_with_future",
+    "pattern_with_row_sums",
     "pe_heatmap",
     "rank_heads_by_change",
     "row_diff_figure",
+    "row_sums",
     "shape_trace_table",
     "shared_token_row_diff",
     "shared_tokens",
@@ -98,6 +111,7 @@ __all__ = [
     "token_focus_grid",
     "token_focus_values",
     "token_labels",
+    "token_probability_bars",
     "topk_bar",
     "WorkedRow",
     "kv_head_of",

@@ -1,0 +1,200 @@
+"""Masks: the padding and causal masks of a real padded batch, what −∞ does after the softmax, and a
+demonstration of the decoder without its causal mask."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import viz
+from app_support import masks as MK
+from app_support import models as M
+from app_support.i18n import STRINGS, current_lang, t
+from app_support.messages import current_analysis, show_input_error
+from app_support.sidebar import current_view
+from app_support.ui import chart, escape_md, page_header
+from app_support.url_state import seed_from_url, set_url_param
+from model.data.tasks import InputError
+
+lang = current_lang()
+view = current_view()
+title_key = "page.masks.title" if "page.masks.title" in STRINGS[lang] else "masks.title"
+page_header(t(title_key), t("masks.intro"))
+result = current_analysis(view)
+kind = view.kind
+kind_label = view.kind_label
+NAMES = (t("masks.sentence_a"), t("masks.sentence_b"))
+
+
+# --------------------------------------------------------------------------- 1. a padded batch
+
+st.subheader(t("masks.batch.header"))
+st.markdown(t("masks.batch.explain"))
+
+# The second sentence's default follows the model and the sidebar's sentence until the user edits it.
+default_other = MK.get_default_other(view.model, view.text, view.direction)
+seed_from_url("masks_other", "other", None, default_other)
+if st.session_state.get("_masks_other_default") not in (None, default_other):
+    if st.session_state.get("masks_other") == st.session_state["_masks_other_default"]:
+        st.session_state["masks_other"] = default_other
+st.session_state["_masks_other_default"] = default_other
+other = st.text_input(t("masks.other"), key="masks_other", max_chars=M.MAX_INPUT_CHARS,
+                      help=t("masks.other_help"))
+set_url_param("other", other)
+
+
+def _side_table(ids: np.ndarray, tokens: list[list[str]], padding: np.ndarray) -> pd.DataFrame:
+    columns: dict[str, object] = {}
+    for i, name in enumerate(NAMES):
+        columns[t("masks.col.token", name=name)] = tokens[i]
+        columns[t("masks.col.id", name=name)] = ids[i].tolist()
+        columns[t("masks.col.pad", name=name)] = padding[i].tolist()
+    frame = pd.DataFrame(columns)
+    frame.index.name = t("masks.col.position")
+    return frame
+
+
+def batch_section() -> None:
+    if not other.strip():
+        st.info(t("masks.other_empty"), icon=":material/edit:")
+        return
+    try:
+        with st.spinner(t("analysis.running")):
+            batch = MK.get_padded_batch(view.model, view.text, other, view.direction)
+    except InputError as e:
+        show_input_error(e)
+        return
+    for i, name in enumerate(NAMES):
+        st.markdown(t("masks.output", name=name, text=escape_md(batch.texts[i]),
+                      output=f"**{escape_md(batch.outputs[i])}**" if batch.outputs[i].strip()
+                      else f"*{t('io.empty_output')}*"))
+    for side, lengths in (("source", batch.source_lengths), ("target", batch.target_lengths)):
+        if lengths[0] == lengths[1]:
+            st.info(t("masks.same_length", side=t(f"masks.side.{side}")), icon=":material/info:")
+
+    with st.expander(t("masks.ids_header"), expanded=True):
+        st.caption(t("masks.ids_caption", pad_id=batch.pad_id, src_len=batch.source_ids.shape[1],
+                     tgt_len=batch.target_ids.shape[1]))
+        left, right = st.columns(2)
+        with left:
+            st.caption(t("masks.side.source"))
+            st.dataframe(_side_table(batch.source_ids, batch.source_tokens, batch.source_padding))
+        with right:
+            st.caption(t("masks.side.target"))
+            st.dataframe(_side_table(batch.target_ids, batch.target_tokens, batch.target_padding))
+
+    if "decoder" in batch.masks:
+        st.markdown(f"#### {t('masks.causal_header')}")
+        n = batch.causal.shape[0]
+        positions = [str(i) for i in range(n)]
+        chart(viz.mask_matrix(batch.causal, positions, positions, title=t("masks.causal_title", n=n),
+                              query_title=t("masks.axis_query_position"),
+                              key_title=t("masks.axis_key_position"), lang=lang),
+              key="masks_causal")
+        st.caption(t("masks.causal_caption", n=n))
+
+    st.markdown(f"#### {t('masks.kind_header', kind=kind_label)}")
+    columns = st.columns(2)
+    for i, name in enumerate(NAMES):
+        queries, keys = batch.tokens(kind, i)
+        with columns[i]:
+            chart(viz.mask_matrix(batch.masks[kind][i], queries, keys,
+                                  title=t("masks.kind_title", name=name, kind=kind_label), lang=lang),
+                  key=f"masks_mask_{i}")
+    st.caption(t(f"masks.kind_caption.{kind}") + " " + t("masks.pad_rows"))
+
+    st.markdown(f"#### {t('masks.pattern_header')}")
+    columns = st.columns(2)
+    masked_max, worst = 0.0, 0.0
+    for i, name in enumerate(NAMES):
+        queries, keys = batch.tokens(kind, i)
+        pattern = batch.patterns[kind][i, view.layer, view.head]
+        mask = batch.masks[kind][i]
+        masked_max = max(masked_max, float(pattern[mask].max()) if mask.any() else 0.0)
+        worst = max(worst, float(np.abs(viz.row_sums(pattern) - 1).max()))
+        with columns[i]:
+            chart(viz.pattern_with_row_sums(
+                pattern, queries, keys, mask,
+                title=t("masks.pattern_title", name=name, kind=kind_label, layer=view.layer, head=view.head),
+                lang=lang), key=f"masks_pattern_{i}")
+    st.caption(t("masks.pattern_caption", masked_max=f"{masked_max:g}", worst=f"{worst:.1e}") + " "
+               + t("masks.kinds_choice"))
+
+
+batch_section()
+
+
+# --------------------------------------------------------------------------- 2. the causal mask off
+
+st.subheader(t("masks.demo.header"))
+st.warning(t("masks.demo.label"), icon=":material/science:")
+st.markdown(t("masks.demo.greedy"))
+seed_from_url("masks_causal_off", "causal", lambda v: v == "off", False)
+causal_off = st.toggle(t("masks.demo.switch"), key="masks_causal_off", help=t("masks.demo.switch_help"))
+set_url_param("causal", "off" if causal_off else "on")
+
+
+def _p_of(step, token_id: int) -> float:
+    """The probability a step gives ``token_id`` (NaN when neither its own token nor in its top-k)."""
+    if step.token_id == token_id:
+        return step.prob
+    if token_id in step.top_ids:
+        return step.top_probs[step.top_ids.index(token_id)]
+    return float("nan")
+
+
+def demo_section() -> None:
+    if not result.output_text.strip():
+        st.info(t("masks.demo.no_output"))
+        return
+    layer = min(view.layer, view.n_layers["decoder"] - 1)
+    head = view.head
+    with st.spinner(t("analysis.running")):
+        intact = M.get_analysis(view.model, view.text, view.direction_arg, target=result.output_text)
+        off = (MK.get_no_causal_analysis(view.model, view.text, view.direction_arg, result.output_text)
+               if causal_off else None)
+    st.caption(t("masks.demo.which", layer=layer, head=head))
+    tokens = intact.target_tokens
+    runs = [(intact, "with", t("masks.demo.with_title"))]
+    if off is not None:
+        runs.append((off, "without", t("masks.demo.without_title")))
+    columns = st.columns(2)
+    for (analysis, key, title), column in zip(runs, columns, strict=False):
+        pattern = analysis.attention("decoder")[layer, head]
+        mask = ~np.isfinite(analysis.attention("decoder", "scores")[layer, head])
+        with column:
+            chart(viz.pattern_with_future(pattern, tokens, mask, title=title, lang=lang),
+                  key=f"masks_demo_{key}")
+    if off is None:
+        st.info(t("masks.demo.off_hint"), icon=":material/toggle_on:")
+        return
+    future = viz.future_weight(off.attention("decoder")[layer, head])
+    row = int(np.argmax(future))
+    st.caption(t("masks.demo.future_caption", layer=layer, head=head, most=f"{future[row]:.3f}", row=row))
+
+    st.markdown(f"#### {t('masks.demo.predictions_header')}")
+    own = [s.token for s in intact.steps]
+    p_with = np.array([s.prob for s in intact.steps], dtype=np.float64)
+    p_without = np.array([_p_of(o, s.token_id) for s, o in zip(intact.steps, off.steps, strict=True)])
+    top_with = [s.top_tokens[0] for s in intact.steps]
+    top_without = [s.top_tokens[0] for s in off.steps]
+    changed = [a != b for a, b in zip(top_with, top_without, strict=True)]
+    st.markdown(t("masks.demo.summary", changed=sum(changed), total=len(changed),
+                  p_with=f"{np.nanmean(p_with):.3f}", p_without=f"{np.nanmean(p_without):.3f}"))
+    chart(viz.token_probability_bars(own, p_with, p_without, lang=lang), key="masks_demo_bars")
+    table = pd.DataFrame({
+        t("masks.col.position"): [s.position for s in intact.steps],
+        t("masks.col.reads"): [tokens[s.position] for s in intact.steps],
+        t("masks.col.own"): own,
+        t("masks.col.top_with"): top_with,
+        t("masks.col.top_without"): top_without,
+        t("masks.col.p_with"): p_with,
+        t("masks.col.p_without"): p_without,
+        t("masks.col.changed"): changed,
+    })
+    st.dataframe(table.style.format({t("masks.col.p_with"): "{:.4f}", t("masks.col.p_without"): "{:.4f}"},
+                                    na_rep="—"), hide_index=True)
+    st.caption(t("masks.table_caption"))
+    st.markdown(t("masks.demo.explain"))
+
+
+demo_section()

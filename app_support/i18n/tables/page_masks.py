@@ -1,0 +1,180 @@
+"""Masks page: padding and causal masks of a real padded batch, and the causal mask switched off."""
+
+EN = {
+    "masks.title": "Masks",
+    "masks.intro": "Attention may not look everywhere. A **mask** marks, for each query (row), the keys (columns) "
+    "it must not see: their scores are set to −∞ before the softmax, so their weights come out exactly 0 "
+    "and every row still sums to 1. Two masks are at work: the **padding mask** (sentences of different "
+    "lengths share a batch, so the shorter one is filled up with `<pad>` tokens that nobody should look at) "
+    "and the decoder's **causal mask** (a position may not look at later positions).",
+    # 1. a padded batch
+    "masks.batch.header": "1 · Two sentences in one padded batch",
+    "masks.batch.explain": "The sentence from the sidebar (A) and a second one (B) run through the model "
+    "together, as in training. The shorter one is filled up with `<pad>` up to the longer one's length. "
+    "Everything below comes from the model's own code: the padding masks from `model.padding_mask(ids)`, the "
+    "query × key masks from `build_mask`, the function every attention layer calls, and the weights from "
+    "`run_with_cache` on this padded batch.",
+    "masks.other": "Second sentence (B)",
+    "masks.other_help": "Pick one with a different number of tokens than the sidebar's sentence: then one of "
+    "the two needs padding.",
+    "masks.other_empty": "Type a second sentence to build the batch.",
+    "masks.sentence_a": "Sentence A",
+    "masks.sentence_b": "Sentence B",
+    "masks.output": "{name}: {text} → {output}",
+    "masks.same_length": "Both sentences have the same number of tokens on the {side} side, so there is no "
+    "padding there. Change the second sentence to see some.",
+    "masks.side.source": "encoder (input)",
+    "masks.side.target": "decoder (output so far)",
+    "masks.ids_header": "The padded batch, position by position",
+    "masks.ids_caption": "Padding mask = `model.padding_mask(ids)`: True exactly where the id is the padding "
+    "id ({pad_id}). Encoder: {src_len} positions; decoder: {tgt_len} positions.",
+    "masks.col.position": "position",
+    "masks.col.token": "{name}: token",
+    "masks.col.id": "{name}: id",
+    "masks.col.pad": "{name}: padding",
+    "masks.causal_header": "The causal mask",
+    "masks.causal_title": "Causal mask of the decoder ({n} positions)",
+    "masks.causal_caption": "`build_mask(None, {n}, {n}, causal=True)`: True strictly above the diagonal. The "
+    "output token at position q may look at positions 0…q (itself and earlier), never at a later one. It is "
+    "the same for every sentence; only its size depends on the length.",
+    "masks.axis_query_position": "query position",
+    "masks.axis_key_position": "key position",
+    "masks.kind_header": "The mask of {kind}, per sentence",
+    "masks.kind_title": "{name}: mask of {kind}",
+    "masks.kind_caption.encoder": "Encoder self-attention: only the padding mask, applied to the keys (columns). "
+    "Every source token may look at every real source token.",
+    "masks.kind_caption.decoder": "Decoder self-attention: the causal mask OR the padding mask of the keys. "
+    "A grey cell is masked if either of the two masks it.",
+    "masks.kind_caption.cross": "Cross-attention: the padding mask of the source keys (columns). There is no "
+    "causal mask here: the whole source is known from the start.",
+    "masks.pad_rows": "Rows of `<pad>` queries are computed like every row, but their result is never used "
+    "(the loss and the output ignore them), so nobody masks them.",
+    "masks.pattern_header": "What −∞ does after the softmax",
+    "masks.pattern_title": "{name}: recorded weights, {kind}, layer {layer}, head {head}",
+    "masks.pattern_caption": "These are the weights the model recorded (`hook_pattern`) on the padded batch. "
+    "Every grey cell holds exactly 0 (largest weight in a masked cell: {masked_max}), because e^(−∞) = 0; "
+    "the right-hand column prints each row's sum: the largest distance from 1 is {worst} (float32 rounding).",
+    "masks.kinds_choice": "The attention kind, layer and head are the sidebar's.",
+    # 2. demonstration: the causal mask off
+    "masks.demo.header": "2 · Demonstration: the decoder without its causal mask",
+    "masks.demo.label": "**This is a demonstration, not how the model works.** The model was trained with its "
+    "causal mask and always runs with it. Here the mask is switched off for one teacher-forced pass over the "
+    "model's own output (all positions at once, as in training), to show what the mask prevents.",
+    "masks.demo.switch": "Switch the decoder's causal mask off (demonstration)",
+    "masks.demo.switch_help": "Runs the teacher-forced pass over the model's own output again with "
+    "`CausalMask(\"off\")` in the decoder's self-attention of every layer. The model itself is not changed: "
+    "the normal analysis is the same before and after.",
+    "masks.demo.greedy": "During step-by-step greedy decoding there is no future to see: at step t the decoder "
+    "has only produced positions 0…t, so the mask hides nothing there. The mask matters when all positions are "
+    "computed at once — in training, with teacher forcing — where the next token is already in the input and "
+    "must stay hidden.",
+    "masks.demo.no_output": "The model's output is empty, so there is no teacher-forced pass to show.",
+    "masks.demo.which": "Decoder self-attention, layer {layer}, head {head} (the sidebar's layer and head).",
+    "masks.demo.with_title": "With the causal mask (the model as it is)",
+    "masks.demo.without_title": "Without the causal mask (demonstration)",
+    "masks.demo.off_hint": "Switch the mask off above to see the same head without it, side by side.",
+    "masks.demo.future_caption": "The red frame is the future: keys after the query. With the mask every "
+    "weight there is 0. Without it, row q puts the weight printed at its right end on later tokens — in "
+    "layer {layer}, head {head} up to {most} (row {row}).",
+    "masks.demo.predictions_header": "How the next-token predictions change",
+    "masks.demo.summary": "Without the mask the top-1 prediction changes at {changed} of {total} positions. "
+    "The model's own next token gets a mean probability of {p_with} with the mask and {p_without} "
+    "without it.",
+    "masks.demo.explain": "Without the mask, position q can read token q+1 — the very token it has to predict. "
+    "This model never learned to use that, so its predictions just change. A model *trained* without the mask "
+    "would learn to copy the next token from the input: a perfect training score, and useless for generating "
+    "text, because then the future does not exist yet.",
+    "masks.col.reads": "reads",
+    "masks.col.own": "own next token",
+    "masks.col.top_with": "top-1 with mask",
+    "masks.col.top_without": "top-1 without mask",
+    "masks.col.p_with": "p(own) with mask",
+    "masks.col.p_without": "p(own) without mask",
+    "masks.col.changed": "top-1 changed",
+    "masks.table_caption": "One row per position of the teacher-forced pass: the token the decoder reads there, "
+    "the model's own next token (from its output), and each pass's most likely next token.",
+}
+
+ZH = {
+    "masks.title": "掩码",
+    "masks.intro": "注意力并不是哪里都能看。**掩码**（mask）为每个查询（一行）标出它不能看的键（列）："
+    "这些位置的分数在 softmax 之前被设为 −∞，所以它们的权重正好是 0，而每一行的权重加起来仍然是 1。"
+    "这里有两种掩码在起作用：**填充掩码**（padding mask）——长短不一的句子放进同一个批次时，"
+    "较短的句子要用 `<pad>` token 补齐，谁都不应该去看这些补上的位置；以及解码器的**因果掩码**（causal mask）"
+    "——一个位置不能看它后面的位置。",
+    "masks.batch.header": "1 · 把两个句子填充成一个批次",
+    "masks.batch.explain": "侧边栏里的句子（A）和另一个句子（B）像训练时那样一起送进模型。"
+    "较短的句子用 `<pad>` 补齐到较长句子的长度。下面的一切都来自模型自己的代码："
+    "填充掩码来自 `model.padding_mask(ids)`，查询 × 键的掩码来自每个注意力层都会调用的函数 `build_mask`，"
+    "权重则来自在这个填充后的批次上运行的 `run_with_cache`。",
+    "masks.other": "第二个句子（B）",
+    "masks.other_help": "选一个 token 数和侧边栏句子不同的句子：这样两句中就有一句需要填充。",
+    "masks.other_empty": "请输入第二个句子，才能组成批次。",
+    "masks.sentence_a": "句子 A",
+    "masks.sentence_b": "句子 B",
+    "masks.output": "{name}：{text} → {output}",
+    "masks.same_length": "两个句子在{side}一侧的 token 数相同，所以那里没有填充。换一个第二句就能看到填充。",
+    "masks.side.source": "编码器（输入）",
+    "masks.side.target": "解码器（已有的输出）",
+    "masks.ids_header": "填充后的批次，逐个位置来看",
+    "masks.ids_caption": "填充掩码 = `model.padding_mask(ids)`：恰好在编号等于填充编号（{pad_id}）的位置上为 "
+    "`True`。编码器：{src_len} 个位置；解码器：{tgt_len} 个位置。",
+    "masks.col.position": "位置",
+    "masks.col.token": "{name}：token",
+    "masks.col.id": "{name}：编号",
+    "masks.col.pad": "{name}：是否填充",
+    "masks.causal_header": "因果掩码",
+    "masks.causal_title": "解码器的因果掩码（{n} 个位置）",
+    "masks.causal_caption": "`build_mask(None, {n}, {n}, causal=True)`：对角线以上（不含对角线）为 `True`。"
+    "位置 q 上的输出 token 可以看位置 0…q（它自己和前面的位置），绝不能看后面的位置。"
+    "每个句子的因果掩码都一样，只有大小取决于长度。",
+    "masks.axis_query_position": "查询的位置",
+    "masks.axis_key_position": "键的位置",
+    "masks.kind_header": "{kind}的掩码，逐句来看",
+    "masks.kind_title": "{name}：{kind}的掩码",
+    "masks.kind_caption.encoder": "编码器自注意力：只有填充掩码，作用在键（列）上。每个源 token 都可以看所有真实的源 token。",
+    "masks.kind_caption.decoder": "解码器自注意力：因果掩码与键的填充掩码取“或”。两种掩码中只要有一种遮住某个格子，"
+    "这个格子就是灰色。",
+    "masks.kind_caption.cross": "交叉注意力：只有源一侧键（列）的填充掩码。这里没有因果掩码：整个源句子从一开始就是已知的。",
+    "masks.pad_rows": "`<pad>` 作为查询的那些行也和其他行一样被计算，但结果从来不会被用到（损失和输出都忽略它们），"
+    "所以没有掩码去遮它们。",
+    "masks.pattern_header": "softmax 之后 −∞ 变成了什么",
+    "masks.pattern_title": "{name}：记录到的权重，{kind}，第 {layer} 层，头 {head}",
+    "masks.pattern_caption": "这些是模型在填充后的批次上记录到的权重（`hook_pattern`）。"
+    "每个灰色格子里都正好是 0（被掩码遮住的格子中最大的权重：{masked_max}），因为 e^(−∞) = 0；"
+    "右侧一列是每一行的和：与 1 的最大差距为 {worst}（`float32` 的舍入误差）。",
+    "masks.kinds_choice": "注意力的种类、层和头都取自侧边栏。",
+    "masks.demo.header": "2 · 演示：去掉因果掩码的解码器",
+    "masks.demo.label": "**这只是一个演示，并不是模型的实际工作方式。**模型训练时带着因果掩码，运行时也一直带着它。"
+    "这里只是在对模型自己的输出做一次教师强制的前向计算时（所有位置同时计算，和训练时一样）把掩码关掉，"
+    "让大家看看掩码防止了什么。",
+    "masks.demo.switch": "关掉解码器的因果掩码（演示）",
+    "masks.demo.switch_help": "用 `CausalMask(\"off\")` 把每一层解码器自注意力的掩码关掉，"
+    "在模型自己的输出上重新做一次教师强制的前向计算。模型本身不会被改动：正常的分析结果前后完全一样。",
+    "masks.demo.greedy": "在逐步进行的贪心解码中，根本没有未来可看：第 t 步时解码器只生成了位置 0…t，"
+    "所以掩码在那里什么也没遮住。只有在所有位置同时计算时——也就是训练时用教师强制的时候——"
+    "下一个 token 已经在输入里了，这时掩码才必须把它藏起来。",
+    "masks.demo.no_output": "模型的输出是空的，所以没有可以展示的教师强制计算。",
+    "masks.demo.which": "解码器自注意力，第 {layer} 层，头 {head}（取自侧边栏的层和头）。",
+    "masks.demo.with_title": "有因果掩码（模型原本的样子）",
+    "masks.demo.without_title": "没有因果掩码（演示）",
+    "masks.demo.off_hint": "在上面关掉掩码，就能把同一个头去掉掩码后的样子并排对比。",
+    "masks.demo.future_caption": "红框里是未来：位于查询之后的键。有掩码时，那里的权重全是 0。"
+    "没有掩码时，第 q 行会把右侧标出的那部分权重放在后面的 token 上——第 {layer} 层、头 {head} "
+    "中最多达到 {most}（第 {row} 行）。",
+    "masks.demo.predictions_header": "下一个 token 的预测怎样变化",
+    "masks.demo.summary": "去掉掩码后，{total} 个位置中有 {changed} 个位置的第一候选变了。"
+    "模型自己输出的下一个 token 的平均概率，有掩码时是 {p_with}，没有掩码时是 {p_without}。",
+    "masks.demo.explain": "没有掩码时，位置 q 能读到第 q+1 个 token——正是它要预测的那个。"
+    "这个模型从来没有学过怎样利用这一点，所以它的预测只是变了。一个在*训练*时就不带掩码的模型，"
+    "会学会直接从输入里抄下一个 token：训练成绩完美，生成文本时却毫无用处，因为那时未来还不存在。",
+    "masks.col.reads": "读入的 token",
+    "masks.col.own": "自己的下一个 token",
+    "masks.col.top_with": "有掩码时的第一候选",
+    "masks.col.top_without": "无掩码时的第一候选",
+    "masks.col.p_with": "有掩码时自己 token 的概率",
+    "masks.col.p_without": "无掩码时自己 token 的概率",
+    "masks.col.changed": "第一候选是否改变",
+    "masks.table_caption": "教师强制计算中的每个位置占一行：解码器在那里读入的 token、模型自己输出的下一个 token，"
+    "以及两次计算各自最可能的下一个 token。",
+}

@@ -1,0 +1,269 @@
+"""Masks: boolean query x key matrices, what the softmax makes of masked cells, and the decoder's
+attention with and without its causal mask. Pure plotly and numpy; every word from ``viz.labels``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz import theme
+from viz._validate import as_array, check_mask, check_tokens
+from viz.heatmap import _unique, category_axis
+from viz.labels import label
+from viz.tokens import escape_text, token_labels
+
+__all__ = ["future_weight", "mask_matrix", "pattern_with_future", "pattern_with_row_sums",
+           "row_sums", "token_probability_bars"]
+
+#: Up to this many cells a side every cell prints its number.
+CELL_TEXT_MAX = 16
+#: Open (attendable) cells of a mask matrix: white, so the grey of masked cells stands out.
+OPEN_COLOR = "#ffffff"
+#: Outline of the future (keys after the query) when the causal mask is off.
+FUTURE_COLOR = "#cb181d"
+FUTURE_FILL = "rgba(203,24,29,0.07)"
+
+
+def _labels(tokens: Sequence[str], n: int, what: str) -> list[str]:
+    tokens = check_tokens(tokens, n, array_name="matrix", axis_name=f"{what}s", token_name=f"{what} tokens")
+    return _unique(token_labels(tokens))
+
+
+def _layout(title: str, subtitle: str | None, q_labels: list[str], k_labels: list[str], lang: str,
+            *, right_margin: int = 60, query_title: str | None = None,
+            key_title: str | None = None) -> dict[str, object]:
+    n_q, n_k = len(q_labels), len(k_labels)
+    cell = theme.cell_size_px(max(n_q, n_k))
+    layout = theme.theme_layout(title, subtitle=subtitle, height=max(380, cell * n_q + 230),
+                                width=max(460, cell * n_k + 200 + right_margin))
+    layout.update(
+        xaxis={**category_axis(k_labels, key_title or label(lang, "axis.key_attended")), "tickangle": -45,
+               "constrain": "domain"},
+        yaxis={**category_axis(q_labels, query_title or label(lang, "axis.query_attending"), reversed_=True),
+               "scaleanchor": "x", "constrain": "domain"},
+    )
+    layout["margin"] = {**layout["margin"], "b": 130, "r": right_margin}
+    return layout
+
+
+def mask_matrix(
+    mask_2d: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    title: str = "",
+    subtitle: str | None = None,
+    query_title: str | None = None,
+    key_title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
+    """A boolean mask ``[query, key]`` as a matrix: True (grey, "−∞" in the cell) = masked, the query
+    may not look at that key; False (white) = open. The trace's ``z`` is the mask as 0/1 (uint8).
+
+    ``title``/``subtitle`` are escaped (they may quote tokens); ``query_title``/``key_title`` replace
+    the axis titles (plain text, escaped).
+    """
+    m = np.asarray(mask_2d)
+    if m.ndim != 2 or not m.size:
+        raise ValueError(f"mask must be a non-empty 2-D [query, key] array, got shape {m.shape}")
+    m = check_mask(m, m.shape, "mask")
+    n_q, n_k = m.shape
+    q_labels, k_labels = _labels(query_tokens, n_q, "query"), _labels(key_tokens, n_k, "key")
+    masked_text = label(lang, "masks.cell_masked")
+    open_text = label(lang, "masks.cell_open")
+    hover_cell = np.where(m, masked_text, open_text)
+    small = max(n_q, n_k) <= CELL_TEXT_MAX
+    trace = go.Heatmap(
+        z=m.astype(np.uint8),
+        x=k_labels,
+        y=q_labels,
+        colorscale=[[0.0, OPEN_COLOR], [0.5, OPEN_COLOR], [0.5, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        text=np.where(m, "−∞", "") if small else None,
+        texttemplate="%{text}" if small else None,
+        customdata=hover_cell,
+        hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}")
+        + "<br>%{customdata}<extra></extra>",
+        name="mask",
+    )
+    notes = [escape_text(subtitle)] if subtitle else []
+    notes.append(label(lang, "masks.legend"))
+    layout = _layout(theme.pick_title(title, label(lang, "masks.mask_title")), " · ".join(notes),
+                     q_labels, k_labels, lang,
+                     query_title=escape_text(query_title) if query_title else None,
+                     key_title=escape_text(key_title) if key_title else None)
+    layout["plot_bgcolor"] = "#dddddd"  # the gaps between cells: a light grid
+    return go.Figure([trace], layout)
+
+
+def row_sums(pattern_2d: np.ndarray) -> np.ndarray:
+    """Sum of each row ``[query]`` (float64): 1 for every row of a softmax over keys."""
+    return as_array(pattern_2d, 2, "pattern").astype(np.float64).sum(axis=1)
+
+
+def future_weight(pattern_2d: np.ndarray) -> np.ndarray:
+    """Weight each query row puts on later keys (key > query) ``[query]``, float64."""
+    p = as_array(pattern_2d, 2, "pattern").astype(np.float64)
+    return np.triu(p, 1).sum(axis=1)
+
+
+def _weights_figure(
+    pattern_2d: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    mask_2d: np.ndarray | None,
+    row_notes: list[str],
+    title: str,
+    notes: list[str],
+    lang: str,
+    outline_future: bool = False,
+) -> go.Figure:
+    p = as_array(pattern_2d, 2, "pattern")
+    n_q, n_k = p.shape
+    q_labels, k_labels = _labels(query_tokens, n_q, "query"), _labels(key_tokens, n_k, "key")
+    small = max(n_q, n_k) <= CELL_TEXT_MAX
+    weight = escape_text(label(lang, "value.attention_weight"))
+    main = go.Heatmap(
+        z=p,  # float32, exactly the recorded weights (0 where masked)
+        x=k_labels,
+        y=q_labels,
+        colorscale=theme.SEQUENTIAL,
+        zmin=0.0,
+        zmax=1.0,
+        showscale=False,
+        texttemplate="%{z:.2f}" if small else None,
+        hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}") + "<br>"
+        + label(lang, "hover.value", name=weight, value="%{z:.6f}") + "<extra></extra>",
+        name="pattern",
+    )
+    traces = [main]
+    if mask_2d is not None:
+        m = check_mask(mask_2d, p.shape, "mask")
+        if m.any():
+            # Grey on top of the masked cells only (gaps elsewhere): the cell prints the recorded weight.
+            traces.append(
+                go.Heatmap(
+                    z=np.where(m, 1.0, np.nan).astype(np.float32),
+                    x=k_labels,
+                    y=q_labels,
+                    colorscale=[[0.0, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
+                    zmin=0,
+                    zmax=1,
+                    showscale=False,
+                    hoverongaps=False,
+                    text=np.where(m, np.char.mod("%g", p.astype(np.float64)), "") if small else None,
+                    texttemplate="%{text}" if small else None,
+                    customdata=p,
+                    hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}") + "<br>"
+                    + label(lang, "masks.hover_masked_weight", value="%{customdata}") + "<extra></extra>",
+                    name="masked",
+                )
+            )
+            notes = [*notes, label(lang, "note.grey_masked_cannot_attend")]
+    layout = _layout(title, " · ".join(notes) if notes else None, q_labels, k_labels, lang, right_margin=170)
+    layout["annotations"] = [
+        {"text": note, "xref": "paper", "x": 1.0, "xanchor": "left", "xshift": 8, "yref": "y", "y": q,
+         "showarrow": False, "font": {"size": 13, "family": "monospace"}}
+        for q, note in zip(q_labels, row_notes, strict=True)
+    ]
+    if outline_future and n_q > 1 and n_k > 1:
+        # a staircase around the cells with key > query (category axes: cell i spans i ± 0.5)
+        points = [(0.5, -0.5)]
+        for i in range(min(n_q, n_k) - 1):
+            points += [(i + 0.5, i + 0.5), (i + 1.5, i + 0.5)]
+        points += [(n_k - 0.5, min(n_q, n_k) - 1.5), (n_k - 0.5, -0.5)]
+        path = "M " + " L ".join(f"{x},{y}" for x, y in points) + " Z"
+        layout["shapes"] = [{"type": "path", "path": path, "xref": "x", "yref": "y",
+                             "line": {"color": FUTURE_COLOR, "width": 3}, "fillcolor": FUTURE_FILL}]
+    return go.Figure(traces, layout)
+
+
+def pattern_with_row_sums(
+    pattern_2d: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    mask_2d: np.ndarray | None = None,
+    *,
+    title: str = "",
+    subtitle: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
+    """One head's recorded pattern ``[query, key]`` with every row's sum printed at its right end.
+
+    The weight trace (named "pattern", the first trace) holds the pattern exactly as given (float32,
+    so a masked cell is its recorded value, 0); masked cells (``mask_2d`` True) are drawn grey on
+    top and print that value. Each row's annotation reads "Σ = 1.000000" (sum in float64).
+    """
+    sums = row_sums(pattern_2d)
+    notes = [escape_text(subtitle)] if subtitle else []
+    return _weights_figure(pattern_2d, query_tokens, key_tokens, mask_2d,
+                           [label(lang, "masks.row_sum", value=f"{s:.6f}") for s in sums],
+                           theme.pick_title(title, label(lang, "masks.pattern_title")), notes, lang)
+
+
+def pattern_with_future(
+    pattern_2d: np.ndarray,
+    tokens: Sequence[str],
+    mask_2d: np.ndarray | None = None,
+    *,
+    title: str = "",
+    subtitle: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
+    """Decoder self-attention ``[query, key]`` (same tokens on both axes) with the future framed in red
+    and each row's weight on the future (keys after the query) printed at its right end.
+
+    ``mask_2d`` (the intact pass's mask) greys out masked cells as :func:`pattern_with_row_sums` does.
+    """
+    future = future_weight(pattern_2d)
+    notes = [escape_text(subtitle)] if subtitle else []
+    notes.append(label(lang, "masks.note_future"))
+    return _weights_figure(pattern_2d, tokens, tokens, mask_2d,
+                           [label(lang, "masks.row_future", value=f"{w:.3f}") for w in future],
+                           theme.pick_title(title, label(lang, "masks.future_title")), notes, lang,
+                           outline_future=True)
+
+
+def token_probability_bars(
+    tokens: Sequence[str],
+    p_with: np.ndarray,
+    p_without: np.ndarray,
+    *,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """Grouped bars per position: the probability of the model's own next token (``tokens``, one per
+    position) with the causal mask (trace "with") and without it (trace "without")."""
+    a = as_array(p_with, 1, "p_with", dims="[position]")
+    b = as_array(p_without, 1, "p_without", dims="[position]")
+    if a.shape != b.shape:
+        raise ValueError(f"p_with has {a.shape[0]} positions but p_without has {b.shape[0]}")
+    labels = _labels(tokens, a.shape[0], "position")
+    x = [f"{i}: {lab}" for i, lab in enumerate(labels)]
+    traces = []
+    for name, values, colour, key in (("with", a, theme.ACCENT, "masks.bar_with"),
+                                      ("without", b, FUTURE_COLOR, "masks.bar_without")):
+        legend = label(lang, key)
+        traces.append(go.Bar(
+            x=x, y=values, name=legend, marker={"color": colour}, meta=name,
+            hovertemplate=f"{legend}<br>%{{x}}<br>"
+            + label(lang, "hover.value", name=label(lang, "axis.probability"), value="%{y:.3f}")
+            + "<extra></extra>",
+        ))
+    fig = go.Figure(traces)
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "masks.bar_title")), height=440,
+                      width=max(520, 70 * len(x) + 200))
+    fig.update_layout(
+        barmode="group",
+        xaxis={"title": {"text": label(lang, "masks.axis_next_token")}, "type": "category", "tickangle": -45},
+        yaxis={"title": {"text": label(lang, "axis.probability")}, "range": [0, 1.02]},
+        legend={"orientation": "h", "y": -0.35},
+    )
+    return fig
