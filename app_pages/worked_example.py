@@ -21,8 +21,8 @@ EDGE = 4  # wide vectors: the first and last EDGE dimensions in the tables
 TOLERANCE = 1e-5
 HIGHLIGHT = "background-color: rgba(33, 113, 181, 0.18)"
 
-lang = current_lang()
 view = current_view()
+lang = current_lang()  # after the sidebar, which sets the session's language on a first run
 page_header(t("worked.title"), t("worked.intro"))
 result = current_analysis(view)
 data = get_layer_tensors(view.model, view.text, view.direction, view.kind, view.layer)
