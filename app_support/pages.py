@@ -56,6 +56,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
     PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
+    PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
+             ("query", "key")),
+    PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim")),
 )

@@ -316,6 +316,13 @@ def test_app_in_chromium():
                 assert "masked" in hovers[0, 1] and "NaN" not in hovers[0, 1], hovers
                 assert "attention weight" in hovers[1, 0] and "masked" not in hovers[1, 0], hovers
 
+                # 5b) The "How it works" pages open from a link and draw without a page error.
+                for path in ("worked", "masks", "positional"):
+                    page.goto(f"{base}/{path}?model={model}&text={sentences[0]}", wait_until="domcontentloaded")
+                    page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=120_000)
+                    page.wait_for_timeout(300)
+                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+
                 # 6) The Chinese interface from a link: titles, sidebar and figures in Chinese, and the
                 #    link keeps lang=zh. A browser that prefers Chinese gets it without the parameter.
                 page.goto(f"{base}/?lang=zh&model={model}&text={sentences[0]}&kind=cross&layer=1&head=2",

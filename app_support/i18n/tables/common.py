@@ -18,6 +18,8 @@ EN = {
     "page.stats.title": "Head statistics",
     "page.model.title": "The model",
     "page.positional.title": "Positional encoding",
+    "page.worked.title": "Attention by hand",
+    "page.masks.title": "Masks",
     # sidebar
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "Controls",
@@ -78,6 +80,8 @@ ZH = {
     "page.stats.title": "注意力头统计",
     "page.model.title": "模型本身",
     "page.positional.title": "位置编码",
+    "page.worked.title": "手算注意力",
+    "page.masks.title": "掩码",
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "控制面板",
     "sidebar.model": "模型",
