@@ -318,7 +318,8 @@ def test_app_in_chromium():
 
                 # 5b) The "How it works" pages open from a link and draw without a page error.
                 for path in ("worked", "masks", "positional"):
-                    page.goto(f"{base}/{path}?model={model}&text={sentences[0]}", wait_until="domcontentloaded")
+                    url = f"{base}/{path}?model={model}&text={sentences[0]}"
+                    page.goto(url, wait_until="domcontentloaded")
                     page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=120_000)
                     page.wait_for_timeout(300)
                     assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
