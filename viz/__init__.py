@@ -7,6 +7,14 @@ Array conventions: one layer's pattern is ``[head, query, key]``, all layers
 """
 
 from viz.aggregate import attention_rollout, attention_rollout_figure, mean_over_heads, mean_over_heads_figure
+from viz.architecture import (
+    SPLIT_MERGE,
+    architecture_figure,
+    architecture_layout,
+    architecture_shapes,
+    split_merge_figure,
+    split_merge_stages,
+)
 from viz.clicks import CLICK_TRACE_NAME
 from viz.columns import column_help, column_labels
 from viz.compare import (
@@ -60,6 +68,12 @@ from viz.worked import (
 )
 
 __all__ = [
+    "SPLIT_MERGE",
+    "architecture_figure",
+    "architecture_layout",
+    "architecture_shapes",
+    "split_merge_figure",
+    "split_merge_stages",
     "CLICK_TRACE_NAME",
     "decode_plotly_array",
     "HEAD_STATS_COLUMNS",

@@ -1,0 +1,111 @@
+"""Architecture page: the encoder–decoder diagram of the loaded model, and the multi-head split and merge."""
+
+EN = {
+    "architecture.title": "Architecture and shape flow",
+    "architecture.intro": "The whole network of the loaded model, drawn from its config: the embeddings and the "
+    "positional encoding, one encoder block and one decoder block (each repeated N times), their sub-layers, "
+    "where the normalisation sits, where cross-attention reads its keys and values, and the output "
+    "projection. Every box carries the **real shape of its output** for the sentence in the sidebar, read "
+    "from the shape trace of this very pass.",
+    "architecture.config": "{n_enc} encoder blocks · {n_dec} decoder blocks · {h} heads of width d_head = "
+    "{d_head} · d_model = {d_model} · d_ff = {d_ff} · {norm} · {pos} · {tied}",
+    "architecture.norm.pre": "Pre-LN",
+    "architecture.norm.post": "Post-LN (as in the paper)",
+    "architecture.pos.sinusoidal": "sinusoidal positional encoding",
+    "architecture.pos.learned": "learned positional encoding",
+    "architecture.pos.rope": "rotary position embeddings (RoPE) inside attention",
+    "architecture.pos.none": "no positional encoding",
+    "architecture.tied.yes": "output projection tied to the embedding",
+    "architecture.tied.no": "output projection with its own matrix",
+    "architecture.reading.pre": "**Where the norm sits (Pre-LN).** Each sub-layer reads a normalised copy of "
+    "the residual stream: `x + f(norm(x))`. The norm sits inside the residual branch, so the stream itself "
+    "is never normalised inside a block; that is why each stack ends with one **final norm**.",
+    "architecture.reading.post": "**Where the norm sits (Post-LN).** Each sub-layer adds its output to the "
+    "residual stream and the sum is normalised: `norm(x + f(x))`, as in the original paper. The stream "
+    "leaves every block normalised, so no final norm is needed.",
+    "architecture.reading.cross": "**Cross-attention** takes its queries from the decoder and its keys and "
+    "values from the encoder output (the purple arrow): every decoder block reads the same encoder output.",
+    "architecture.reading.rope": "**RoPE**: this model has no positional-encoding box. Positions enter inside "
+    "self-attention, where q and k are rotated by their position before the dot product.",
+    "architecture.reading.tied": "**Output projection**: it turns each decoder position into one score per "
+    "token of the vocabulary (the logits, last axis V = {vocab}). {tied}",
+    "architecture.reading.tied_yes": "It is **tied** to the embedding: the same matrix, transposed.",
+    "architecture.reading.tied_no": "It has **its own matrix**, separate from the embedding.",
+    "architecture.shapes_note": "Shapes are (B, L, width): B = {B} sentence, L = the number of positions. Every "
+    "block of a stack has the same shapes, so one block is drawn; the final norm keeps the shape of its "
+    "input.",
+    "architecture.links": "Each box names the page that shows it:",
+    "architecture.split.header": "Multi-head split and merge",
+    "architecture.split.text": "The attention chosen in the sidebar ({kind}, layer {layer}) splits its "
+    "d_model = {d_model} wide vectors into h = {h} heads of d_head = {d_head} numbers, lets every head "
+    "compute its own {lq} × {lk} scores, and joins the heads again: h · d_head = {h} × {d_head} = "
+    "{merged}, then W_o. Every shape below is read from the shape trace of this pass.",
+    "architecture.split.gqa": "This model shares key/value heads: K and V have {kv} heads, each shared by "
+    "{group} query heads before the scores are computed. The query path drawn here has all h = {h} heads.",
+    "architecture.split.rope": "RoPE rotates q and k after the split; the rotation keeps their shape.",
+    "architecture.col.stage": "Stage",
+    "architecture.col.shape": "Real shape",
+    "architecture.col.symbol": "Symbolic shape",
+    "architecture.col.step": "Trace step",
+    "architecture.stage.input": "input x (queries)",
+    "architecture.stage.split": "split into heads",
+    "architecture.stage.heads_first": "heads first",
+    "architecture.stage.scores": "scores Q Kᵀ",
+    "architecture.stage.weighted": "weights · V",
+    "architecture.stage.positions_first": "positions first",
+    "architecture.stage.merge": "heads merged",
+    "architecture.stage.project": "after W_o",
+    "architecture.missing": "The shape trace of this pass has no step {op} for this attention layer.",
+}
+
+ZH = {
+    "architecture.title": "架构与形状流动",
+    "architecture.intro": "按当前模型的配置画出的整个网络：嵌入和位置编码，一个编码器块和一个解码器块（各重复 N 次）、"
+    "它们的子层、归一化的位置、交叉注意力从哪里取键和值，以及输出投影。每个方框都标出侧边栏里这句话在本次前向传播中"
+    "**真实的输出形状**，直接取自这次前向传播的形状追踪。",
+    "architecture.config": "{n_enc} 个编码器块 · {n_dec} 个解码器块 · {h} 个注意力头，每个宽 d_head = {d_head} · "
+    "d_model = {d_model} · d_ff = {d_ff} · {norm} · {pos} · {tied}",
+    "architecture.norm.pre": "Pre-LN",
+    "architecture.norm.post": "Post-LN（与原论文相同）",
+    "architecture.pos.sinusoidal": "正弦位置编码",
+    "architecture.pos.learned": "可学习的位置编码",
+    "architecture.pos.rope": "在注意力内部使用旋转位置嵌入（RoPE）",
+    "architecture.pos.none": "没有位置编码",
+    "architecture.tied.yes": "输出投影与嵌入共用一个矩阵",
+    "architecture.tied.no": "输出投影有自己的矩阵",
+    "architecture.reading.pre": "**归一化的位置（Pre-LN）。** 每个子层读取残差流归一化之后的副本：`x + f(norm(x))`。"
+    "归一化位于残差连接的分支里，所以块内的残差流本身从不被归一化；因此每个堆叠的最后还有一次**最终归一化**。",
+    "architecture.reading.post": "**归一化的位置（Post-LN）。** 每个子层把输出加到残差流上，再对和做归一化："
+    "`norm(x + f(x))`，与原论文相同。经过残差连接后，残差流离开每个块时都已归一化，所以不需要最终归一化。",
+    "architecture.reading.cross": "**交叉注意力**的查询来自解码器，键和值来自编码器输出（紫色箭头）："
+    "每个解码器块读取的都是同一个编码器输出。",
+    "architecture.reading.rope": "**RoPE**：这个模型没有位置编码方框。位置信息在自注意力内部加入："
+    "点积之前，q 和 k 按各自的位置旋转。",
+    "architecture.reading.tied": "**输出投影**：把解码器的每个位置变成词表里每个 token 的一个分数（logits）；"
+    "最后一维 V = {vocab}。{tied}",
+    "architecture.reading.tied_yes": "它与嵌入**共用**同一个矩阵（转置后使用）。",
+    "architecture.reading.tied_no": "它有**自己的矩阵**，与嵌入分开。",
+    "architecture.shapes_note": "形状写作 (B, L, 宽度)：B = {B} 个句子，L = 位置数。同一堆叠中的每个块形状都相同，"
+    "所以只画一个块；最终归一化不改变输入的形状。",
+    "architecture.links": "每个方框都注明了展示它的页面：",
+    "architecture.split.header": "多头拆分与合并",
+    "architecture.split.text": "侧边栏选中的注意力（{kind}，第 {layer} 层）把 d_model = {d_model} 维的向量拆成 "
+    "h = {h} 个头，每个头 d_head = {d_head} 个数；每个头各自计算 {lq} × {lk} 的分数，然后再把各头合并："
+    "h · d_head = {h} × {d_head} = {merged}，最后乘以 W_o。下面每个形状都取自本次前向传播的形状追踪。",
+    "architecture.split.gqa": "这个模型共享键/值头：K 和 V 只有 {kv} 个头，计算分数之前每个头由 {group} 个查询头共用。"
+    "这里画的是查询这一路，共有 h = {h} 个头。",
+    "architecture.split.rope": "RoPE 在拆分之后旋转 q 和 k；旋转不改变它们的形状。",
+    "architecture.col.stage": "阶段",
+    "architecture.col.shape": "真实形状",
+    "architecture.col.symbol": "符号形状",
+    "architecture.col.step": "追踪步骤",
+    "architecture.stage.input": "输入 x（查询）",
+    "architecture.stage.split": "拆成多个头",
+    "architecture.stage.heads_first": "头维度提前",
+    "architecture.stage.scores": "分数 Q Kᵀ",
+    "architecture.stage.weighted": "权重 · V",
+    "architecture.stage.positions_first": "位置维度提前",
+    "architecture.stage.merge": "合并各头",
+    "architecture.stage.project": "经过 W_o",
+    "architecture.missing": "本次前向传播的形状追踪里，这个注意力层没有步骤 {op}。",
+}
