@@ -1,13 +1,19 @@
 """Positional encoding: the table that tells the model where each token stands."""
 
+import math
+
+import numpy as np
 import streamlit as st
 
 import viz
+from app_support import positional_lab as lab
 from app_support.i18n import current_lang, t
+from app_support.messages import show_input_error
 from app_support.models import get_bundle, position_table
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from model.data.tasks import InputError
 
 view = current_view()
 bundle = get_bundle(view.model)
@@ -31,7 +37,10 @@ set_url_param("dim", d)
 table, own = position_table(bundle, int(n_pos), int(d))
 if own and cfg.pos_encoding == "learned":
     st.caption(t("positional.learned_shown"))
-chart(viz.pe_heatmap(table, lang=lang), key="pe_heatmap")
+past = int(n_pos) > cfg.max_len
+chart(viz.pe_heatmap(table, lang=lang, max_len=cfg.max_len), key="pe_heatmap")
+if past:
+    st.caption(t("positional.past_max_len", max_len=cfg.max_len, n=int(n_pos)))
 left, right = st.columns(2)
 with left:
     chart(viz.pe_cosine_similarity(table, lang=lang), key="pe_cosine")
@@ -44,3 +53,96 @@ with right:
         st.caption(t("positional.curves_caption"))
     else:
         st.info(t("positional.no_dims"))
+
+# --------------------------------------------------------------------------- similarity against distance
+
+st.subheader(t("positional.distance.header"))
+profile = viz.similarity_by_distance(table)
+chart(viz.pe_similarity_by_distance(table, lang=lang, max_len=cfg.max_len), key="pe_distance")
+last = int(profile.distance[-1])
+summary = [t("positional.distance.falls", end=f"{profile.mean[-1]:.3f}", last=last)]
+if profile.monotone:
+    summary.append(t("positional.distance.monotone"))
+else:
+    rises = profile.rises
+    first = int(rises[0])
+    summary.append(t("positional.distance.not_monotone", count=len(rises), total=last, first=first,
+                     a=f"{profile.mean[first - 1]:.4f}", b=f"{profile.mean[first]:.4f}",
+                     rise=f"{float(np.max(np.diff(profile.mean))):.2g}"))
+if profile.spread < 1e-5:  # float32 rounding of a table whose similarity depends on distance only
+    summary.append(t("positional.distance.band_flat", spread=f"{profile.spread:.1e}"))
+else:
+    summary.append(t("positional.distance.band_wide", spread=f"{profile.spread:.3f}"))
+st.markdown(" ".join(summary))
+
+# --------------------------------------------------------------------------- relative positions
+
+st.subheader(t("positional.shift.header"))
+st.markdown(t("positional.shift.intro"))
+seed_from_url("pe_k", "k", lambda v: url_int(v, 1, 511), 3)
+k_max = int(n_pos) - 1
+if not 1 <= int(st.session_state.get("pe_k", 3)) <= k_max:
+    st.session_state["pe_k"] = min(3, k_max)
+k = int(st.slider(t("positional.shift.k"), 1, k_max, key="pe_k"))
+set_url_param("k", k)
+exact = lab.sinusoidal_table64(int(n_pos), int(d))
+m_k = lab.shift_matrix(int(d), k)
+errors = lab.shift_errors(exact, k)
+SHOWN = 64
+c1, c2 = st.columns(2)
+with c1:
+    chart(viz.shift_matrix_heatmap(m_k[:SHOWN, :SHOWN], k, lang=lang), key="pe_shift_matrix")
+    if d > SHOWN:
+        st.caption(t("positional.shift.matrix_cut", shown=SHOWN, d=int(d)))
+with c2:
+    chart(viz.shift_error_curve(errors, k, lang=lang), key="pe_shift_error")
+st.markdown(t("positional.shift.error", err=f"{float(errors.max()):.1e}", n=len(errors), d=int(d), k=k))
+
+# --------------------------------------------------------------------------- the model's own scheme
+
+if cfg.pos_encoding == "rope":
+    st.subheader(t("positional.rope.header"))
+    st.markdown(t("positional.rope.intro", d_head=cfg.d_head))
+    c1, c2 = st.columns(2)
+    with c1:
+        chart(viz.rope_frequency_bars(lab.rope_frequencies(cfg.d_head), lang=lang), key="pe_rope_freq")
+    with c2:
+        scores = lab.rope_scores(cfg.d_head, int(n_pos))
+        chart(viz.rope_score_heatmap(scores, lang=lang, max_len=cfg.max_len), key="pe_rope_scores")
+    worst = max(float(np.ptp(np.diagonal(scores, offset=o))) for o in range(-len(scores) + 1, len(scores)))
+    st.markdown(t("positional.rope.diagonals", spread=f"{worst:.1e}"))
+    if past:
+        st.caption(t("positional.rope.past", max_len=cfg.max_len))
+elif cfg.pos_encoding == "learned":
+    st.caption(t("positional.learned_note", max_len=cfg.max_len, d_model=cfg.d_model))
+
+# --------------------------------------------------------------------------- magnitudes on the sentence
+
+st.subheader(t("positional.norms.header"))
+vectors = None
+if not view.text.strip():
+    st.info(t("analysis.empty"), icon=":material/edit:")
+else:
+    try:
+        vectors = lab.get_input_vectors(view.model, view.text, view.direction_arg)
+    except InputError as e:
+        show_input_error(e)
+if vectors is not None:
+    chart(viz.embedding_norm_bars(vectors.tokens, vectors.embed_norm, vectors.pos_norm, lang=lang),
+          key="pe_norms")
+    scale = math.sqrt(cfg.d_model)
+    word = float(np.mean(vectors.embed_norm))
+    if vectors.pos_norm is None:
+        st.markdown(t("positional.norms.no_pos", scale=f"{scale:.1f}"))
+    else:
+        ratio = vectors.pos_norm / vectors.embed_norm
+        lo, hi = float(ratio.min()), float(ratio.max())
+        verdict = "below" if hi < 1 else ("above" if lo > 1 else "mixed")
+        st.markdown(
+            t("positional.norms.ratio", mean=f"{float(ratio.mean()):.2f}", lo=f"{lo:.2f}", hi=f"{hi:.2f}",
+              n=len(ratio))
+            + " "
+            + t(f"positional.norms.{verdict}")
+        )
+        st.markdown(t("positional.norms.why", scale=f"{scale:.1f}", word=f"{word / scale:.2f}",
+                      pe=f"{float(np.mean(vectors.pos_norm)):.2f}"))

@@ -60,7 +60,7 @@ PAGES: tuple[PageSpec, ...] = (
              ("query", "key")),
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
-             "positional", ("len", "dim")),
+             "positional", ("len", "dim", "k")),
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.

@@ -780,3 +780,84 @@ def test_how_it_works_pages_take_bad_input_like_the_others(page, text):
     for fig in figures(at):
         assert "<img" not in json.dumps(fig, ensure_ascii=False)
     assert not any(re.search(r"(?<!\\)<img", s) for s in texts(at))
+
+
+# --------------------------------------------------------------------------- positional-encoding lab
+
+
+def _distance_profile(table: np.ndarray) -> np.ndarray:
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    return np.array([np.mean(np.diagonal(sim, offset=d)) for d in range(len(table))])
+
+
+@pytest.mark.parametrize("model,text", CASES)
+def test_positional_lab_figures_are_the_formulas_and_the_models_hooks(model, text):
+    at = open_app(model, text, "positional")
+    cfg = bundle(model).cfg
+    n, d = max(cfg.max_len, 8), cfg.d_model
+    table = sinusoidal_table(n, d).numpy().astype(np.float64)
+    # 1. similarity against distance: the mean line is the mean over all pairs at each distance
+    dist = figure(at, "Cosine similarity against distance")
+    mean = arr(trace(dist, name="mean similarity")["y"])
+    np.testing.assert_allclose(mean, _distance_profile(table), atol=1e-5)
+    shown = " ".join(texts(at, "markdown"))
+    assert "not** monotone" in shown or "never rises" in shown
+    # 2. M_k (default k = 3) is the block-diagonal rotation, the error is float64 rounding
+    assert at.slider(key="pe_k").value == 3 and at.query_params["k"] == "3"
+    omega = 1 / 10000 ** (np.arange(0, d, 2) / d)
+    m = np.zeros((d, d))
+    for i, w in enumerate(omega):
+        c, s = np.cos(3 * w), np.sin(3 * w)
+        m[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+    z = arr(trace(figure(at, "M_3: PE(pos + 3)"), kind="heatmap")["z"])
+    np.testing.assert_allclose(z, m[:z.shape[0], :z.shape[1]], atol=1e-6)
+    errors = arr(trace(figure(at, "Error of M_3"))["y"])
+    assert errors.shape == (n - 3,) and errors.max() <= 1e-12
+    assert re.search(r"over all \d+ positions and \d+ dimensions: \*\*\d\.\de-1[2-7]\*\*", shown), shown
+    # 4. the norms are those of the real hooks
+    ref = reference(model, text)
+    embed = np.linalg.norm(ref.activations["encoder.embed.hook_embed"][0], axis=-1)
+    pos = np.linalg.norm(ref.activations["encoder.embed.hook_pos_embed"], axis=-1)
+    bars = figure(at, "Length (norm) of what is added")
+    np.testing.assert_allclose(arr(trace(bars, name="token embedding × √d_model")["y"]), embed, rtol=1e-5)
+    np.testing.assert_allclose(arr(trace(bars, name="positional encoding")["y"]), pos, rtol=1e-5)
+    np.testing.assert_allclose(pos, np.sqrt(d / 2), rtol=1e-5)  # sin² + cos² = 1 per pair
+    assert f"on average **{np.mean(pos / embed):.2f}** times" in shown
+    # no RoPE section for these sinusoidal models
+    assert not [f for f in figures(at) if "RoPE" in _title(f)]
+
+
+def test_positional_lab_url_round_trip_and_k_follows_the_length():
+    at = open_app(DIDACTIC[0], "attention", "positional", len=40, dim=32, k=9)
+    assert (at.slider(key="pe_len").value, at.select_slider(key="pe_dim").value) == (40, 32)
+    assert at.slider(key="pe_k").value == 9
+    assert (at.query_params["len"], at.query_params["dim"], at.query_params["k"]) == ("40", "32", "9")
+    assert figure(at, "M_9: PE(pos + 9)")
+    # positions past the model's max_len (16) are shaded on the table
+    shapes = figure(at, "one row per position")["layout"]["shapes"]
+    assert {s["y0"] for s in shapes} == {15.5}
+    at.slider(key="pe_k").set_value(20).run()
+    assert at.query_params["k"] == "20"
+    errors = arr(trace(figure(at, "Error of M_20"))["y"])
+    assert errors.shape == (20,) and errors.max() <= 1e-12
+    at.slider(key="pe_len").set_value(8).run()  # k = 20 no longer fits: it is pulled back inside
+    assert not at.exception and not at.error
+    assert 1 <= at.slider(key="pe_k").value <= 7
+    assert int(at.query_params["k"]) == at.slider(key="pe_k").value
+
+
+@pytest.mark.parametrize("value", ["²", "①", "-3", "0", "99999", "3.0", "", "9" * 5000])
+def test_odd_k_in_the_url_never_breaks_the_positional_page(value):
+    at = open_app(DIDACTIC[0], "attention", "positional", k=value)
+    assert not at.exception and not at.error
+    assert at.slider(key="pe_k").value == 3
+    assert figure(at, "M_3")
+
+
+def test_positional_lab_runs_without_a_sentence():
+    at = open_app(DIDACTIC[0], "  ", "positional", k=5)
+    assert not at.exception and not at.error
+    assert any("empty" in s.lower() for s in texts(at, "info"))
+    assert figure(at, "M_5") and figure(at, "Cosine similarity against distance")
+    assert not [f for f in figures(at) if "Length (norm)" in _title(f)]

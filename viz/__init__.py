@@ -39,7 +39,19 @@ from viz.masks import (
     row_sums,
     token_probability_bars,
 )
-from viz.positional import pe_cosine_similarity, pe_dimension_curves, pe_heatmap
+from viz.positional import (
+    DistanceProfile,
+    embedding_norm_bars,
+    pe_cosine_similarity,
+    pe_dimension_curves,
+    pe_heatmap,
+    pe_similarity_by_distance,
+    rope_frequency_bars,
+    rope_score_heatmap,
+    shift_error_curve,
+    shift_matrix_heatmap,
+    similarity_by_distance,
+)
 from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_table
 from viz.stats import (
     HEAD_STATS_COLUMNS,
@@ -115,6 +127,14 @@ __all__ = [
     "pattern_with_future",
     "pattern_with_row_sums",
     "pe_heatmap",
+    "DistanceProfile",
+    "embedding_norm_bars",
+    "pe_similarity_by_distance",
+    "rope_frequency_bars",
+    "rope_score_heatmap",
+    "shift_error_curve",
+    "shift_matrix_heatmap",
+    "similarity_by_distance",
     "rank_heads_by_change",
     "row_diff_figure",
     "row_sums",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,19 +12,64 @@ from viz import theme
 from viz._validate import as_array, check_index
 from viz.labels import label
 from viz.stats import cosine_similarity_matrix
+from viz.tokens import token_labels
 
-__all__ = ["cosine_similarity_matrix", "pe_cosine_similarity", "pe_dimension_curves", "pe_heatmap"]
+__all__ = [
+    "DistanceProfile",
+    "cosine_similarity_matrix",
+    "embedding_norm_bars",
+    "pe_cosine_similarity",
+    "pe_dimension_curves",
+    "pe_heatmap",
+    "pe_similarity_by_distance",
+    "rope_frequency_bars",
+    "rope_score_heatmap",
+    "shift_error_curve",
+    "shift_matrix_heatmap",
+    "similarity_by_distance",
+]
+
+#: Shading of positions a model never reads (past its max_len).
+PAST_MAX_FILL = "rgba(60, 60, 60, 0.28)"
+PAST_MAX_LINE = "#222222"
 
 
 def _pe(pe: np.ndarray) -> np.ndarray:
     return as_array(pe, 2, "pe", dims="[position, d_model]")
 
 
-def pe_heatmap(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
+def _past_max_shapes(max_len: int | None, n_pos: int, *, rows: bool, cols: bool) -> list[dict]:
+    """A line at ``max_len - 0.5`` and a shade over the positions at or beyond ``max_len``."""
+    if max_len is None or max_len >= n_pos:
+        return []
+    edge, end = max_len - 0.5, n_pos - 0.5
+    line = {"color": PAST_MAX_LINE, "width": 2, "dash": "dash"}
+    shapes: list[dict] = []
+    if rows:
+        shapes += [
+            {"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": edge, "y1": end,
+             "fillcolor": PAST_MAX_FILL, "line": {"width": 0}, "layer": "above"},
+            {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": edge, "y1": edge,
+             "line": line, "layer": "above"},
+        ]
+    if cols:
+        shapes += [
+            {"type": "rect", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": edge, "x1": end,
+             "fillcolor": PAST_MAX_FILL, "line": {"width": 0}, "layer": "above"},
+            {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": edge, "x1": edge,
+             "line": line, "layer": "above"},
+        ]
+    return shapes
+
+
+def pe_heatmap(
+    pe: np.ndarray, *, title: str = "", lang: str = "en", max_len: int | None = None
+) -> go.Figure:
     """Heatmap of a positional-encoding matrix: rows are positions, columns embedding dimensions.
 
     Diverging colours centred on 0 (red = positive, blue = negative). Words drawn by the figure
-    are in ``lang`` ("en" or "zh").
+    are in ``lang`` ("en" or "zh"). ``max_len``: the model's longest input; rows from there on are
+    shaded behind a dashed line (the model never reads those positions).
     """
     m = _pe(pe)
     n_pos, d = m.shape
@@ -63,6 +109,12 @@ def pe_heatmap(pe: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figur
             "zeroline": False,
         },
     )
+    shapes = _past_max_shapes(max_len, n_pos, rows=True, cols=False)
+    if shapes:
+        fig.update_layout(shapes=shapes)
+        fig.add_annotation(text=label(lang, "pe.past_max_len", max_len=max_len), xref="paper", x=1.0,
+                           xanchor="right", yref="y", y=max_len - 0.5, yanchor="top", showarrow=False,
+                           font={"size": 13, "color": "#ffffff"}, bgcolor=PAST_MAX_LINE)
     return fig
 
 
@@ -156,5 +208,274 @@ def pe_dimension_curves(
         xaxis={"title": {"text": label(lang, "axis.position")}},
         yaxis={"title": {"text": label(lang, "value.value")}},
         legend={"title": {"text": label(lang, "axis.dimension")}},
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------- similarity against distance
+
+
+@dataclass(frozen=True)
+class DistanceProfile:
+    """Cosine similarity of position vectors grouped by their distance ``|i - j|`` (float64)."""
+
+    distance: np.ndarray  # [n_pos] 0, 1, ..., n_pos - 1
+    mean: np.ndarray  # [n_pos] mean over the n_pos - d pairs at that distance
+    low: np.ndarray  # [n_pos] smallest similarity at that distance
+    high: np.ndarray  # [n_pos] largest
+    sd: np.ndarray  # [n_pos] standard deviation (0 at the largest distance: one pair)
+
+    @property
+    def rises(self) -> np.ndarray:
+        """Distances d >= 1 where the mean is higher than at d - 1 (by more than 1e-6)."""
+        return self.distance[1:][np.diff(self.mean) > 1e-6]
+
+    @property
+    def monotone(self) -> bool:
+        """The mean never rises with distance (to 1e-6)."""
+        return self.rises.size == 0
+
+    @property
+    def spread(self) -> float:
+        """Widest min–max band over all distances."""
+        return float(np.max(self.high - self.low))
+
+
+def similarity_by_distance(pe: np.ndarray) -> DistanceProfile:
+    """Cosine similarity of every pair of positions, summarised per distance ``|i - j|``."""
+    m = as_array(pe, 2, "pe", dims="[position, d_model]", dtype=np.float64)
+    sim = cosine_similarity_matrix(m).astype(np.float64)
+    n = sim.shape[0]
+    diagonals = [np.diagonal(sim, offset=k) for k in range(n)]
+    return DistanceProfile(
+        distance=np.arange(n, dtype=np.int32),
+        mean=np.array([np.nanmean(d) for d in diagonals]),
+        low=np.array([np.nanmin(d) for d in diagonals]),
+        high=np.array([np.nanmax(d) for d in diagonals]),
+        sd=np.array([np.nanstd(d) for d in diagonals]),
+    )
+
+
+def pe_similarity_by_distance(
+    pe: np.ndarray, *, title: str = "", lang: str = "en", max_len: int | None = None
+) -> go.Figure:
+    """Mean cosine similarity of two positions against their distance, with the min–max band.
+
+    The band covers every pair ``(i, i + d)`` at distance ``d``; a narrow band means the similarity
+    depends on the distance only. ``max_len``: a dashed line where distances stop being possible
+    inside one input of the model.
+    """
+    prof = similarity_by_distance(pe)
+    x = prof.distance
+    band = label(lang, "pe.band_min_max")
+    fig = go.Figure(
+        [
+            go.Scatter(x=x, y=prof.high, mode="lines", line={"width": 0}, showlegend=False,
+                       hoverinfo="skip", name=band),
+            go.Scatter(x=x, y=prof.low, mode="lines", line={"width": 0}, fill="tonexty",
+                       fillcolor="rgba(33, 113, 181, 0.22)", name=band, hoverinfo="skip"),
+            go.Scatter(
+                x=x,
+                y=prof.mean,
+                mode="lines+markers",
+                name=label(lang, "pe.mean_similarity"),
+                line={"width": 3, "color": theme.ACCENT},
+                customdata=np.stack([prof.low, prof.high], axis=1).astype(np.float32),
+                hovertemplate=label(lang, "pe.distance", distance="%{x}")
+                + "<br>"
+                + label(lang, "hover.value", name=label(lang, "pe.mean_similarity"), value="%{y:.4f}")
+                + "<br>"
+                + label(lang, "pe.hover_band", low="%{customdata[0]:.4f}", high="%{customdata[1]:.4f}")
+                + "<extra></extra>",
+            ),
+        ]
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.distance_title")), height=460, width=900)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.distance")}},
+        yaxis={"title": {"text": label(lang, "value.cosine_similarity")}},
+    )
+    if max_len is not None and max_len - 1 < x[-1]:
+        fig.add_vline(x=max_len - 1, line={"color": PAST_MAX_LINE, "width": 2, "dash": "dash"})
+    return fig
+
+
+# --------------------------------------------------------------------------- relative positions
+
+
+def shift_matrix_heatmap(m: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
+    """Heatmap of the matrix M_k with PE(pos + k) = M_k · PE(pos) (2×2 rotations on the diagonal)."""
+    mat = as_array(m, 2, "M_k", dims="[d, d]", dtype=np.float64)
+    n = mat.shape[0]
+    fig = go.Figure(
+        go.Heatmap(
+            z=mat.astype(np.float32),
+            x=np.arange(n, dtype=np.int32),
+            y=np.arange(n, dtype=np.int32),
+            colorscale=theme.DIVERGING_REVERSED,
+            zmid=0.0,
+            zmin=-1.0,
+            zmax=1.0,
+            hovertemplate=label(lang, "pe.row_column", row="%{y}", column="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.4f}")
+            + "<extra></extra>",
+            colorbar=theme.colorbar(label(lang, "value.value")),
+        )
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.shift_matrix_title", k=int(k))),
+                      height=620, width=680)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.dimension_of_pos")}, "showgrid": False, "zeroline": False,
+               "constrain": "domain"},
+        yaxis={"title": {"text": label(lang, "axis.dimension_of_shifted")}, "autorange": "reversed",
+               "showgrid": False, "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
+    )
+    return fig
+
+
+def shift_error_curve(errors: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
+    """Largest absolute error of ``M_k · PE(pos)`` against ``PE(pos + k)``, for every position ``pos``."""
+    err = as_array(errors, 1, "errors", dims="[position]", dtype=np.float64)
+    x = np.arange(err.shape[0], dtype=np.int32)
+    fig = go.Figure(
+        go.Scatter(
+            x=x,
+            y=err,
+            mode="lines+markers",
+            name=label(lang, "pe.max_abs_error"),
+            line={"width": 2, "color": theme.ACCENT},
+            hovertemplate=label(lang, "pe.position", position="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "pe.max_abs_error"), value="%{y:.2e}")
+            + "<extra></extra>",
+        )
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.shift_error_title", k=int(k))),
+                      height=420, width=680)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.position")}},
+        yaxis={"title": {"text": label(lang, "pe.max_abs_error")}, "exponentformat": "e",
+               "rangemode": "tozero"},
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------- RoPE
+
+
+def rope_frequency_bars(freqs: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
+    """Rotation angle per position step (radians) of every dimension pair of a RoPE head (log scale)."""
+    f = as_array(freqs, 1, "freqs", dims="[pair]", dtype=np.float64)
+    pairs = np.arange(f.shape[0], dtype=np.int32)
+    wavelength = (2 * np.pi / f).astype(np.float32)
+    fig = go.Figure(
+        go.Bar(
+            x=pairs,
+            y=f,
+            marker={"color": theme.ACCENT},
+            customdata=wavelength,
+            name=label(lang, "pe.angle_per_step"),
+            hovertemplate=label(lang, "pe.pair", pair="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "pe.angle_per_step"), value="%{y:.4g}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "pe.wavelength"), value="%{customdata:.1f}")
+            + "<extra></extra>",
+        )
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.rope_freq_title")), height=420, width=680)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.pair")}},
+        yaxis={"title": {"text": label(lang, "pe.angle_per_step")}, "type": "log"},
+    )
+    return fig
+
+
+def rope_score_heatmap(
+    scores: np.ndarray, *, title: str = "", lang: str = "en", max_len: int | None = None
+) -> go.Figure:
+    """``q · k`` for one fixed q rotated to position m (rows) and one fixed k rotated to n (columns).
+
+    Equal colours along every diagonal: the score depends on m − n only. ``max_len``: rows and
+    columns past the model's longest input are shaded behind dashed lines.
+    """
+    s = as_array(scores, 2, "scores", dims="[m, n]")
+    n = s.shape[0]
+    lim = float(np.nanmax(np.abs(s))) or 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=s,
+            x=np.arange(s.shape[1], dtype=np.int32),
+            y=np.arange(n, dtype=np.int32),
+            colorscale=theme.DIVERGING_REVERSED,
+            zmid=0.0,
+            zmin=-lim,
+            zmax=lim,
+            hovertemplate=label(lang, "pe.rope_mn", m="%{y}", n="%{x}")
+            + "<br>"
+            + label(lang, "hover.value", name=label(lang, "pe.score"), value="%{z:.4f}")
+            + "<extra></extra>",
+            colorbar=theme.colorbar(label(lang, "pe.score")),
+        )
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.rope_score_title")), height=620, width=680)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.key_position")}, "showgrid": False, "zeroline": False,
+               "constrain": "domain"},
+        yaxis={"title": {"text": label(lang, "axis.query_position")}, "autorange": "reversed",
+               "showgrid": False, "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
+    )
+    shapes = _past_max_shapes(max_len, n, rows=True, cols=True)
+    if shapes:
+        fig.update_layout(shapes=shapes)
+    return fig
+
+
+# --------------------------------------------------------------------------- magnitudes on a sentence
+
+
+def embedding_norm_bars(
+    tokens: Sequence[str],
+    embed_norm: np.ndarray,
+    pos_norm: np.ndarray | None,
+    *,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """Grouped bars per source token: norm of the scaled token embedding and of the positional encoding."""
+    labels = token_labels(list(tokens))
+    e = as_array(embed_norm, 1, "embed_norm", dims="[position]")
+    if e.shape[0] != len(labels):
+        raise ValueError(f"embed_norm has {e.shape[0]} positions for {len(labels)} tokens")
+    x = np.arange(len(labels), dtype=np.int32)
+    series = [(e, "pe.norm_embed", theme.ACCENT)]
+    if pos_norm is not None:
+        p = as_array(pos_norm, 1, "pos_norm", dims="[position]")
+        if p.shape != e.shape:
+            raise ValueError(f"pos_norm has {p.shape[0]} positions, embed_norm {e.shape[0]}")
+        series.append((p, "pe.norm_pos", theme.NEGATIVE))
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=x,
+                y=values,
+                name=label(lang, key),
+                marker={"color": colour},
+                customdata=labels,
+                hovertemplate="%{customdata} · "
+                + label(lang, "pe.position", position="%{x}")
+                + "<br>"
+                + label(lang, "hover.value", name=label(lang, key), value="%{y:.3f}")
+                + "<extra></extra>",
+            )
+            for values, key, colour in series
+        ]
+    )
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.norms_title")), height=440, width=900)
+    fig.update_layout(
+        barmode="group",
+        xaxis=theme.token_axis(labels, label(lang, "axis.source_token")),
+        yaxis={"title": {"text": label(lang, "axis.norm")}, "rangemode": "tozero"},
     )
     return fig

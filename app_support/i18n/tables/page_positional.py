@@ -14,10 +14,61 @@ EN = {
     "positional.kind.none": "This model uses no positional encoding; the sinusoidal table is shown for reference.",
     "positional.positions": "Positions",
     "positional.learned_shown": "Showing this model's learned table.",
-    "positional.cosine_caption": "Each position is most similar to itself; similarity falls off with distance.",
+    "positional.cosine_caption": "Each position is most similar to itself. How the similarity changes with distance is measured "
+    "below.",
     "positional.dims": "Dimensions to plot",
     "positional.curves_caption": "Low dimensions oscillate fast, high dimensions slowly.",
     "positional.no_dims": "Pick at least one dimension.",
+    "positional.past_max_len": "The shaded rows (from position {max_len} on) lie past this model's max_len: "
+    "it never reads them. The table itself goes on to {n} positions.",
+    "positional.distance.header": "Are nearby positions more alike?",
+    "positional.distance.falls": "For the table above, the mean similarity falls from 1 at distance 0 to {end} at "
+    "distance {last}.",
+    "positional.distance.monotone": "It never rises on the way: for this table, nearer always means more alike.",
+    "positional.distance.not_monotone": "It is **not** monotone: it rises again at {count} of the {total} "
+    "distances, first at distance {first} ({a} → {b}); the largest rise is {rise}. Nearer is more alike only "
+    "on the whole, not step by step.",
+    "positional.distance.band_flat": "The min–max band is at most {spread} wide (rounding), i.e. flat: every pair at the "
+    "same distance is exactly as similar, wherever it stands.",
+    "positional.distance.band_wide": "The min–max band is up to {spread} wide: pairs at the same distance can "
+    "differ, so the similarity is not a function of the distance alone.",
+    "positional.shift.header": "Relative positions: moving k steps is a rotation",
+    "positional.shift.intro": "In the sinusoidal table, each pair of dimensions *(2i, 2i+1)* is a point "
+    "`(sin pω, cos pω)` on a circle, with frequency ω = 1 / 10000^(2i/d_model). Moving *k* positions turns "
+    "that point by the angle kω, whatever *p* is. So PE(p + k) = M_k · PE(p), with M_k block diagonal: "
+    "one 2×2 rotation matrix per frequency pair, and no dependence on *p*. A layer can therefore read "
+    "\"k steps further\" with one fixed linear map. Computed here from the formula (float64), at the "
+    "size chosen above.",
+    "positional.shift.k": "Offset k",
+    "positional.shift.matrix_cut": "Showing the first {shown} of {d} dimensions; the rest of the diagonal "
+    "continues with slower rotations.",
+    "positional.shift.error": "Largest absolute error of M_{k} · PE(p) against PE(p + {k}) over all {n} "
+    "positions and {d} dimensions: **{err}** — rounding error of float64, so the identity holds exactly.",
+    "positional.rope.header": "This model's rotary embeddings (RoPE)",
+    "positional.rope.intro": "RoPE adds nothing to the embeddings. Inside attention it turns each pair of a "
+    "query's and a key's dimensions (d_head = {d_head}) by an angle proportional to the position, pair *i* "
+    "at its own frequency (left). A query at position m and a key at position n then score q · k through "
+    "the angle difference only: the score depends on the offset m − n, not on where the two stand (right: "
+    "one fixed random q and k, rotated with the model's own functions).",
+    "positional.rope.diagonals": "Along every diagonal (fixed m − n) the score varies by at most **{spread}** "
+    "(float32 rounding): it depends on the offset only.",
+    "positional.rope.past": "Rows and columns past the dashed lines lie beyond max_len = {max_len}: the "
+    "rotation is defined there, but the model never saw those positions in training.",
+    "positional.learned_note": "A learned table has no formula: nothing forces the rotation property below on "
+    "it. The similarity figure above shows this model's own table ({max_len} positions × {d_model} "
+    "dimensions) when positions and d_model are set to the model's size.",
+    "positional.norms.header": "On your sentence: the word and its position",
+    "positional.norms.no_pos": "This model adds no positional vector at the encoder's input (RoPE works inside "
+    "attention), so only the token embedding × √d_model = {scale} is shown.",
+    "positional.norms.ratio": "For this sentence the positional encoding's norm is on average **{mean}** times "
+    "the scaled token embedding's (from {lo} to {hi} over the {n} tokens).",
+    "positional.norms.below": "At every token the word is the longer of the two: the encoding does not swamp it.",
+    "positional.norms.above": "At every token the encoding is the longer one: it could swamp the word.",
+    "positional.norms.mixed": "At some tokens the encoding is the longer one.",
+    "positional.norms.why": "Why the scaling: the token embedding is multiplied by √d_model = {scale} before "
+    "the encoding is added. Unscaled, the word vectors of this sentence would be about {word} long, next to "
+    "a positional vector of about {pe}: the position would drown the word. Both bars come from the hooks "
+    "`encoder.embed.hook_embed` and `encoder.embed.hook_pos_embed`.",
 }
 
 ZH = {
@@ -34,8 +85,51 @@ ZH = {
     "positional.kind.none": "这个模型不使用位置编码；这里显示正弦表作为参考。",
     "positional.positions": "位置数",
     "positional.learned_shown": "显示的是这个模型学到的位置表。",
-    "positional.cosine_caption": "每个位置与自己最相似；距离越远，相似度越低。",
+    "positional.cosine_caption": "每个位置与自己最相似；相似度随距离如何变化，见下方的测量。",
     "positional.dims": "要画出的维度",
     "positional.curves_caption": "低维度振荡得快，高维度振荡得慢。",
     "positional.no_dims": "请至少选择一个维度。",
+    "positional.past_max_len": "带阴影的行（从位置 {max_len} 起）超出了这个模型的 max_len，模型从来不会读到它们；"
+    "表本身一直延续到 {n} 个位置。",
+    "positional.distance.header": "相邻的位置更相似吗？",
+    "positional.distance.falls": "对于上面这张表，平均相似度从距离 0 时的 1 下降到距离 {last} 时的 {end}。",
+    "positional.distance.monotone": "途中从不回升：对这张表来说，越近就越相似。",
+    "positional.distance.not_monotone": "它**并不**单调：在 {total} 个距离中有 {count} 处又回升，第一次在距离 {first}"
+    "（{a} → {b}），最大回升为 {rise}。“越近越相似”只是总体趋势，并非每一步都成立。",
+    "positional.distance.band_flat": "最小–最大范围的宽度至多为 {spread}（舍入误差），几乎是一条线：距离相同的任意两个位置，"
+    "不论在哪里，相似度都完全一样。",
+    "positional.distance.band_wide": "最小–最大范围的宽度可达 {spread}：距离相同的位置对相似度可能不同，"
+    "所以相似度并不只由距离决定。",
+    "positional.shift.header": "相对位置：移动 k 步就是一次旋转",
+    "positional.shift.intro": "在正弦位置编码表中，每对维度 *(2i, 2i+1)* 是圆上的一个点 `(sin pω, cos pω)`，"
+    "频率 ω = 1 / 10000^(2i/d_model)。向后移动 *k* 个位置，就是把这个点转过 kω 的角度，与 *p* 无关。"
+    "因此 P(p + k) = M_k · P(p)（P 表示位置编码），其中 M_k 是分块对角矩阵：每个频率对应一个 2×2 的旋转矩阵，"
+    "而且与 *p* 无关。于是模型的一层只需一个固定的线性变换，就能读出“往后 k 步”的位置。"
+    "这里按公式以双精度（float64）计算，尺寸取上面所选的值。",
+    "positional.shift.k": "偏移量 k",
+    "positional.shift.matrix_cut": "只显示 {d} 个维度中的前 {shown} 个；对角线上其余的块以更慢的速度旋转。",
+    "positional.shift.error": "在全部 {n} 个位置、{d} 个维度上，M_{k} · P(p) 与 P(p + {k}) 之差的最大绝对值为 "
+    "**{err}**——这只是双精度的舍入误差，等式严格成立。",
+    "positional.rope.header": "这个模型的旋转位置嵌入（RoPE）",
+    "positional.rope.intro": "旋转位置嵌入不往嵌入上加任何东西。它在注意力内部，把查询和键的每对维度"
+    "（d_head = {d_head}）按与位置成正比的角度旋转，第 *i* 对有自己的频率（左图）。于是位置 m 的查询和位置 n 的键"
+    "算出的 q · k 只取决于两者的角度差：分数只与偏移量 m − n 有关，与它们各自站在哪里无关"
+    "（右图：一个固定的随机 q 和 k，用模型自己的函数旋转）。",
+    "positional.rope.diagonals": "沿每条对角线（m − n 固定），分数的变化至多为 **{spread}**（单精度舍入误差）："
+    "它只取决于偏移量。",
+    "positional.rope.past": "虚线之外的行和列超出了 max_len = {max_len}：旋转在那里照样有定义，"
+    "但模型训练时从未见过这些位置。",
+    "positional.learned_note": "学到的位置表没有公式，下面的旋转性质对它并不成立。把位置数和 d_model "
+    "设为模型自己的尺寸（{max_len} 个位置 × {d_model} 维）时，上面的相似度图显示的就是这个模型自己的表。",
+    "positional.norms.header": "在你的句子上：词本身与它的位置",
+    "positional.norms.no_pos": "这个模型在编码器的输入处不加位置向量（旋转位置嵌入在注意力内部起作用），"
+    "所以这里只显示 token 嵌入 × √d_model = {scale}。",
+    "positional.norms.ratio": "对这个句子，位置编码的范数平均是缩放后 token 嵌入范数的 **{mean}** 倍"
+    "（在 {n} 个 token 上从 {lo} 到 {hi}）。",
+    "positional.norms.below": "每个 token 上都是词向量更长：位置编码没有盖过词本身。",
+    "positional.norms.above": "每个 token 上都是位置编码更长：它可能盖过词本身。",
+    "positional.norms.mixed": "在部分 token 上位置编码更长。",
+    "positional.norms.why": "为什么要缩放：token 嵌入先乘以 √d_model = {scale}，再加上位置编码。"
+    "如果不缩放，这个句子的词向量长度只有约 {word}，而位置向量约为 {pe}：位置会淹没词本身。"
+    "两组柱子都来自编码器输入处的钩子 `encoder.embed.hook_embed` 和 `encoder.embed.hook_pos_embed`。",
 }
