@@ -133,7 +133,8 @@ if vectors is not None:
     scale = math.sqrt(cfg.d_model)
     word = float(np.mean(vectors.embed_norm))
     if vectors.pos_norm is None:
-        st.markdown(t("positional.norms.no_pos", scale=f"{scale:.1f}"))
+        which = "no_pos" if cfg.pos_encoding == "rope" else "no_pos_none"
+        st.markdown(t(f"positional.norms.{which}", scale=f"{scale:.1f}"))
     else:
         ratio = vectors.pos_norm / vectors.embed_norm
         lo, hi = float(ratio.min()), float(ratio.max())

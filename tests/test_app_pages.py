@@ -861,3 +861,84 @@ def test_positional_lab_runs_without_a_sentence():
     assert any("empty" in s.lower() for s in texts(at, "info"))
     assert figure(at, "M_5") and figure(at, "Cosine similarity against distance")
     assert not [f for f in figures(at) if "Length (norm)" in _title(f)]
+
+
+def _tiny_bundle(pos_encoding: str):
+    """The reverse model's bundle (task, tokenizer) around a small random model of another position scheme."""
+    import dataclasses
+
+    import torch
+
+    from model.network.transformer import Transformer
+    from tests.conftest import tiny_config
+
+    base = bundle(DIDACTIC[0])
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(pos_encoding=pos_encoding, vocab_size=base.cfg.vocab_size)).eval()
+    assert model.cfg.max_len == base.cfg.max_len == 16
+    return dataclasses.replace(base, model=model)
+
+
+@pytest.fixture
+def swap_model(monkeypatch):
+    """Serve a tiny model of the given position scheme in place of every model (caches cleared)."""
+    import streamlit as st
+
+    from app_support import models as app_models
+
+    def swap(pos_encoding: str):
+        tiny = _tiny_bundle(pos_encoding)
+        monkeypatch.setattr(app_models, "get_bundle", lambda name: tiny)
+        st.cache_data.clear()
+        return tiny
+
+    yield swap
+    st.cache_data.clear()
+
+
+def test_positional_lab_on_a_rope_model(swap_model):
+    from app_support import positional_lab as lab
+
+    tiny = swap_model("rope")
+    at = open_app(DIDACTIC[0], "attention", "positional", len=24)
+    d_head = tiny.cfg.d_head
+    freqs = arr(trace(figure(at, "RoPE: rotation speed"))["y"])
+    np.testing.assert_allclose(freqs, 10000.0 ** (-np.arange(0, d_head, 2) / d_head), rtol=1e-6)
+    scores_fig = figure(at, "RoPE: q · k")
+    scores = arr(trace(scores_fig, kind="heatmap")["z"])
+    assert scores.shape == (24, 24)
+    np.testing.assert_allclose(scores, lab.rope_scores(d_head, 24), rtol=1e-6)
+    for offset in range(-23, 24):
+        assert np.ptp(np.diagonal(scores, offset=offset)) <= 1e-5
+    shapes = scores_fig["layout"]["shapes"]  # rows and columns from max_len = 16 on are shaded
+    rows = {s["y0"] for s in shapes if s["xref"] == "paper"}
+    assert rows == {s["x0"] for s in shapes if s["yref"] == "paper"} == {15.5} and len(shapes) == 4
+    assert "beyond max_len = 16" in " ".join(texts(at, "caption"))
+    # no positional vector is added at the input: only the token bars, equal to the hook's norms
+    ref = analyze(tiny, "attention")
+    assert "encoder.embed.hook_pos_embed" not in ref.activations
+    bars = figure(at, "Length (norm) of what is added")
+    assert len(bars["data"]) == 1
+    embed = np.linalg.norm(ref.activations["encoder.embed.hook_embed"][0], axis=-1)
+    np.testing.assert_allclose(arr(bars["data"][0]["y"]), embed, rtol=1e-5)
+    assert any("RoPE works inside attention" in s for s in texts(at, "markdown"))
+
+
+def test_positional_lab_on_a_learned_model(swap_model):
+    tiny = swap_model("learned")
+    at = open_app(DIDACTIC[0], "attention", "positional")
+    learned = tiny.model.encoder.embed.positions.table.detach().numpy()
+    np.testing.assert_allclose(arr(trace(figure(at, "one row per position"), kind="heatmap")["z"]), learned,
+                               rtol=1e-6, atol=1e-7)
+    mean = arr(trace(figure(at, "Cosine similarity against distance"), name="mean similarity")["y"])
+    np.testing.assert_allclose(mean, _distance_profile(learned.astype(np.float64)), atol=1e-5)
+    shown = " ".join(texts(at, "markdown"))
+    assert "up to" in shown and "not a function of the distance alone" in shown  # random rows: a wide band
+    assert not [f for f in figures(at) if "RoPE" in _title(f)]
+    ref = analyze(tiny, "attention")
+    n = len(ref.source_tokens)
+    bars = figure(at, "Length (norm) of what is added")
+    np.testing.assert_allclose(arr(trace(bars, name="positional encoding")["y"]),
+                               np.linalg.norm(learned[:n], axis=-1), rtol=1e-5)
+    embed = np.linalg.norm(ref.activations["encoder.embed.hook_embed"][0], axis=-1)
+    np.testing.assert_allclose(arr(trace(bars, name="token embedding × √d_model")["y"]), embed, rtol=1e-5)

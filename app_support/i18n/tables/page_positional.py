@@ -60,6 +60,8 @@ EN = {
     "positional.norms.header": "On your sentence: the word and its position",
     "positional.norms.no_pos": "This model adds no positional vector at the encoder's input (RoPE works inside "
     "attention), so only the token embedding × √d_model = {scale} is shown.",
+    "positional.norms.no_pos_none": "This model adds no positional vector at all, so only the token embedding × "
+    "√d_model = {scale} is shown: apart from the decoder's causal mask, it cannot tell word order.",
     "positional.norms.ratio": "For this sentence the positional encoding's norm is on average **{mean}** times "
     "the scaled token embedding's (from {lo} to {hi} over the {n} tokens).",
     "positional.norms.below": "At every token the word is the longer of the two: the encoding does not swamp it.",
@@ -124,6 +126,8 @@ ZH = {
     "positional.norms.header": "在你的句子上：词本身与它的位置",
     "positional.norms.no_pos": "这个模型在编码器的输入处不加位置向量（旋转位置嵌入在注意力内部起作用），"
     "所以这里只显示 token 嵌入 × √d_model = {scale}。",
+    "positional.norms.no_pos_none": "这个模型完全不加位置向量，所以这里只显示 token 嵌入 × √d_model = {scale}："
+    "除了解码器的因果掩码之外，它分不清词序。",
     "positional.norms.ratio": "对这个句子，位置编码的范数平均是缩放后 token 嵌入范数的 **{mean}** 倍"
     "（在 {n} 个 token 上从 {lo} 到 {hi}）。",
     "positional.norms.below": "每个 token 上都是词向量更长：位置编码没有盖过词本身。",
