@@ -27,6 +27,16 @@ from viz.compare import (
     shared_token_row_diff,
     shared_tokens,
 )
+from viz.cost import (
+    QuadraticFit,
+    cost_figure,
+    doubling_ratios,
+    doubling_table,
+    fit_quadratic,
+    memory_table,
+    model_table,
+    score_memory_bytes,
+)
 from viz.decoding import cross_attention_step, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
 from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
@@ -86,6 +96,14 @@ __all__ = [
     "architecture_shapes",
     "split_merge_figure",
     "split_merge_stages",
+    "QuadraticFit",
+    "cost_figure",
+    "doubling_ratios",
+    "doubling_table",
+    "fit_quadratic",
+    "memory_table",
+    "model_table",
+    "score_memory_bytes",
     "CLICK_TRACE_NAME",
     "decode_plotly_array",
     "HEAD_STATS_COLUMNS",
