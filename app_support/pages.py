@@ -59,6 +59,8 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
              ("query", "key")),
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
+    PageSpec("architecture", "app_pages/architecture.py", ":material/account_tree:", "how", "architecture"),
+    PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost"),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
 )

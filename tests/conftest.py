@@ -1,5 +1,11 @@
+import os
+
 import pytest
 import torch
+
+# The cost page measures attention for up to 5 s when it opens; in tests (AppTest and the browser
+# test's server, which inherits this) one second of measuring is enough to exercise it.
+os.environ.setdefault("ATTENTION_LENS_COST_BUDGET", "1")
 
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer

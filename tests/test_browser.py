@@ -317,7 +317,7 @@ def test_app_in_chromium():
                 assert "attention weight" in hovers[1, 0] and "masked" not in hovers[1, 0], hovers
 
                 # 5b) The "How it works" pages open from a link and draw without a page error.
-                for path in ("worked", "masks", "positional"):
+                for path in ("worked", "masks", "positional", "architecture", "cost"):
                     url = f"{base}/{path}?model={model}&text={sentences[0]}"
                     page.goto(url, wait_until="domcontentloaded")
                     page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=120_000)

@@ -20,6 +20,8 @@ EN = {
     "page.positional.title": "Positional encoding",
     "page.worked.title": "Attention by hand",
     "page.masks.title": "Masks",
+    "page.architecture.title": "Architecture & shapes",
+    "page.cost.title": "Cost vs length",
     # sidebar
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "Controls",
@@ -82,6 +84,8 @@ ZH = {
     "page.positional.title": "位置编码",
     "page.worked.title": "手算注意力",
     "page.masks.title": "掩码",
+    "page.architecture.title": "架构与形状",
+    "page.cost.title": "复杂度与长度",
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "控制面板",
     "sidebar.model": "模型",
