@@ -36,7 +36,7 @@ def _st_page(spec: pages.PageSpec) -> st.Page:
 st_pages = {spec.key: _st_page(spec) for spec in pages.PAGES}
 menu = {t(f"section.{section}"): [st_pages[p.key] for p in pages.PAGES if p.section == section]
         for section in pages.SECTIONS}
-page = st.navigation(menu)
+page = st.navigation(menu, expanded=True)  # every page listed: a teacher picks one in class
 
 moved = pages.redirect_for(page.url_path, st.query_params.to_dict())
 if moved is not None:

@@ -313,7 +313,8 @@ def architecture_figure(
         )
     rows = max((b.row for b in layout.boxes), default=0)
     ln = label(lang, "architecture.pre_ln" if config.get("norm_first", True) else "architecture.post_ln")
-    apply_theme(fig, label(lang, "architecture.title", norm=ln), height=int(90 + 62 * (rows + 2)))
+    # The norm's place goes in the subtitle: as part of the title it ran past the figure's width.
+    apply_theme(fig, label(lang, "architecture.title"), subtitle=ln, height=int(90 + 62 * (rows + 2)))
     fig.update_layout(
         shapes=shapes_drawn,
         annotations=annotations,
@@ -459,13 +460,16 @@ def split_merge_figure(stages: Sequence[Stage], *, lang: str = "en") -> go.Figur
             )
         )
         annotations.append(dict(x=x, y=-1.05, showarrow=False, font=dict(size=12), text=_fmt(st.shape)))
+        # Two symbols a line: on one line neighbouring stages' symbolic shapes ran into each other.
+        pairs = [", ".join(symbol[k : k + 2]) for k in range(0, len(symbol), 2)]
         annotations.append(
             dict(
                 x=x,
-                y=-1.45,
+                y=-1.3,
+                yanchor="top",
                 showarrow=False,
                 font=dict(size=10, color="#555"),
-                text="(" + ", ".join(symbol) + ")",
+                text="(" + ",<br>".join(pairs) + ")",
             )
         )
         if i:

@@ -248,7 +248,7 @@ _EN: dict[str, str] = {
     "worked.products_sum": "the bars add up to the dot product q · k = {total}",
     "worked.weights_title": "Attention weights after the softmax (grey = masked)",
     # architecture page
-    "architecture.title": "Encoder–decoder architecture · {norm}",
+    "architecture.title": "Encoder–decoder architecture",
     "architecture.pre_ln": "Pre-LN: a norm before each sub-layer, and a final norm",
     "architecture.post_ln": "Post-LN: a norm after each residual add",
     "architecture.block.encoder": "encoder block",
@@ -523,7 +523,7 @@ _ZH: dict[str, str] = {
     "worked.products_title": "查询 <b>{query}</b> 的 q 与键 <b>{key}</b> 的 k 逐维相乘",
     "worked.products_sum": "所有柱子加起来就是点积 q · k = {total}",
     "worked.weights_title": "softmax 之后的注意力权重（灰色 = 被掩码遮住）",
-    "architecture.title": "编码器–解码器架构 · {norm}",
+    "architecture.title": "编码器–解码器架构",
     "architecture.pre_ln": "Pre-LN：每个子层之前先归一化，最后再归一化一次",
     "architecture.post_ln": "Post-LN：每次残差连接相加之后归一化",
     "architecture.block.encoder": "编码器块",
