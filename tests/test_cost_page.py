@@ -26,7 +26,7 @@ TIMEOUT = 300
 # --------------------------------------------------------------------------- the pure part
 
 
-@pytest.mark.parametrize("a,b,c", [(3.0, -2.0, 7.5), (2.5e-9, 4e-7, 3e-5), (0.0, 1.0, 0.0)])
+@pytest.mark.parametrize("a,b,c", [(3.0, 2.0, 7.5), (2.5e-9, 4e-7, 3e-5), (0.0, 1.0, 0.0), (1e-6, 0.0, 2e-3)])
 def test_the_fit_recovers_known_coefficients(a, b, c):
     lengths = np.array(cost.LENGTHS, dtype=np.float64)
     fit = viz.fit_quadratic(lengths, a * lengths**2 + b * lengths + c)
@@ -35,6 +35,17 @@ def test_the_fit_recovers_known_coefficients(a, b, c):
         abs(fit.a - a) <= 1e-9 * scale and abs(fit.b - b) <= 1e-9 * scale and abs(fit.c - c) <= 1e-9 * scale
     )
     np.testing.assert_allclose(fit(lengths), a * lengths**2 + b * lengths + c, rtol=1e-9, atol=1e-9 * scale)
+
+
+def test_the_fit_never_has_a_negative_part_and_stays_positive_between_points():
+    """Timings like those measured here (overhead-bound short lengths, then growth): an unconstrained
+    fit took b < 0 and dipped below zero between 64 and 256."""
+    lengths = np.array([16, 32, 64, 128, 256, 512, 1024], dtype=np.float64)
+    ms = np.array([0.033, 0.054, 0.111, 0.343, 2.874, 6.262, 89.06])
+    fit = viz.fit_quadratic(lengths, ms)
+    assert fit.a >= 0 and fit.b >= 0 and fit.c >= 0
+    grid = np.linspace(16, 1024, 500)
+    assert np.all(fit(grid) > 0)
 
 
 def test_the_fit_needs_three_points():

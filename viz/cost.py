@@ -31,9 +31,14 @@ class QuadraticFit:
 
 
 def fit_quadratic(lengths: Sequence[float], seconds: Sequence[float]) -> QuadraticFit:
-    """Least-squares a·L² + b·L + c through the points (numpy lstsq on scaled columns).
+    """a·L² + b·L + c through the points, with a, b, c ≥ 0, fitted on relative error.
 
-    Three points or more; with exactly quadratic data the coefficients come back to rounding error."""
+    A time cannot have a negative part: an unconstrained fit of noisy timings took b < 0 and drew a
+    curve that dipped below zero between the points. Relative error (each point weighted by 1/time)
+    keeps the fast short lengths from being ignored next to the slow long ones. The constrained
+    problem has three unknowns, so every subset of them is solved by least squares and the best
+    all-non-negative solution kept. Three points or more; with exactly quadratic data (non-negative
+    coefficients) the coefficients come back to rounding error."""
     x = np.asarray(lengths, dtype=np.float64)
     y = np.asarray(seconds, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 3:
@@ -42,8 +47,20 @@ def fit_quadratic(lengths: Sequence[float], seconds: Sequence[float]) -> Quadrat
         )
     scale = float(np.max(np.abs(x))) or 1.0
     u = x / scale  # columns of similar size: a well-conditioned system
-    design = np.stack([u**2, u, np.ones_like(u)], axis=1)
-    (a, b, c), *_ = np.linalg.lstsq(design, y, rcond=None)
+    weight = 1.0 / np.where(np.abs(y) > 0, np.abs(y), 1.0)
+    design = np.stack([u**2, u, np.ones_like(u)], axis=1) * weight[:, None]
+    target = y * weight
+    best: tuple[float, np.ndarray] | None = None
+    for subset in ((0, 1, 2), (0, 1), (0, 2), (1, 2), (0,), (1,), (2,)):
+        coef_sub, *_ = np.linalg.lstsq(design[:, subset], target, rcond=None)
+        if np.any(coef_sub < 0):
+            continue
+        coef = np.zeros(3)
+        coef[list(subset)] = coef_sub
+        residual = float(np.sum((design @ coef - target) ** 2))
+        if best is None or residual < best[0] - 1e-15 * max(1.0, best[0]):
+            best = (residual, coef)
+    a, b, c = best[1] if best is not None else np.zeros(3)
     return QuadraticFit(float(a) / scale**2, float(b) / scale, float(c))
 
 

@@ -16,7 +16,7 @@ EN = {
     "cost.core.header": "1 · The L² part: Q Kᵀ, softmax and · V",
     "cost.core.text": "Each point is the median time of softmax(Q Kᵀ / √d_head) · V for one layer, all heads "
     "at once. Both axes are logarithmic: a cost that grows like L² is a straight line of slope 2.",
-    "cost.fit": "Least-squares fit: time(L) ≈ **{a}**·L² + **{b}**·L + **{c}** ms.",
+    "cost.fit": "Least-squares fit on relative error, every part non-negative (a time has no negative part): time(L) ≈ **{a}**·L² + **{b}**·L + **{c}** ms.",
     "cost.fit_few": "At least three lengths are needed for the fit.",
     "cost.doubling.header": "Does doubling L quadruple the cost?",
     "cost.doubling.text": "A cost of a·L² quadruples when L doubles. The measured ratios say where that "
@@ -53,7 +53,7 @@ ZH = {
     "cost.core.header": "1 · L² 部分：Q Kᵀ、softmax 与 · V",
     "cost.core.text": "每个点是一层中 softmax(Q Kᵀ / √d_head) · V 的中位耗时，所有头一起计算。两条坐标轴都是"
     "对数刻度：按 L² 增长的代价在图上是一条斜率为 2 的直线。",
-    "cost.fit": "最小二乘拟合：耗时(L) ≈ **{a}**·L² + **{b}**·L + **{c}** 毫秒。",
+    "cost.fit": "按相对误差做最小二乘拟合，且各项系数都不为负（耗时不可能有负的部分）：耗时(L) ≈ **{a}**·L² + **{b}**·L + **{c}** 毫秒。",
     "cost.fit_few": "至少需要三个长度才能拟合。",
     "cost.doubling.header": "L 翻倍，代价就变成四倍吗？",
     "cost.doubling.text": "a·L² 形式的代价在 L 翻倍时变成四倍。实测的比值告诉我们这在哪里成立：L 较小时，每次调用的"
