@@ -125,22 +125,13 @@ def pe_cosine_similarity(pe: np.ndarray, *, title: str = "", lang: str = "en") -
     off away from the diagonal shows how well nearby positions can be told apart.
     """
     sim = cosine_similarity_matrix(_pe(pe)).astype(np.float32)
-    n = sim.shape[0]
-    fig = go.Figure(
-        go.Heatmap(
-            z=sim,
-            x=np.arange(n, dtype=np.int32),
-            y=np.arange(n, dtype=np.int32),
-            colorscale=theme.DIVERGING_REVERSED,
-            zmid=0.0,
-            zmin=-1.0,
-            zmax=1.0,
-            hovertemplate=label(lang, "pe.positions", a="%{y}", b="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "value.cosine_similarity"), value="%{z:.3f}")
-            + "<extra></extra>",
-            colorbar=theme.colorbar(label(lang, "colorbar.cosine")),
-        )
+    sim.shape[0]
+    fig = _signed_square_heatmap(
+        sim,
+        label(lang, "pe.positions", a="%{y}", b="%{x}")
+        + "<br>"
+        + label(lang, "hover.value", name=label(lang, "value.cosine_similarity"), value="%{z:.3f}"),
+        label(lang, "colorbar.cosine"),
     )
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.cosine_title")), height=720, width=780)
     fig.update_layout(
@@ -303,25 +294,34 @@ def pe_similarity_by_distance(
 # --------------------------------------------------------------------------- relative positions
 
 
-def shift_matrix_heatmap(m: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
-    """Heatmap of the matrix M_k with PE(pos + k) = M_k · PE(pos) (2×2 rotations on the diagonal)."""
-    mat = as_array(m, 2, "M_k", dims="[d, d]", dtype=np.float64)
-    n = mat.shape[0]
-    fig = go.Figure(
+def _signed_square_heatmap(z: np.ndarray, hover: str, colorbar_title: str) -> go.Figure:
+    """A square matrix of values in [-1, 1] on the diverging scale, centred on 0."""
+    n = z.shape[0]
+    return go.Figure(
         go.Heatmap(
-            z=mat.astype(np.float32),
+            z=z,
             x=np.arange(n, dtype=np.int32),
             y=np.arange(n, dtype=np.int32),
             colorscale=theme.DIVERGING_REVERSED,
             zmid=0.0,
             zmin=-1.0,
             zmax=1.0,
-            hovertemplate=label(lang, "pe.row_column", row="%{y}", column="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.4f}")
-            + "<extra></extra>",
-            colorbar=theme.colorbar(label(lang, "value.value")),
+            hovertemplate=hover + "<extra></extra>",
+            colorbar=theme.colorbar(colorbar_title),
         )
+    )
+
+
+def shift_matrix_heatmap(m: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
+    """Heatmap of the matrix M_k with PE(pos + k) = M_k · PE(pos) (2×2 rotations on the diagonal)."""
+    mat = as_array(m, 2, "M_k", dims="[d, d]", dtype=np.float64)
+    mat.shape[0]
+    fig = _signed_square_heatmap(
+        mat.astype(np.float32),
+        label(lang, "pe.row_column", row="%{y}", column="%{x}")
+        + "<br>"
+        + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.4f}"),
+        label(lang, "value.value"),
     )
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.shift_matrix_title", k=int(k))),
                       height=620, width=680)
