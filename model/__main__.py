@@ -1,4 +1,4 @@
-"""Command line: python -m model {list,translate,inspect,train,evaluate,export}.
+"""Command line: python -m model {list,translate,inspect,train,train-pitfalls,evaluate,export}.
 
 Bad input ends with a one-line error on stderr and exit status 2, never a traceback.
 """
@@ -165,22 +165,58 @@ def cmd_train(args) -> int:
             res = evaluate_model(model, task, "valid", n=args.eval_sentences)
             return {f"{d}_{k}": v for d, r in res.items() for k, v in r.items() if k in ("bleu", "chrf")}
 
-    info = {
-        "preset": args.preset,
-        "description": preset.description,
-        "example": task.example,
-        "label": preset.label or args.preset,
-        "group": preset.group,
-        "order": preset.order,
-        "listed": True,
-        "i18n": {lang: {f: v for lang_, f, v in preset.i18n if lang_ == lang} for lang, _, _ in preset.i18n},
-    }
+    info = _preset_info(args.preset, preset, task)
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     with TqdmProgress(sys.stderr) as progress:
         train(preset.model, preset.train, task, out, callback=progress, resume=args.resume,
               evaluate=evaluate, info=info, init_from=args.init_from)
     if args.ship:
         return _export(out, args.preset, preset.ship_dtype, args.test_sentences, args.force)
+    return 0
+
+
+def _preset_info(name: str, preset, task) -> dict:
+    """What a model trained from ``preset`` says about itself in its config.json."""
+    info = {
+        "preset": name,
+        "description": preset.description,
+        "example": task.example,
+        "label": preset.label or name,
+        "group": preset.group,
+        "order": preset.order,
+        "listed": preset.listed,
+        "i18n": {lang: {f: v for lang_, f, v in preset.i18n if lang_ == lang} for lang, _, _ in preset.i18n},
+    }
+    if preset.fault_line or preset.group == "pitfall":
+        info["fault_line"] = preset.fault_line  # the one line of code the fault changes ("" = none)
+    return info
+
+
+def cmd_train_pitfalls(args) -> int:
+    """Train every pitfall preset in turn (runs/pitfall-*), ship each, then print exact match per model."""
+    from .registry import load_model
+    from .training.presets import PITFALLS, PRESETS, make_task, with_overrides
+    from .training.train import TqdmProgress, train
+
+    problems = [p for p in (_ship_problem(name, args.force) for name in PITFALLS) if p]
+    if problems:  # checked before any training, not after
+        return _fail(problems[0])
+    for name in PITFALLS:
+        preset = with_overrides(PRESETS[name], steps=args.steps, threads=args.threads)
+        out = Path(f"runs/{name}")
+        out.mkdir(parents=True, exist_ok=True)
+        task = make_task(preset, out / "tokenizer.json")
+        print(f"training {name} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
+        info = _preset_info(name, preset, task)
+        with TqdmProgress(sys.stderr) as progress:
+            train(preset.model, preset.train, task, out, callback=progress, info=info)
+        status = _export(out, name, preset.ship_dtype, args.test_sentences, True)
+        if status:
+            return status
+    print("model\ttest exact match\tchrF\tn")
+    for name in PITFALLS:
+        r = load_model(name).metrics["results"]["task"]
+        print(f"{name}\t{r['exact_match']:.3f}\t{r['chrf']:.1f}\t{r['n']}")
     return 0
 
 
@@ -242,7 +278,8 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     shipped = {k: v.to(dtype).to(torch.float32) for k, v in bundle.model.state_dict().items()}
     bundle.model.load_state_dict(shipped)
     print(f"evaluating {name} on the test split ...", file=sys.stderr)
-    curve = [{k: v for k, v in r.items() if k != "time"} for r in bundle.history if "valid_loss" in r]
+    per_step = ("time", "step_losses", "step_grad_norms")  # the per-step arrays stay in history.json
+    curve = [{k: v for k, v in r.items() if k not in per_step} for r in bundle.history if "valid_loss" in r]
     metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
                "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences),
                "training_curve": curve}
@@ -326,6 +363,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--test-sentences", type=_positive_int, default=None, help="limit test sentences when shipping"
     )
     s.set_defaults(fn=cmd_train)
+
+    s = sub.add_parser(
+        "train-pitfalls",
+        help="train and ship the pitfall lab (reverse with one fault each), then print exact match per model",
+    )
+    s.add_argument("--force", action="store_true", help="replace pitfall models already shipped")
+    s.add_argument("--steps", type=_positive_int, default=None, help="override every preset's steps")
+    s.add_argument("--threads", type=_positive_int, default=None)
+    s.add_argument(
+        "--test-sentences", type=_positive_int, default=None, help="limit test words when shipping"
+    )
+    s.set_defaults(fn=cmd_train_pitfalls)
 
     s = sub.add_parser(
         "export", help="evaluate a run folder on the test split and ship it into assets/models/"

@@ -115,6 +115,9 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
         self.causal, self.rotary = causal, rotary
+        # Trained-in faults (ModelConfig): no 1/sqrt(d_head); no causal mask while in training mode.
+        self.scale_scores = cfg.scale_scores
+        self.causal_in_training = cfg.causal_in_training
         self.query_len, self.key_len = query_len, key_len  # trace symbols, e.g. "L_tgt", "L_src"
         d = cfg.d_model
         self.W_q = nn.Linear(d, self.n_heads * self.d_head)
@@ -213,13 +216,15 @@ class MultiHeadAttention(nn.Module):
 
         raw = self.hook_raw_scores(qt @ kt.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
         record(p, "scores = Q K^T", [qt, kt], raw, [QT, KT_ALL], SC, self.hook_raw_scores)
-        if e is None or e.scale:
+        if (e is None or e.scale) and self.scale_scores:
             scaled = raw / math.sqrt(dh)  # [batch, head, query_pos, key_pos]
             record(p, "scale by 1 / sqrt(d_head)", raw, scaled, SC, SC)
         else:
             scaled = raw
-            record(p, "not scaled (edit: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
-        causal, reverse = self.causal, False
+            why = "edit" if self.scale_scores else "trained without it"
+            record(p, f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
+        # The "cheating" decoder (causal_in_training=False) sees the future only in training mode.
+        causal, reverse = self.causal and (self.causal_in_training or not self.training), False
         if e is not None and self.causal and e.causal != "on":
             causal, reverse = e.causal == "reversed", e.causal == "reversed"
         mask = build_mask(key_padding, Lq, Lk, causal, raw.device, offset, reversed_causal=reverse)

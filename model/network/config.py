@@ -77,6 +77,17 @@ class ModelConfig:
     tie_embeddings: bool = True  # one matrix for source, target embeddings and the output projection
     pad_id: int = 0  # token id that padding masks hide
     norm_eps: float = 1e-5  # epsilon of the normalisation layers
+    # Faults on purpose (the "pitfall" models); the defaults are the correct network, so a config.json
+    # written before these fields existed loads unchanged.
+    scale_scores: bool = True  # divide attention scores by sqrt(d_head); False = raw Q K^T into the softmax
+    residual: bool = True  # x + sublayer(x); False = each sublayer's output replaces the stream (no skip)
+    # False = the padding fault: no attention hides padding keys (training, evaluation and decoding
+    # alike), and training counts padding targets in the loss.
+    mask_padding: bool = True
+    # False = the "cheating" decoder: its self-attention has no causal mask while the model is in
+    # training mode (model.train()), so position i reads the very token it must predict. In eval mode
+    # (inference, the shipped model) the causal mask is back, as greedy decoding never has the future.
+    causal_in_training: bool = True
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -152,13 +163,19 @@ class TrainConfig:
     min_lr_ratio: float = 0.05  # floor of the cosine decay, as a fraction of lr
     batch_tokens: int = 2048  # target tokens (source + target) per batch; batches are length-bucketed
     max_batch_size: int = 256  # cap on sentences per batch
-    grad_clip: float = 1.0  # clip the global gradient norm to this
+    # clip the global gradient norm to this; None = no clipping at all (clip_grad_norm_ is not called)
+    grad_clip: float | None = 1.0
     label_smoothing: float = 0.1  # as in the paper
     seed: int = 0  # seeds python, torch and the batch order
     log_every: int = 10  # steps between progress callbacks
     eval_every: int = 200  # steps between validation passes (0 = never)
     save_every: int = 500  # steps between checkpoints (0 = only at the end)
     num_threads: int = 0  # torch CPU threads; 0 = leave torch's default
+
+    def __post_init__(self) -> None:
+        if self.grad_clip is not None and not self.grad_clip > 0:
+            # clip_grad_norm_(max_norm=0) zeroes every gradient: a run that silently never learns.
+            raise ConfigError(f"grad_clip must be > 0, or None for no clipping (got {self.grad_clip!r})")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -55,6 +55,7 @@ class _Block(nn.Module):
     """Shared residual wiring. Pre-LN: x + f(norm(x)). Post-LN (paper): norm(x + f(x))."""
 
     norm_first: bool
+    residual: bool = True  # False (a trained-in fault): no skip connection, the sublayer's output replaces x
     pos: str
     path: str
 
@@ -64,11 +65,19 @@ class _Block(nn.Module):
         if self.norm_first:
             normed = norm(x)
             record(self.path, f"{norm_name} (before {label})", x, normed, sym, sym)
+            if not self.residual:
+                y = self.dropout(f(normed))
+                record(self.path, f"no residual add after {label} (trained without it)", x, y, sym, sym)
+                return y
             y = x + self.dropout(f(normed))
             record(self.path, f"residual add after {label}", x, y, sym, sym)
             return y
-        summed = x + self.dropout(f(x))
-        record(self.path, f"residual add after {label}", x, summed, sym, sym)
+        if self.residual:
+            summed = x + self.dropout(f(x))
+            record(self.path, f"residual add after {label}", x, summed, sym, sym)
+        else:
+            summed = self.dropout(f(x))
+            record(self.path, f"no residual add after {label} (trained without it)", x, summed, sym, sym)
         y = norm(summed)
         record(self.path, f"{norm_name} (after {label})", summed, y, sym, sym)
         return y
@@ -78,6 +87,7 @@ class EncoderBlock(_Block):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.norm_first, self.pos, self.path = cfg.norm_first, "L_src", ""
+        self.residual = cfg.residual
         rotary = cfg.pos_encoding == "rope"
         self.attn = MultiHeadAttention(cfg, "L_src", "L_src", causal=False, rotary=rotary)
         self.mlp = FeedForward(cfg, "L_src")
@@ -99,6 +109,7 @@ class DecoderBlock(_Block):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.norm_first, self.pos, self.path = cfg.norm_first, "L_tgt", ""
+        self.residual = cfg.residual
         rotary = cfg.pos_encoding == "rope"
         self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary)
         # Positions of source and target are unrelated, so no rotation in cross-attention.

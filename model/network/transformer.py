@@ -140,12 +140,17 @@ class Transformer(HookedModule):
         pad = ids == self.cfg.pad_id
         return pad if bool(pad.any()) else None
 
+    def attention_padding(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """The key padding mask attention uses: padding_mask(ids), or None for a model trained with
+        cfg.mask_padding=False (the padding fault), which lets every query weigh padding keys."""
+        return self.padding_mask(ids) if self.cfg.mask_padding else None
+
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        src_pad = self.padding_mask(src)
+        src_pad = self.attention_padding(src)
         return self.encoder(src, src_pad), src_pad
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
-        y = self.decoder(tgt, memory, self.padding_mask(tgt), src_pad)
+        y = self.decoder(tgt, memory, self.attention_padding(tgt), src_pad)
         logits = self.hook_logits(self.unembed(y))  # [batch, tgt_pos, vocab]
         sym_y, sym_logits = ("B", "L_tgt", "d_model"), ("B", "L_tgt", "V")
         record("unembed", "project to vocabulary", y, logits, sym_y, sym_logits, self.hook_logits)

@@ -21,6 +21,9 @@ class Preset:
     order: int = 99  # position within its group
     # label/description in other interface languages: {"zh": {"label": ..., "description": ...}}
     i18n: tuple[tuple[str, str, str], ...] = ()
+    # Pitfall models: the one line of code the fault changes, as the page shows it ("" = no fault).
+    fault_line: str = ""
+    listed: bool = True  # False = the model picker hides it (the pitfall models live on their own page)
 
 
 def _didactic(kind: str, steps: int, description: str, order: int, description_zh: str) -> Preset:
@@ -68,6 +71,92 @@ PRESETS: dict[str, Preset] = {
         ),
     ),
 }
+
+
+#: The pitfall lab: the reverse recipe (same model size, steps and seed) with ONE fault each.
+#: name -> (model changes, train changes, the code line, label, description, label zh, description zh)
+_PITFALLS: dict[str, tuple[dict, dict, str, str, str, str, str]] = {
+    "correct": (
+        {}, {}, "",
+        "correct (reference)", "the reverse model trained exactly as it should be, for comparison",
+        "正确（对照）", "按正确方式训练的单词倒序模型，作为对照",
+    ),
+    "lr-postln-nowarmup": (
+        {"norm_first": False}, {"lr": 3e-2, "warmup_steps": 0},
+        "lr = 3e-2; warmup_steps = 0; y = norm(x + f(x))  # Post-LN, 10x learning rate, no warmup",
+        "lr too high · Post-LN · no warmup",
+        "10x the learning rate from the very first step, on a Post-LN network",
+        "学习率过高 · Post-LN · 无预热",
+        "Post-LN 网络从第一步起就用十倍的学习率，没有预热",
+    ),
+    "no-scaling": (
+        {"scale_scores": False}, {},
+        "scores = q @ k.transpose(-2, -1)  # no / sqrt(d_head)",
+        "no 1/√d_head scaling", "attention scores go into the softmax without dividing by √d_head",
+        "不做 1/√d_head 缩放", "注意力分数不除以 √d_head 就直接送进 softmax",
+    ),
+    "no-padding-mask": (
+        {"mask_padding": False}, {},
+        "mask = causal  # no '| key_padding'; and loss over every target, padding included",
+        "no padding mask", "attention may look at padding, and the loss also counts padding targets",
+        "没有填充掩码", "注意力可以看到填充位置，损失也把填充目标算了进去",
+    ),
+    "no-clipping": (
+        {}, {"grad_clip": None, "warmup_steps": 10},
+        "# torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # no gradient clipping",
+        "no gradient clipping", "no gradient clipping, and a short warmup (10 steps)",
+        "没有梯度裁剪", "不做梯度裁剪，预热也很短（10 步）",
+    ),
+    "no-positional-encoding": (
+        {"pos_encoding": "none"}, {},
+        "x = embed(ids) * sqrt(d_model)  # no + positional_encoding",
+        "no positional encoding", "token embeddings only: nothing tells the model where a letter is",
+        "没有位置编码", "只有词嵌入：模型无从得知每个字母在哪个位置",
+    ),
+    "one-head": (
+        {"n_heads": 1}, {},
+        "n_heads = 1  # one attention head of width d_model instead of 4",
+        "one attention head", "a single attention head of width 64 in every layer instead of four of 16",
+        "只有一个注意力头", "每层只有一个宽 64 的注意力头，而不是四个宽 16 的头",
+    ),
+    "no-residual": (
+        {"residual": False}, {},
+        "y = f(norm(x))  # not x + f(norm(x)): no residual connection",
+        "no residual connections", "each sublayer's output replaces the stream instead of being added to it",
+        "没有残差连接", "每个子层的输出直接取代原来的表示，而不是加到上面",
+    ),
+    "no-causal-mask": (
+        {"causal_in_training": False}, {},
+        "mask = None  # decoder self-attention without its causal mask in training",
+        "no causal mask in training",
+        "in training the decoder sees the very token it must predict; at inference it cannot",
+        "训练时没有因果掩码",
+        "训练时解码器能看到它要预测的那个词元；推理时却看不到",
+    ),
+}
+
+
+def _pitfall(name: str, order: int) -> Preset:
+    model_changes, train_changes, line, label, description, label_zh, description_zh = _PITFALLS[name]
+    base = PRESETS["reverse"]
+    return replace(
+        base,
+        model=replace(base.model, **model_changes),
+        train=replace(base.train, **train_changes),
+        description=description,
+        ship_dtype="float16",
+        label=f"pitfall · {label}",
+        group="pitfall",
+        order=order,
+        i18n=(("zh", "label", f"陷阱 · {label_zh}"), ("zh", "description", description_zh)),
+        fault_line=line,
+        listed=False,
+    )
+
+
+#: Preset names of the pitfall lab, the correct reference first (`python -m model train-pitfalls`).
+PITFALLS = [f"pitfall-{name}" for name in _PITFALLS]
+PRESETS.update({f"pitfall-{name}": _pitfall(name, i) for i, name in enumerate(_PITFALLS)})
 
 
 def make_task(preset: Preset, tokenizer_path: Path):

@@ -71,13 +71,48 @@ def lr_at(step: int, tc: TrainConfig) -> float:
     return tc.lr * (tc.min_lr_ratio + (1 - tc.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float) -> torch.Tensor:
+def loss_fn(
+    logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float, ignore_pad: bool = True
+) -> torch.Tensor:
+    """Mean cross-entropy over target tokens; padding targets are skipped unless ignore_pad is False
+    (the padding fault, ModelConfig.mask_padding=False: the model is also trained to predict padding)."""
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
         target.reshape(-1),
-        ignore_index=pad_id,
+        ignore_index=pad_id if ignore_pad else -100,
         label_smoothing=smoothing,
     )
+
+
+def gradient_norm(parameters) -> float:
+    """Global L2 norm of the gradients (what clip_grad_norm_ measures), without changing them."""
+    norms = [p.grad.detach().norm(2) for p in parameters if p.grad is not None]
+    return float(torch.linalg.vector_norm(torch.stack(norms), 2)) if norms else 0.0
+
+
+def _compact(x: float) -> float | None:
+    """A per-step figure for history.json: 5 significant digits; None for inf/NaN (not valid JSON)."""
+    return float(f"{x:.5g}") if math.isfinite(x) else None
+
+
+def step_series(history: list[dict]) -> dict[str, list]:
+    """Every optimiser step's figures, gathered from the history records:
+    {"step": [1, 2, ...], "loss": [...], "grad_norm": [...]}.
+
+    loss is that step's training loss (label smoothing included; padding included only for a model
+    trained with mask_padding=False); grad_norm the global gradient norm before any clipping. None
+    stands for a non-finite value. Records without per-step arrays (older checkpoints) add nothing.
+    """
+    out: dict[str, list] = {"step": [], "loss": [], "grad_norm": []}
+    for r in history:
+        losses, norms = r.get("step_losses"), r.get("step_grad_norms")
+        if not isinstance(losses, list) or not isinstance(norms, list) or len(losses) != len(norms):
+            continue
+        first = r["step"] - len(losses) + 1
+        out["step"].extend(range(first, r["step"] + 1))
+        out["loss"].extend(losses)
+        out["grad_norm"].extend(norms)
+    return out
 
 
 @torch.no_grad()
@@ -165,6 +200,8 @@ def train(
     model.train()
     t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
     t_start, step_start = time.perf_counter(), step
+    step_losses: list[float | None] = []  # per step since the last history record
+    step_grad_norms: list[float | None] = []  # global gradient norm before clipping
     while step < tc.max_steps:
         batches = make_batches(train_ex, tc.batch_tokens, tc.max_batch_size, seed=tc.seed * 1000 + epoch)
         while batch_pos < len(batches) and step < tc.max_steps:
@@ -173,22 +210,29 @@ def train(
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, tc)
             logits = model(src, tgt_in)
-            loss = loss_fn(logits, tgt_out, pad, tc.label_smoothing)
+            loss = loss_fn(logits, tgt_out, pad, tc.label_smoothing, ignore_pad=model_config.mask_padding)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+            if tc.grad_clip is None:
+                grad_norm = gradient_norm(model.parameters())
+            else:  # clip_grad_norm_ returns the norm it measured before clipping
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip))
             opt.step()
             step += 1
             tokens_since += int((src != pad).sum() + (tgt_out != pad).sum())
             loss_sum += float(loss.detach())
             loss_n += 1
+            step_losses.append(_compact(float(loss.detach())))
+            step_grad_norms.append(_compact(grad_norm))
             evaluating = tc.eval_every and (step % tc.eval_every == 0 or step == tc.max_steps)
             if step % tc.log_every == 0 or evaluating or step == tc.max_steps:
                 now = time.perf_counter()
                 rate = tokens_since / max(now - t_last, 1e-9)
                 eta = (now - t_start) / max(step - step_start, 1) * (tc.max_steps - step)
                 record = {"step": step, "epoch": epoch, "loss": loss_sum / loss_n, "lr": lr_at(step - 1, tc),
-                          "tokens_per_s": rate, "time": time.time()}
+                          "tokens_per_s": rate, "time": time.time(),
+                          # every step since the previous record (see step_series)
+                          "step_losses": step_losses, "step_grad_norms": step_grad_norms}
                 valid = None
                 if evaluating:
                     valid = {"valid_loss": validation_loss(model, valid_ex)}
@@ -202,6 +246,7 @@ def train(
                         Progress(step, tc.max_steps, record["loss"], record["lr"], rate, eta, epoch, valid)
                     )
                 t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
+                step_losses, step_grad_norms = [], []
             if tc.save_every and step % tc.save_every == 0:
                 save()
         if batch_pos >= len(batches):
