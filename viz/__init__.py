@@ -49,6 +49,7 @@ from viz.masks import (
     row_sums,
     token_probability_bars,
 )
+from viz.pitfalls import encoder_cosine_bars, entropy_bars
 from viz.positional import (
     DistanceProfile,
     embedding_norm_bars,
@@ -122,6 +123,8 @@ __all__ = [
     "cosine_similarity_matrix",
     "cross_attention_step",
     "entropy",
+    "entropy_bars",
+    "encoder_cosine_bars",
     "escape_text",
     "flatten_heads",
     "future_weight",

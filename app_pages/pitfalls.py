@@ -1,0 +1,255 @@
+"""Pitfall lab: classic Transformer bugs, each run for real. The inference half: faults switched on in
+the loaded model through model.interventions (never its weights), a fully masked row, the word-order
+test without the positional encoding, input cut at max_len; and the dimensions lab on a tiny random
+model, where every error shown is the exception the code really raised."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import viz
+from app_support import models as M
+from app_support import pitfalls as PF
+from app_support.i18n import current_lang, note, t
+from app_support.messages import current_analysis, show_input_error
+from app_support.sidebar import current_view
+from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.url_state import seed_from_url, set_url_param, url_int
+from model.data.tasks import InputError
+
+view = current_view()  # the sidebar first: it sets the interface language from the link
+lang = current_lang()
+page_header(t("pitfalls.title"), t("pitfalls.intro"))
+result = current_analysis(view)
+
+
+def _output(text: str) -> str:
+    return f"**{escape_md(text)}**" if text.strip() else f"*{t('io.empty_output')}*"
+
+
+def _mask_of(analysis, kind: str, layer: int, head: int) -> np.ndarray:
+    return ~np.isfinite(analysis.attention(kind, "scores")[layer, head])
+
+
+# ---------------------------------------------------------------------------
+# Sections about models trained with a fault (another part of the lab) go here, before the
+# inference faults below: each section is a function called in order at the end of this file.
+# ---------------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------- 1. faults switched on
+
+
+def _pick_fault() -> str:
+    seed_from_url("pitfalls_fault", "fault", lambda v: v if v in PF.FAULTS else None, PF.FAULTS[0])
+    fault = st.radio(t("pitfalls.fault.pick"), PF.FAULTS, key="pitfalls_fault",
+                     format_func=lambda f: t(f"pitfalls.fault.{f}"), help=t("pitfalls.fault.pick_help"))
+    set_url_param("fault", fault)
+    return fault
+
+
+def _maps(run: PF.FaultRun, kind: str, layer: int, head: int, fault: str) -> None:
+    """The intact head and the broken head side by side, and both outputs."""
+    queries, keys = run.intact.tokens_for(kind)
+    columns = st.columns(2)
+    for column, analysis, which in zip(columns, (run.intact, run.broken), ("intact", "broken"), strict=True):
+        pattern = analysis.attention(kind)[layer, head]
+        mask = _mask_of(analysis, kind, layer, head)
+        title = t(f"pitfalls.map.{which}", kind=t(f"kind.{kind}.label"), layer=layer, head=head)
+        with column:
+            if fault == "causal":
+                fig = viz.pattern_with_future(pattern, queries, mask, title=title, lang=lang)
+            else:
+                fig = viz.pattern_with_row_sums(pattern, queries, keys, mask, title=title, lang=lang)
+            chart(fig, key=f"pitfalls_map_{which}")
+    st.caption(t("pitfalls.map.teacher_forced"))
+    left, right = st.columns(2)
+    left.markdown(t("pitfalls.output.intact", output=_output(run.intact_output)))
+    right.markdown(t("pitfalls.output.broken", output=_output(run.broken_output)))
+
+
+def _edit_fault(fault: str) -> None:
+    causal_mode = "reversed"
+    if fault == "causal":
+        seed_from_url("pitfalls_causal", "causal", lambda v: v if v in PF.CAUSAL_MODES else None,
+                      PF.CAUSAL_MODES[0])
+        causal_mode = st.radio(t("pitfalls.causal.pick"), PF.CAUSAL_MODES, key="pitfalls_causal",
+                               format_func=lambda m: t(f"pitfalls.causal.{m}"), horizontal=True)
+        set_url_param("causal", causal_mode)
+    bundle_problems = PF.fault_problems(M.get_bundle(view.model), fault, causal_mode)
+    if bundle_problems:
+        st.info(t("pitfalls.not_applicable"), icon=":material/block:")
+        return
+    kind, layer, head = view.kind, view.layer, view.head
+    if fault == "causal":
+        kind, layer = "decoder", min(view.layer, view.n_layers["decoder"] - 1)
+    if kind != "encoder" and not result.output_text.strip():
+        st.info(t("pitfalls.no_output"), icon=":material/info:")
+        return
+    edits = PF.fault_edits(fault, causal_mode)
+    with st.spinner(t("analysis.running")):
+        run = PF.get_fault_run(view.model, view.text, view.direction_arg, edits)
+    st.markdown(t(f"pitfalls.{fault}.explain"))
+    _maps(run, kind, layer, head, fault)
+    broken = run.broken.attention(kind)[layer, head].astype(np.float64)
+    if fault == "scaling":
+        with_scaling = PF.head_entropy(run.intact.attention(kind)[layer])
+        without = PF.head_entropy(run.broken.attention(kind)[layer])
+        bars_title = t("pitfalls.scaling.bars_title", kind=t(f"kind.{kind}.label"), layer=layer)
+        chart(viz.entropy_bars(with_scaling, without, lang=lang, title=bars_title), key="pitfalls_entropy")
+        st.caption(t("pitfalls.scaling.caption", mean_with=f"{with_scaling.mean():.3f}",
+                     mean_without=f"{without.mean():.3f}", top=f"{broken.max(-1).mean():.3f}"))
+    elif fault == "axis":
+        rows, cols = broken.sum(-1), broken.sum(-2)
+        st.markdown(t("pitfalls.axis.sums", rows=", ".join(f"{s:.3f}" for s in rows),
+                      cols=", ".join(f"{s:.3f}" for s in cols)))
+    else:
+        future = viz.future_weight(broken)
+        past = np.tril(broken, -1).sum(-1)
+        st.caption(t(f"pitfalls.causal.caption_{causal_mode}", future=f"{future.max():.3f}",
+                     past=f"{past.max():.3f}"))
+
+
+def _masked_row() -> None:
+    st.markdown(t("pitfalls.masked_row.explain"))
+    demo = PF.masked_row_demo()
+    st.code("scores = [[1.0, -inf, 0.5, -inf],\n          [-inf, -inf, -inf, -inf]]\n"
+            "torch.softmax(scores, dim=-1)", language="python")
+    names = [t("pitfalls.masked_row.partly"), t("pitfalls.masked_row.fully")]
+    for i, name in enumerate(names):
+        frame = pd.DataFrame({
+            t("pitfalls.masked_row.col.scores"): demo.scores[i],
+            t("pitfalls.masked_row.col.torch"): demo.torch_softmax[i],
+            t("pitfalls.masked_row.col.model"): demo.model_softmax[i],
+        })
+        frame.index.name = t("pitfalls.masked_row.col.key")
+        st.caption(name)
+        st.dataframe(frame)
+    st.markdown(t("pitfalls.masked_row.spread",
+                  partly="`[" + ", ".join(f"{v:.3f}" for v in demo.nan_after_values[0]) + "]`",
+                  fully="`[" + ", ".join(str(v) for v in demo.nan_after_values[1]) + "]`"))
+    st.markdown(t("pitfalls.masked_row.why"))
+
+
+def _reroll() -> None:
+    st.session_state["pitfalls_seed"] = int(st.session_state.get("pitfalls_seed", 0)) + 1
+
+
+def _position() -> None:
+    if PF.fault_problems(M.get_bundle(view.model), "position"):
+        st.info(t("pitfalls.not_applicable"), icon=":material/block:")
+        return
+    st.markdown(t("pitfalls.position.explain"))
+    seed_from_url("pitfalls_seed", "shuffle", lambda v: url_int(v, 0, 10**6), 0)
+    left, right = st.columns([3, 1])
+    seed = left.number_input(t("pitfalls.position.seed"), min_value=0, max_value=10**6, step=1,
+                             key="pitfalls_seed", help=t("pitfalls.position.seed_help"))
+    right.button(t("pitfalls.position.reroll"), on_click=_reroll, icon=":material/casino:")
+    set_url_param("shuffle", int(seed))
+    try:
+        with st.spinner(t("analysis.running")):
+            run = PF.get_order_run(view.model, view.text, view.direction_arg, int(seed))
+    except InputError as e:
+        show_input_error(e)
+        return
+    st.markdown(t("pitfalls.position.original", tokens=md_tokens(run.source_tokens)))
+    st.markdown(t("pitfalls.position.shuffled", tokens=md_tokens(run.shuffled_tokens)))
+    if run.order == sorted(run.order):
+        st.info(t("pitfalls.position.same_order"), icon=":material/info:")
+    chart(viz.encoder_cosine_bars(run.source_tokens, run.cosine["with"], run.cosine["without"], lang=lang),
+          key="pitfalls_cosine")
+    st.caption(t("pitfalls.position.cosine_caption", low=f"{run.cosine['with'].min():.3f}",
+                 gap=f"{np.abs(1 - run.cosine['without']).max():.1e}"))
+    names = ("original", "shuffled")
+    table = pd.DataFrame({
+        t("pitfalls.position.col.input"): [t(f"pitfalls.position.row.{n}") for n in names],
+        t("pitfalls.position.col.with"): [run.outputs[f"{n}/with"] for n in names],
+        t("pitfalls.position.col.without"): [run.outputs[f"{n}/without"] for n in names],
+    })
+    st.dataframe(table, hide_index=True)
+    st.markdown(t("pitfalls.position.conclusion"))
+
+
+def _truncation() -> None:
+    st.markdown(t("pitfalls.truncation.explain"))
+    try:
+        with st.spinner(t("analysis.running")):
+            run = PF.get_truncation(view.model, view.text, view.direction_arg)
+    except InputError as e:
+        show_input_error(e)
+        return
+    st.markdown(t("pitfalls.truncation.input", n=len(run.all_tokens), max_len=run.max_len))
+    st.code(run.text, language=None, wrap_lines=True)
+    for message in run.notes:
+        if message.code == "input_truncated":
+            st.warning(escape_md(note(message)), icon=":material/content_cut:")
+    st.markdown(t("pitfalls.truncation.kept", n=len(run.kept), tokens=md_tokens(run.kept)))
+    st.markdown(t("pitfalls.truncation.dropped", n=len(run.dropped), tokens=md_tokens(run.dropped)))
+    st.markdown(t("pitfalls.truncation.output", output=_output(run.output)))
+    st.caption(t("pitfalls.truncation.caption"))
+
+
+def faults_section() -> None:
+    st.subheader(t("pitfalls.faults.header"))
+    st.markdown(t("pitfalls.faults.explain"))
+    fault = _pick_fault()
+    if fault in PF.EDIT_FAULTS:
+        _edit_fault(fault)
+    elif fault == "masked_row":
+        _masked_row()
+    elif fault == "position":
+        _position()
+    else:
+        _truncation()
+
+
+# --------------------------------------------------------------------------- 2. dimensions
+
+D_MODELS = (4, 6, 8, 12, 16, 32)
+HEADS = (1, 2, 3, 4, 5, 8)
+
+
+def dimensions_section() -> None:
+    st.subheader(t("pitfalls.dims.header"))
+    st.markdown(t("pitfalls.dims.explain", batch=PF.BATCH, length=PF.LENGTH, vocab=PF.VOCAB))
+    seed_from_url("pitfalls_dmodel", "dmodel", lambda v: url_int(v) if url_int(v) in D_MODELS else None, 8)
+    seed_from_url("pitfalls_heads", "heads", lambda v: url_int(v) if url_int(v) in HEADS else None, 2)
+    seed_from_url("pitfalls_order", "order", lambda v: v if v in PF.ORDERS else None, PF.ORDERS[0])
+    left, middle = st.columns(2)
+    d_model = left.selectbox("d_model", D_MODELS, key="pitfalls_dmodel", help=t("pitfalls.dims.d_model_help"))
+    heads = middle.selectbox(t("pitfalls.dims.heads"), HEADS, key="pitfalls_heads")
+    order = st.radio(t("pitfalls.dims.order"), PF.ORDERS, key="pitfalls_order",
+                     format_func=lambda o: t(f"pitfalls.dims.order.{o}"))
+    set_url_param("dmodel", d_model)
+    set_url_param("heads", heads)
+    set_url_param("order", order)
+    run = PF.get_dimension_run(int(d_model), int(heads), order)
+    if run.error:
+        st.error(t("pitfalls.dims.raised") + f"\n\n`{run.error}`", icon=":material/error:")
+        st.caption(t("pitfalls.dims.config_caption"))
+        return
+    if order == "seq_first":
+        st.warning(t("pitfalls.dims.seq_first", shape=" × ".join(map(str, run.input_shape)),
+                     gap=f"{run.logits_gap:.4f}"), icon=":material/warning:")
+    if order == "merge_wrong":
+        if run.merge_error:
+            st.error(t("pitfalls.dims.merge_raised") + f"\n\n`{run.merge_error}`", icon=":material/error:")
+        else:
+            st.info(t("pitfalls.dims.merge_no_error"), icon=":material/info:")
+        if run.merge_gap:
+            st.warning(t("pitfalls.dims.merge_silent", shape=" × ".join(map(str, run.merge_shape)),
+                         gap=f"{run.merge_gap:.4f}", out_gap=f"{run.out_gap:.4f}"), icon=":material/warning:")
+        else:
+            st.info(t("pitfalls.dims.merge_one_head"), icon=":material/info:")
+    st.markdown(t("pitfalls.dims.symbols") + " · ".join(f"`{k}` = {v}" for k, v in run.sizes.items()))
+    table = viz.shape_trace_table(run.steps, lang=lang)
+    trace_help = viz.column_help("shape_trace_table", lang)
+    columns = {col: st.column_config.Column(label, help=trace_help.get(col))
+               for col, label in viz.column_labels("shape_trace_table", lang).items()}
+    st.dataframe(table, column_config=columns, hide_index=True, width="stretch",
+                 height=min(560, 38 * (len(table) + 1) + 4))
+    st.caption(t("pitfalls.dims.trace_caption", n=len(table)))
+
+
+faults_section()
+dimensions_section()

@@ -1,0 +1,366 @@
+"""What the pitfall lab needs from torch: the loaded model run with one fault switched on (through
+``model.interventions``, never by touching weights), a fully masked row through a real softmax, the
+word-order test with and without the positional encoding, what the model drops past ``max_len``, and
+the dimensions lab on a tiny random model.
+
+Every number comes from a real run; every error shown is the real exception, caught. The page draws
+the plain data classes below (cached per input).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+import torch
+
+from app_support import models as M
+from model.analysis import Analysis, analyze
+from model.decoding import greedy_decode
+from model.interventions import (
+    CausalMask,
+    NoPositionalEncoding,
+    NoScaling,
+    SoftmaxOverQueries,
+    edit_problems,
+    intervene,
+)
+from model.network.attention import masked_softmax
+from model.network.config import ConfigError, ModelConfig
+from model.network.kinds import hook_name
+from model.network.trace import trace_shapes
+from model.network.transformer import Transformer
+from model.training.checkpoint import Bundle
+
+#: The faults of the switch, in menu order.
+FAULTS = ("scaling", "axis", "causal", "masked_row", "position", "truncation")
+#: Faults that run the loaded model under an intervention (the others are computed differently).
+EDIT_FAULTS = ("scaling", "axis", "causal")
+CAUSAL_MODES = ("reversed", "off")
+#: The dimension lab's orders: the correct one and two classic mistakes.
+ORDERS = ("batch_first", "seq_first", "merge_wrong")
+
+
+def fault_edits(fault: str, causal_mode: str = "reversed") -> tuple:
+    """The interventions a fault switches on (empty for faults that are not interventions)."""
+    if fault == "scaling":
+        return (NoScaling(),)
+    if fault == "axis":
+        return (SoftmaxOverQueries(),)
+    if fault == "causal":
+        return (CausalMask(causal_mode),)
+    if fault == "position":
+        return (NoPositionalEncoding(),)
+    return ()
+
+
+def fault_problems(bundle: Bundle, fault: str, causal_mode: str = "reversed") -> list[str]:
+    """Why a fault cannot be shown on this model (empty: it can)."""
+    edits = fault_edits(fault, causal_mode)
+    return edit_problems(bundle.model, *edits) if edits else []
+
+
+# --------------------------------------------------------------------------- 1. a fault on the real model
+
+
+@dataclass
+class FaultRun:
+    """The same input, intact and with the fault. ``intact`` and ``broken`` are teacher-forced over the
+    intact model's own output (so both maps have the same rows); ``broken_greedy`` is what the broken
+    model itself writes."""
+
+    intact: Analysis  # teacher-forced over the intact output
+    broken: Analysis  # same pass, with the fault
+    intact_output: str
+    broken_output: str
+    edits: tuple[str, ...]
+
+
+def fault_run(bundle: Bundle, text: str, direction: str | None, edits: tuple) -> FaultRun:
+    if direction == "auto":
+        direction = None
+    greedy = analyze(bundle, text, direction)
+    target = greedy.output_text if greedy.output_text.strip() else None
+    intact = analyze(bundle, text, direction, target) if target else greedy
+    broken = analyze(bundle, text, direction, target, edits=edits)
+    broken_greedy = analyze(bundle, text, direction, edits=edits)
+    return FaultRun(intact, broken, greedy.output_text, broken_greedy.output_text, broken.edits)
+
+
+def head_entropy(pattern: np.ndarray) -> np.ndarray:
+    """Mean entropy (nats) of each head's rows: ``[head, query, key]`` -> ``[head]``."""
+    p = np.asarray(pattern, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return terms.sum(-1).mean(-1)
+
+
+# --------------------------------------------------------------------------- a fully masked row
+
+
+@dataclass
+class MaskedRow:
+    scores: list[list[float]]  # two rows: one partly masked, one fully masked (-inf)
+    torch_softmax: list[list[float]]  # torch.softmax(scores, -1): the fully masked row is NaN
+    model_softmax: list[list[float]]  # model.network.attention.masked_softmax: that row is all 0
+    nan_after_values: list[list[float]]  # torch.softmax(...) @ V: the NaN spreads to the output
+
+
+def masked_row_demo() -> MaskedRow:
+    """Run a real softmax on a row that is masked everywhere (computed, not written down)."""
+    scores = torch.tensor([[1.0, 2.0, 0.5, 1.5], [1.0, 2.0, 0.5, 1.5]])
+    mask = torch.tensor([[False, True, False, True], [True, True, True, True]])
+    masked = scores.masked_fill(mask, float("-inf"))
+    plain = torch.softmax(masked, dim=-1)
+    safe = masked_softmax(masked, mask, dim=-1)
+    values = torch.arange(8, dtype=torch.float32).view(4, 2)  # [key, d_head]
+    return MaskedRow(masked.tolist(), plain.tolist(), safe.tolist(), (plain @ values).tolist())
+
+
+# --------------------------------------------------------------------------- word order without positions
+
+
+def word_groups(tokens: list[str]) -> list[list[int]]:
+    """Source positions (the final <eos> excluded) grouped into words: a word starts at a token with
+    the word marker "▁" when the tokenizer uses one; otherwise every token (a character) is its own."""
+    body = list(range(len(tokens) - 1))
+    if not any(tok.startswith("▁") for tok in tokens):
+        return [[i] for i in body]
+    groups: list[list[int]] = []
+    for i in body:
+        if tokens[i].startswith("▁") or not groups:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
+def shuffle_order(tokens: list[str], seed: int) -> list[int]:
+    """A seeded shuffle of the words (or characters): new position -> old position, <eos> kept last.
+    Re-drawn (up to 20 times) while it equals the original order, when the words are not all equal."""
+    groups = word_groups(tokens)
+    rng = random.Random(seed)
+    order = list(range(len(groups)))
+    distinct = len({tuple(tokens[i] for i in g) for g in groups}) > 1
+    for _ in range(20):
+        rng.shuffle(order)
+        if not distinct or [tuple(tokens[i] for i in groups[j]) for j in order] != \
+                [tuple(tokens[i] for i in g) for g in groups]:
+            break
+    return [i for j in order for i in groups[j]] + [len(tokens) - 1]
+
+
+@dataclass
+class OrderRun:
+    source_tokens: list[str]
+    shuffled_tokens: list[str]
+    order: list[int]  # shuffled position -> original position
+    shuffled_text: str
+    outputs: dict[str, str]  # "original/with", "original/without", "shuffled/with", "shuffled/without"
+    # "with"/"without" -> [source position]: cos(original row, the same token's row in the shuffled run)
+    cosine: dict[str, np.ndarray]
+
+
+def _cosine_rows(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    a64, b64 = a.double(), b.double()
+    return (torch.nn.functional.cosine_similarity(a64, b64, dim=-1)).numpy()
+
+
+def order_run(bundle: Bundle, text: str, direction: str | None, seed: int) -> OrderRun:
+    """The sentence and a shuffled copy, each through the model with and without the positional encoding.
+
+    The shuffle permutes the source token ids (whole words together), so each original token has a
+    known place in the shuffled sentence; the cosine compares its encoder output there and here.
+    """
+    if direction == "auto":
+        direction = None
+    model, tok, task = bundle.model, bundle.tokenizer, bundle.task
+    prepared = task.prepare(text, model.cfg.max_len, direction)
+    ids = list(prepared.source_ids)
+    tokens = tok.tokens(ids)
+    order = shuffle_order(tokens, seed)
+    shuffled = [ids[i] for i in order]
+    outputs, memories = {}, {}
+    for pos in ("with", "without"):
+        edits = () if pos == "with" else (NoPositionalEncoding(),)
+        with model.lock, torch.no_grad(), intervene(model, *edits):
+            model.eval()
+            for name, src in (("original", ids), ("shuffled", shuffled)):
+                generated = greedy_decode(model, [src], [prepared.prefix], tok.eos_id)[0]
+                outputs[f"{name}/{pos}"] = tok.decode(generated)
+                memory, _ = model.encode(torch.tensor([src]))
+                memories[f"{name}/{pos}"] = memory[0]
+    inverse = torch.tensor(order)
+    cosine = {}
+    for pos in ("with", "without"):
+        # row r of the shuffled memory belongs to original position order[r]
+        moved = torch.empty_like(memories[f"shuffled/{pos}"])
+        moved[inverse] = memories[f"shuffled/{pos}"]
+        cosine[pos] = _cosine_rows(memories[f"original/{pos}"], moved)
+    return OrderRun(tokens, tok.tokens(shuffled), order, tok.decode(shuffled[:-1]), outputs, cosine)
+
+
+# --------------------------------------------------------------------------- input past max_len
+
+
+@dataclass
+class Truncation:
+    text: str  # the long input
+    max_len: int
+    all_tokens: list[str]  # every token of the input (no <eos>)
+    kept: list[str]  # what the model reads (with its <eos>)
+    dropped: list[str]
+    notes: list  # the app's own messages (model.messages.Message)
+    output: str
+
+
+def long_input(bundle: Bundle, text: str, direction: str | None) -> str:
+    """The sentence repeated until it is longer than the model reads (unchanged if it already is)."""
+    if direction == "auto":
+        direction = None
+    separator = " " if any(c.isascii() and c.isalpha() for c in text) and getattr(
+        bundle.task, "directions", None) else ""
+    longer = text
+    for _ in range(64):
+        prepared = bundle.task.prepare(longer, bundle.cfg.max_len, direction)
+        if prepared.truncated_from:
+            break
+        longer = longer + separator + text
+    return longer
+
+
+def truncation_run(bundle: Bundle, text: str, direction: str | None) -> Truncation:
+    if direction == "auto":
+        direction = None
+    long = long_input(bundle, text, direction)
+    result = analyze(bundle, long, direction)
+    prepared = result.prepared
+    all_ids = bundle.tokenizer.encode(prepared.text)
+    kept = len(prepared.source_ids) - 1
+    return Truncation(long, bundle.cfg.max_len, bundle.tokenizer.tokens(all_ids), list(result.source_tokens),
+                      bundle.tokenizer.tokens(all_ids[kept:]), list(prepared.notes), result.output_text)
+
+
+# --------------------------------------------------------------------------- 2. dimensions
+
+
+@dataclass
+class DimensionRun:
+    d_model: int
+    n_heads: int
+    order: str
+    error: str | None = None  # the real exception, as "Type: message"
+    steps: list[dict] = field(default_factory=list)  # the shape trace of what ran
+    sizes: dict[str, int] = field(default_factory=dict)
+    input_shape: tuple[int, ...] = ()
+    logits_gap: float | None = None  # seq-first: max |logits - correct logits| (transposed back)
+    merge_error: str | None = None  # transpose then view, without .contiguous()
+    merge_gap: float | None = None  # view without transpose: max |wrong - right| of the merged heads
+    out_gap: float | None = None  # ... and after W_o
+    merge_shape: tuple[int, ...] = ()
+
+
+BATCH, LENGTH, VOCAB = 2, 4, 10
+
+
+def _err(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def tiny_config(d_model: int, n_heads: int) -> ModelConfig:
+    """The seeds' minimal case: a one-layer model, tiny vocabulary; raises ConfigError when invalid."""
+    return ModelConfig(vocab_size=VOCAB, d_model=d_model, n_heads=n_heads, d_ff=2 * d_model, n_enc_layers=1,
+                       n_dec_layers=1, dropout=0.0, max_len=8)
+
+
+def dimension_run(d_model: int, n_heads: int, order: str) -> DimensionRun:
+    """Build the tiny random model and run batch 2 x length 4 through it in the chosen order."""
+    run = DimensionRun(d_model, n_heads, order)
+    try:
+        cfg = tiny_config(d_model, n_heads)
+    except ConfigError as e:
+        run.error = _err(e)
+        return run
+    torch.manual_seed(0)
+    model = Transformer(cfg).eval()
+    gen = torch.Generator().manual_seed(0)
+    src = torch.randint(1, VOCAB, (BATCH, LENGTH), generator=gen)  # [batch, pos]
+    tgt = torch.randint(1, VOCAB, (BATCH, LENGTH), generator=gen)
+    with torch.no_grad():
+        correct, cache = model.run_with_cache(src, tgt)
+        feed_src, feed_tgt = (src.T.contiguous(), tgt.T.contiguous()) if order == "seq_first" else (src, tgt)
+        run.input_shape = tuple(feed_src.shape)
+        try:
+            with trace_shapes() as trace:
+                logits = model(feed_src, feed_tgt)
+        except Exception as e:  # noqa: BLE001 - every error is shown as it is
+            run.error = _err(e)
+            return run
+        run.steps, run.sizes = trace.to_dicts(), dict(trace.sizes)
+        if order == "seq_first":
+            run.logits_gap = float((logits.transpose(0, 1) - correct).abs().max())
+        if order == "merge_wrong":
+            attn = model.encoder.blocks[0].attn
+            pattern = torch.as_tensor(cache[hook_name("encoder", 0, "pattern")])  # [batch, head, q, k]
+            v = torch.as_tensor(cache[hook_name("encoder", 0, "v")])  # [batch, key, head, d_head]
+            zt = pattern @ v.transpose(1, 2)  # [batch, head, query, d_head]
+            B, H, L, dh = zt.shape
+            right = zt.transpose(1, 2).contiguous().view(B, L, H * dh)  # [batch, query, d_model]
+            try:
+                zt.transpose(1, 2).view(B, L, H * dh)
+            except RuntimeError as e:
+                run.merge_error = _err(e)
+            wrong = zt.reshape(B, L, H * dh)  # no transpose: heads and positions mixed
+            run.merge_shape = tuple(wrong.shape)
+            run.merge_gap = float((wrong - right).abs().max())
+            run.out_gap = float((attn.W_o(wrong) - attn.W_o(right)).abs().max())
+    return run
+
+
+def intact_check(bundle: Bundle) -> torch.Tensor:
+    """Logits of a fixed input (for tests: the model must be bit-identical after the page ran)."""
+    model = bundle.model
+    src = torch.tensor([[min(3, model.cfg.vocab_size - 1)] * 4])
+    with model.lock, torch.no_grad():
+        model.eval()
+        return model(src, src).clone()
+
+
+# --------------------------------------------------------------------------- cached for the app
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _fault(name: str, stamp: int, text: str, direction: str | None, edits: tuple) -> FaultRun:
+    run = fault_run(M.get_bundle(name), text, direction, edits)
+    M.attention_hooks_only(run.intact)
+    M.attention_hooks_only(run.broken)
+    return run
+
+
+def get_fault_run(name: str, text: str, direction: str | None, edits: tuple) -> FaultRun:
+    return _fault(name, M._stamp(name), text, direction, edits)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _order(name: str, stamp: int, text: str, direction: str | None, seed: int) -> OrderRun:
+    return order_run(M.get_bundle(name), text, direction, seed)
+
+
+def get_order_run(name: str, text: str, direction: str | None, seed: int) -> OrderRun:
+    return _order(name, M._stamp(name), text, direction, seed)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _truncation(name: str, stamp: int, text: str, direction: str | None) -> Truncation:
+    return truncation_run(M.get_bundle(name), text, direction)
+
+
+def get_truncation(name: str, text: str, direction: str | None) -> Truncation:
+    return _truncation(name, M._stamp(name), text, direction)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def get_dimension_run(d_model: int, n_heads: int, order: str) -> DimensionRun:
+    return dimension_run(d_model, n_heads, order)
