@@ -383,7 +383,7 @@ def test_positional_page_draws_the_models_table(model, text):
 
 @pytest.mark.parametrize("text", ["", "   ", "\t \n "])
 @pytest.mark.parametrize("page", [None, "heads", "decoding", "stats", "aggregates", "focus", "model",
-                                  "positional", "worked", "masks", "architecture"])
+                                  "positional", "worked", "masks", "architecture", "pitfalls"])
 def test_empty_input_says_so_and_breaks_nothing(text, page):
     at = open_app(DIDACTIC[0], text, page)
     if page == "positional":  # the lab does not read the sentence at all
@@ -772,7 +772,7 @@ def test_window_helper_defaults_and_clamps_what_a_link_holds():
     check()
 
 
-@pytest.mark.parametrize("page", ["worked", "masks", "architecture"])
+@pytest.mark.parametrize("page", ["worked", "masks", "architecture", "pitfalls"])
 @pytest.mark.parametrize("text", ["abcdefghij" * 30, "héllo 😀", "<img src=x onerror=alert(1)>"])
 def test_how_it_works_pages_take_bad_input_like_the_others(page, text):
     at = open_app(DIDACTIC[0], text, page)

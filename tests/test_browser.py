@@ -317,12 +317,14 @@ def test_app_in_chromium():
                 assert "attention weight" in hovers[1, 0] and "masked" not in hovers[1, 0], hovers
 
                 # 5b) The "How it works" pages open from a link and draw without a page error.
-                for path in ("worked", "masks", "positional", "architecture", "cost"):
-                    url = f"{base}/{path}?model={model}&text={sentences[0]}"
+                how_pages = ("worked", "masks", "positional", "architecture", "cost", "pitfalls")
+                visits = [(model, sentences[0]), ("reverse", "attention")]
+                for (visit_model, text), path in [(v, p) for v in visits for p in how_pages]:
+                    url = f"{base}/{path}?model={visit_model}&text={text}"
                     page.goto(url, wait_until="domcontentloaded")
                     page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=120_000)
                     page.wait_for_timeout(300)
-                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+                    assert not page_errors, f"JavaScript errors on /{path} ({visit_model}): {page_errors}"
 
                 # 6) The Chinese interface from a link: titles, sidebar and figures in Chinese, and the
                 #    link keeps lang=zh. A browser that prefers Chinese gets it without the parameter.

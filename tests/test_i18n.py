@@ -199,6 +199,14 @@ def test_chinese_pages_have_no_english_left(page, model, text):
             continue
         tokens += [typed, ref.prepared.text, ref.output_text, *typed.split(), *ref.output_text.split()]
         tokens += [*ref.source_tokens, *ref.target_tokens, *[tok for s in ref.steps for tok in s.top_tokens]]
+    if page == "pitfalls":  # its default view also shows what the model writes with the fault (no scaling)
+        from model.analysis import analyze
+        from model.interventions import NoScaling
+
+        from .test_app_pages import bundle
+
+        broken = analyze(bundle(model), text, edits=(NoScaling(),))
+        tokens += [broken.output_text, *broken.output_text.split(), *broken.target_tokens]
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)

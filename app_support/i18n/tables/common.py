@@ -22,6 +22,7 @@ EN = {
     "page.masks.title": "Masks",
     "page.architecture.title": "Architecture & shapes",
     "page.cost.title": "Cost vs length",
+    "page.pitfalls.title": "Pitfall lab",
     # sidebar
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "Controls",
@@ -86,6 +87,7 @@ ZH = {
     "page.masks.title": "掩码",
     "page.architecture.title": "架构与形状",
     "page.cost.title": "复杂度与长度",
+    "page.pitfalls.title": "踩坑实验室",
     "sidebar.language": "Language · 语言",
     "sidebar.controls": "控制面板",
     "sidebar.model": "模型",
