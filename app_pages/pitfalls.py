@@ -16,6 +16,7 @@ from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from model.data.tasks import InputError
+from model.registry import model_info
 
 view = current_view()  # the sidebar first: it sets the interface language from the link
 lang = current_lang()
@@ -35,6 +36,60 @@ def _mask_of(analysis, kind: str, layer: int, head: int) -> np.ndarray:
 # Sections about models trained with a fault (another part of the lab) go here, before the
 # inference faults below: each section is a function called in order at the end of this file.
 # ---------------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------- 0. trained with the bug
+
+
+def _model_label(name: str) -> str:
+    return model_info(name).text("label", lang)
+
+
+def _exact_match(value: float | None) -> str:
+    return t("pitfalls.trained.no_metrics") if value is None else f"{value:.3f}"
+
+
+def trained_section() -> None:
+    st.subheader(t("pitfalls.trained.header"))
+    st.markdown(t("pitfalls.trained.explain"))
+    seed_from_url("pitfalls_variant", "variant", PF.variant_from_short, PF.TRAINED_VARIANTS[0])
+    variant = st.selectbox(t("pitfalls.trained.pick"), PF.TRAINED_VARIANTS, key="pitfalls_variant",
+                           format_func=_model_label, help=t("pitfalls.trained.pick_help"))
+    set_url_param("variant", PF.variant_short(variant))
+    st.caption(model_info(variant).text("description", lang))
+    reference = M.get_bundle(PF.TRAINED_CORRECT)
+    word = PF.trained_word(M.get_bundle(view.model), view.text, reference)
+    with st.spinner(t("analysis.running")):
+        correct = PF.get_trained_run(PF.TRAINED_CORRECT, word)
+        broken = PF.get_trained_run(variant, word)
+    st.markdown(t("pitfalls.trained.fault_line"))
+    st.code(broken.fault_line, language="python")
+    left, right = st.columns(2)
+    left.metric(t("pitfalls.trained.em_correct"), _exact_match(correct.exact_match))
+    right.metric(t("pitfalls.trained.em_variant"), _exact_match(broken.exact_match))
+    st.caption(t("pitfalls.trained.em_caption"))
+    st.markdown(t(f"pitfalls.trained.verdict.{PF.variant_short(variant)}"))
+    names = (_model_label(PF.TRAINED_CORRECT), _model_label(variant))
+    chart(viz.training_curves(correct.series, broken.series, names=names, lang=lang),
+          key="pitfalls_trained_curves")
+    st.caption(t("pitfalls.trained.curves_caption"))
+    st.markdown(t("pitfalls.trained.word", word=f"`{word}`", layer=correct.layer, head=correct.head))
+    if word == PF.TRAINED_WORD and word != view.text.strip():
+        st.caption(t("pitfalls.trained.word_default"))
+    columns = st.columns(2)
+    runs = (correct, broken)
+    for column, run, name, which in zip(columns, runs, names, ("correct", "variant"), strict=True):
+        queries, keys = run.analysis.tokens_for("cross")
+        pattern = run.analysis.attention("cross")[run.layer, run.head]
+        with column:
+            title = t("pitfalls.trained.map", model=name, layer=run.layer, head=run.head)
+            chart(viz.attention_heatmap(pattern, queries, keys, title=title, lang=lang),
+                  key=f"pitfalls_trained_map_{which}")
+            st.markdown(t("pitfalls.trained.output", model=name, output=f"`{run.analysis.output_text}`"
+                          if run.analysis.output_text.strip() else f"*{t('io.empty_output')}*"))
+            if run.head != PF.TRAINED_HEAD:
+                st.caption(t("pitfalls.trained.head_clamped", n=run.analysis.attention("cross").shape[1],
+                             head=run.head))
 
 
 # --------------------------------------------------------------------------- 1. faults switched on
@@ -251,5 +306,6 @@ def dimensions_section() -> None:
     st.caption(t("pitfalls.dims.trace_caption", n=len(table)))
 
 
+trained_section()
 faults_section()
 dimensions_section()

@@ -10,6 +10,7 @@ the plain data classes below (cached per input).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,7 @@ import torch
 
 from app_support import models as M
 from model.analysis import Analysis, analyze
+from model.data.char_tokenizer import CharTokenizer
 from model.decoding import greedy_decode
 from model.interventions import (
     CausalMask,
@@ -33,6 +35,8 @@ from model.network.kinds import hook_name
 from model.network.trace import trace_shapes
 from model.network.transformer import Transformer
 from model.training.checkpoint import Bundle
+from model.training.presets import PITFALLS
+from model.training.train import step_series
 
 #: The faults of the switch, in menu order.
 FAULTS = ("scaling", "axis", "causal", "masked_row", "position", "truncation")
@@ -364,3 +368,85 @@ def get_truncation(name: str, text: str, direction: str | None) -> Truncation:
 @st.cache_data(max_entries=64, show_spinner=False)
 def get_dimension_run(d_model: int, n_heads: int, order: str) -> DimensionRun:
     return dimension_run(d_model, n_heads, order)
+
+
+# --------------------------------------------------------------------------- 0. models trained with the bug
+
+#: The reference model the trained variants are compared with.
+TRAINED_CORRECT = "pitfall-correct"
+#: The trained variants, in menu order (``PITFALLS`` without the correct one).
+TRAINED_VARIANTS = tuple(n for n in PITFALLS if n != TRAINED_CORRECT)
+#: The word both models read when the sidebar's model is not a letter model.
+TRAINED_WORD = "attention"
+#: The cross-attention head shown (clamped to what the model has).
+TRAINED_LAYER, TRAINED_HEAD = 1, 0
+
+
+def variant_short(name: str) -> str:
+    """``pitfall-no-residual`` -> ``no-residual`` (the value kept in the URL)."""
+    return name.removeprefix("pitfall-")
+
+
+def variant_from_short(value: str) -> str | None:
+    name = f"pitfall-{value}"
+    return name if name in TRAINED_VARIANTS else None
+
+
+def test_exact_match(metrics: object) -> float | None:
+    """The stored test exact match (the first evaluated row that has one, read as
+    ``app_support.model_info.evaluation_rows`` reads metrics.json); None if not stored."""
+    results = metrics.get("results") if isinstance(metrics, Mapping) else None
+    if not isinstance(results, Mapping):
+        return None
+    for res in results.values():
+        value = res.get("exact_match") if isinstance(res, Mapping) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def trained_word(sidebar: Bundle, text: str, reference: Bundle) -> str:
+    """The sidebar's text when the sidebar's model is a letter model and the pitfall models know every
+    letter of it (and it fits their max_len), else :data:`TRAINED_WORD`."""
+    tok = reference.tokenizer
+    word = text.strip()
+    if not isinstance(sidebar.tokenizer, CharTokenizer) or not isinstance(tok, CharTokenizer) or not word:
+        return TRAINED_WORD
+    if tok.unknown_characters(word) or len(word) >= reference.cfg.max_len:
+        return TRAINED_WORD
+    return word
+
+
+def trained_head(bundle: Bundle, layer: int = TRAINED_LAYER, head: int = TRAINED_HEAD) -> tuple[int, int]:
+    cfg = bundle.cfg
+    return min(layer, cfg.n_dec_layers - 1), min(head, cfg.n_heads - 1)
+
+
+@dataclass
+class TrainedRun:
+    """One trained model as the section shows it."""
+
+    name: str
+    fault_line: str  # the one line of code the bug changes ("" for the correct model)
+    exact_match: float | None  # test exact match from metrics.json
+    series: dict[str, list]  # step_series(history): per optimiser step loss and gradient norm
+    analysis: Analysis  # the word through the model (attention patterns only, in the app)
+    layer: int
+    head: int
+
+
+def trained_run(bundle: Bundle, name: str, word: str) -> TrainedRun:
+    layer, head = trained_head(bundle)
+    return TrainedRun(name, str(bundle.info.get("fault_line", "") or ""), test_exact_match(bundle.metrics),
+                      step_series(bundle.history), analyze(bundle, word), layer, head)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _trained(name: str, stamp: int, word: str) -> TrainedRun:
+    run = trained_run(M.get_bundle(name), name, word)
+    M.attention_hooks_only(run.analysis)
+    return run
+
+
+def get_trained_run(name: str, word: str) -> TrainedRun:
+    return _trained(name, M._stamp(name), word)

@@ -19,12 +19,15 @@ from model.analysis import analyze
 from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries
 from model.network.config import ConfigError, ModelConfig
 from model.registry import load_model
+from model.training.presets import PITFALLS
+from model.training.train import step_series
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 from .test_i18n import _visible_texts
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "pitfalls.py")
 CASES = [("reverse", "attention"), ("default", "我吃了一个苹果")]
+TRAINED_KEYS = ("pitfalls_trained_curves", "pitfalls_trained_map_correct", "pitfalls_trained_map_variant")
 
 
 @functools.cache
@@ -38,8 +41,10 @@ def arr(value) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in value])
 
 
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+def figures(at: AppTest, trained: bool = False) -> list[dict]:
+    """The page's figures after the "trained with the bug" section (``trained=True``: that section's)."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")
+            if el.proto.id.endswith(TRAINED_KEYS) == trained]
 
 
 def pattern_z(fig: dict) -> np.ndarray:
@@ -212,3 +217,65 @@ def test_the_page_runs_in_both_languages_and_chinese_has_no_english(model, text,
         left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
         left = {s: found for s, found in left.items() if found}
         assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+# --------------------------------------------------------------------------- trained with the bug
+
+TRAINED_CASES = [("reverse", "level", "no-causal-mask", "level"),
+                 ("default", "我吃了一个苹果", "one-head", "attention"),
+                 ("reverse", "attention", "no-positional-encoding", "attention")]
+
+
+@pytest.mark.parametrize("model,text,variant,word", TRAINED_CASES)
+def test_the_trained_section_shows_the_models_own_figures(model, text, variant, word):
+    at = open_page(model, text, "en", variant=variant)
+    name = f"pitfall-{variant}"
+    correct, broken = bundle(PF.TRAINED_CORRECT), bundle(name)
+    assert at.session_state["_url_page_params"]["variant"] == variant
+    assert at.selectbox(key="pitfalls_variant").value == name
+    metrics = {n: json.loads((Path(__file__).resolve().parent.parent / "assets" / "models" / n
+                              / "metrics.json").read_text())["results"]["task"]["exact_match"]
+               for n in (PF.TRAINED_CORRECT, name)}
+    assert [m.value for m in at.metric] == [f"{metrics[PF.TRAINED_CORRECT]:.3f}", f"{metrics[name]:.3f}"]
+    assert PF.test_exact_match(broken.metrics) == metrics[name]
+    assert at.code[0].value == broken.info["fault_line"] and broken.info["fault_line"]
+    curves, *maps = figures(at, trained=True)
+    for i, b in enumerate((correct, broken)):
+        series = step_series(b.history)
+        for j, key in enumerate(("loss", "grad_norm")):
+            trace = curves["data"][2 * j + i]
+            assert trace["meta"] == ("intact", "broken")[i]
+            np.testing.assert_array_equal(arr([trace["x"]])[0], series["step"])
+            np.testing.assert_allclose(arr([trace["y"]])[0], np.array(series[key], dtype=float))
+    assert len(maps) == 2
+    for fig, b in zip(maps, (correct, broken), strict=True):
+        layer, head = PF.trained_head(b)
+        assert (layer, head) == (1, 0)
+        expected = analyze(b, word).attention("cross")[layer, head]
+        heat = [tr for tr in fig["data"] if tr["type"] == "heatmap"][0]
+        np.testing.assert_array_equal(arr(heat["z"]), expected)
+
+
+def test_trained_word_and_head_clamp():
+    ref = bundle(PF.TRAINED_CORRECT)
+    assert PF.trained_word(bundle("reverse"), "level", ref) == "level"
+    assert PF.trained_word(bundle("default"), "level", ref) == PF.TRAINED_WORD
+    assert PF.trained_word(bundle("reverse"), "x" * 40, ref) == PF.TRAINED_WORD
+    assert PF.trained_head(bundle("pitfall-one-head"), 1, 3) == (1, 0)
+    assert PF.trained_head(ref, 5, 3) == (1, 3)
+    assert PF.TRAINED_VARIANTS == tuple(PITFALLS[1:])
+
+
+@pytest.mark.parametrize("variant", ["no-causal-mask", "lr-postln-nowarmup", "one-head"])
+def test_the_trained_section_in_chinese_has_no_english(variant):
+    at = open_page("reverse", "attention", "zh", variant=variant)
+    assert not at.error
+    tokens = []
+    for n in (PF.TRAINED_CORRECT, f"pitfall-{variant}"):
+        run = analyze(bundle(n), "attention")
+        tokens += list(run.source_tokens) + list(run.target_tokens) + [run.output_text]
+    fault = PF.fault_run(bundle("reverse"), "attention", None, PF.fault_edits(PF.FAULTS[0]))  # section 1
+    tokens += [fault.broken_output, *fault.broken.target_tokens, "attention"]
+    left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
+    left = {s: found for s, found in left.items() if found}
+    assert not left, json.dumps(left, ensure_ascii=False, indent=1)

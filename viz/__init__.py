@@ -49,7 +49,7 @@ from viz.masks import (
     row_sums,
     token_probability_bars,
 )
-from viz.pitfalls import encoder_cosine_bars, entropy_bars
+from viz.pitfalls import encoder_cosine_bars, entropy_bars, training_curves
 from viz.positional import (
     DistanceProfile,
     embedding_norm_bars,
@@ -124,6 +124,7 @@ __all__ = [
     "cross_attention_step",
     "entropy",
     "entropy_bars",
+    "training_curves",
     "encoder_cosine_bars",
     "escape_text",
     "flatten_heads",

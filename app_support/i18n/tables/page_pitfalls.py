@@ -6,6 +6,47 @@ EN = {
     "missing scale, a softmax over the wrong axis, a mask the wrong way round. Here each of these bugs is "
     "switched on for real, and you see what it does to the numbers. The model's weights are never touched: "
     "a fault is a setting the forward pass reads, and it is switched off again right after the run.",
+    # 0. models trained with the bug
+    "pitfalls.trained.header": "0 · Trained with the bug",
+    "pitfalls.trained.explain": "The sections below switch a fault on in a model that was trained correctly. "
+    "Here each bug was there **during training**: nine small models learned to reverse a word with the same "
+    "data, steps and seed, each with exactly one line of the code changed. Pick one and compare it with the "
+    "correct model.",
+    "pitfalls.trained.pick": "Model trained with a bug",
+    "pitfalls.trained.pick_help": "Each is a real model trained for 600 steps on the reverse task; only the "
+    "line shown below differs from the correct model.",
+    "pitfalls.trained.fault_line": "The one line that differs from the correct model:",
+    "pitfalls.trained.em_correct": "Correct model: test exact match",
+    "pitfalls.trained.em_variant": "With the bug: test exact match",
+    "pitfalls.trained.em_caption": "Share of the 500 test words reversed without a single wrong letter "
+    "(stored in each model's metrics.json when it was trained).",
+    "pitfalls.trained.verdict.lr-postln-nowarmup": "The learning rate is high from the first step, with "
+    "post-LN and no warmup: the loss falls once, then stalls at about 3.3 after two steps and never recovers. "
+    "The model learned nothing.",
+    "pitfalls.trained.verdict.no-scaling": "No visible effect here: with `d_head` = 16 the missing factor "
+    "1/√d_head is only 1/4, too small to saturate the softmax of such a small model. With wider heads it "
+    "matters much more.",
+    "pitfalls.trained.verdict.no-padding-mask": "Barely shows: the training batches are bucketed by length, "
+    "so they hold little padding for the model to attend to by mistake.",
+    "pitfalls.trained.verdict.no-clipping": "A small drop. Read it with care: this variant also has a "
+    "shorter warmup (10 steps instead of 50), so the drop is not due to the clipping alone.",
+    "pitfalls.trained.verdict.no-positional-encoding": "The encoder sees a bag of letters: without the "
+    "positional encoding it cannot tell which letter came first, so it cannot reverse the word.",
+    "pitfalls.trained.verdict.one-head": "No effect: one head of width 64 is enough for this task; "
+    "the four heads of the correct model are not needed here.",
+    "pitfalls.trained.verdict.no-residual": "Without the residual connections the signal and the gradient "
+    "must pass through every layer: the loss stays at about 2.75 and the model learns nothing.",
+    "pitfalls.trained.verdict.no-causal-mask": "The training loss falls to 0.65 while the validation loss "
+    "stays at about 4.9: without the causal mask the decoder learned to copy the next letter from the "
+    "target it is given — the future it cannot see when it writes on its own.",
+    "pitfalls.trained.curves_caption": "Loss and gradient norm of every optimiser step, both models on the same "
+    "axes. A gap in a line is a step whose value was not finite.",
+    "pitfalls.trained.word": "Both models read {word}. Cross-attention, layer {layer}, head {head}:",
+    "pitfalls.trained.word_default": "(The sidebar's model is not a letter model, so both read a fixed word.)",
+    "pitfalls.trained.map": "{model}: layer {layer}, head {head}",
+    "pitfalls.trained.output": "{model} writes: {output}",
+    "pitfalls.trained.head_clamped": "This model has only {n} head per layer: its head {head} is shown.",
+    "pitfalls.trained.no_metrics": "not stored",
     # 1. faults on the loaded model
     "pitfalls.faults.header": "1 · Switch a fault on in the loaded model",
     "pitfalls.faults.explain": "Pick a fault. Where it changes attention, the sidebar's sentence, attention "
@@ -132,6 +173,39 @@ ZH = {
     "pitfalls.intro": "每份 `Transformer` 教程里都有几处地方，只要写错一个字符，模型就坏了：漏掉缩放、softmax "
     "用错了轴、掩码方向反了。这里把这些错误一个个真的打开，让你看到它们对数字的影响。模型的权重始终不变："
     "故障只是前向传播读取的一个设置，运行结束后立刻恢复。",
+    "pitfalls.trained.header": "0 · 带着错误训练出来的模型",
+    "pitfalls.trained.explain": "下面几节是在一个训练正确的模型里临时打开故障。这里则不同，每个错误在**训练时**就存在："
+    "九个小模型用相同的数据、步数和随机种子学习把一个单词倒过来写，每个只改动了代码中的一行。选一个，和正确的模型比较。",
+    "pitfalls.trained.pick": "带着错误训练的模型",
+    "pitfalls.trained.pick_help": "每个都是在倒序任务上真实训练了 600 步的模型；与正确的模型相比，只有下面显示的那一行不同。",
+    "pitfalls.trained.fault_line": "与正确的模型唯一不同的一行代码：",
+    "pitfalls.trained.em_correct": "正确的模型：测试集完全匹配率",
+    "pitfalls.trained.em_variant": "带着错误：测试集完全匹配率",
+    "pitfalls.trained.em_caption": "500 个测试单词中，倒序后一个字母都不错的比例（训练时保存在每个模型的 "
+    "`metrics.json` 里）。",
+    "pitfalls.trained.verdict.lr-postln-nowarmup": "学习率从第一步起就很高，用的是后置归一化（Post-LN），又没有预热："
+    "损失下降一次之后，从第二步起就停在 3.3 左右，再也降不下来。模型什么也没学到。",
+    "pitfalls.trained.verdict.no-scaling": "这里看不出影响：`d_head` = 16 时，缺少的缩放因子 1/√d_head 只是 1/4，"
+    "不足以让这么小的模型的 softmax 饱和。注意力头更宽时，缩放就重要得多。",
+    "pitfalls.trained.verdict.no-padding-mask": "几乎看不出来：训练批次按长度分组，里面的填充很少，"
+    "模型没有多少机会错误地关注填充位置。",
+    "pitfalls.trained.verdict.no-clipping": "略有下降，但要小心解读：这个模型的预热也更短（10 步而不是 50 步），"
+    "所以下降不能全部归因于没有梯度裁剪。",
+    "pitfalls.trained.verdict.no-positional-encoding": "编码器看到的只是一袋字母：没有位置编码，"
+    "它分不清哪个字母在前，因此无法把单词倒过来。",
+    "pitfalls.trained.verdict.one-head": "没有影响：一个宽 64 的注意力头就足以完成这个任务，"
+    "正确模型的四个注意力头在这里并不需要。",
+    "pitfalls.trained.verdict.no-residual": "没有残差连接，信号和梯度都必须穿过每一层："
+    "损失一直停在 2.75 左右，模型什么也没学到。",
+    "pitfalls.trained.verdict.no-causal-mask": "训练损失降到 0.65，验证损失却一直在 4.9 左右：没有因果掩码，"
+    "解码器学会了从给它的目标里抄下一个字母——也就是它自己生成时看不到的未来。",
+    "pitfalls.trained.curves_caption": "每个优化步的损失和梯度范数，两个模型画在同一组坐标轴上。线上的缺口表示该步的数值不是有限数。",
+    "pitfalls.trained.word": "两个模型读的都是 {word}。交叉注意力，第 {layer} 层，头 {head}：",
+    "pitfalls.trained.word_default": "（侧边栏的模型不是字母模型，所以两个模型读的是一个固定的单词。）",
+    "pitfalls.trained.map": "{model}：第 {layer} 层，头 {head}",
+    "pitfalls.trained.output": "{model} 输出：{output}",
+    "pitfalls.trained.head_clamped": "这个模型每层只有 {n} 个注意力头：显示的是它的头 {head}。",
+    "pitfalls.trained.no_metrics": "未保存",
     "pitfalls.faults.header": "1 · 在已加载的模型里打开一个故障",
     "pitfalls.faults.explain": "选一个故障。凡是影响注意力的故障，侧边栏选中的句子、注意力类型、层和头都会显示两次："
     "左边是正常的，右边是带故障的。",
