@@ -62,7 +62,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("architecture", "app_pages/architecture.py", ":material/account_tree:", "how", "architecture"),
     PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost"),
     PageSpec("pitfalls", "app_pages/pitfalls.py", ":material/bug_report:", "how", "pitfalls",
-             ("fault", "causal", "shuffle", "dmodel", "heads", "order")),
+             ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
 )
