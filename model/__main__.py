@@ -107,6 +107,23 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def delete_inside(path: Path, root: Path) -> None:
+    """Delete ``path`` (a file or a folder tree) only if it lies directly inside ``root``.
+
+    Every deletion the CLI makes goes through here: its temporary files and folders are created
+    inside a folder the command owns, and a path that resolves anywhere else (``/``, ``..``, a
+    symlink out) is refused with a RuntimeError instead of deleted.
+    """
+    root = Path(root).resolve()
+    target = Path(path)
+    if target.is_symlink() or target.resolve().parent != root or target.resolve() == root:
+        raise RuntimeError(f"refusing to delete {path}: not directly inside {root}")
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+
+
 def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
     """Write every file into ``folder`` or none of them; returns a one-line problem, or None.
 
@@ -134,7 +151,7 @@ def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
             os.replace(tmp, folder / name)
     except OSError as e:
         for tmp in written.values():
-            Path(tmp).unlink(missing_ok=True)
+            delete_inside(Path(tmp), folder)
         return f"cannot write into {folder}: {e.strerror or e}"
     return None
 
@@ -256,7 +273,7 @@ def _install_model(staged: Path, name: str) -> Path:
     old = Path(tempfile.mkdtemp(prefix=f".{name}.old-", dir=models))
     dest.replace(old / name)
     staged.replace(dest)
-    shutil.rmtree(old)
+    delete_inside(old, models)
     return dest
 
 
@@ -292,7 +309,7 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
         dest = _install_model(staged, name)
     finally:
         if staged.exists():
-            shutil.rmtree(staged)
+            delete_inside(staged, MODELS_DIR)
     print(json.dumps(metrics["results"], indent=1))
     print(f"shipped {run_dir} as {dest}", file=sys.stderr)
     return 0

@@ -292,3 +292,25 @@ def test_the_app_listens_on_localhost_by_default():
     assert config["server"]["address"] in ("localhost", "127.0.0.1")
     run_py = (REPO_ROOT / "run.py").read_text(encoding="utf-8")
     assert "server.address" not in run_py  # run.py must not widen it behind the user's back
+
+
+def test_the_cli_deletes_only_directly_inside_the_folder_it_owns(tmp_path):
+    from model.__main__ import delete_inside
+
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    (owned / "tmpdir").mkdir()
+    (owned / "tmpdir" / "f").write_text("x")
+    (owned / "tmpfile").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("precious")
+    (owned / "link").symlink_to(outside)
+    for bad in [Path("/"), owned / "..", owned, outside, owned / ".." / "outside", owned / "link",
+                owned / "tmpdir" / "f"]:
+        with pytest.raises(RuntimeError, match="refusing to delete"):
+            delete_inside(bad, owned)
+    assert (outside / "keep").read_text() == "precious"
+    delete_inside(owned / "tmpdir", owned)
+    delete_inside(owned / "tmpfile", owned)
+    assert sorted(p.name for p in owned.iterdir()) == ["link"]
