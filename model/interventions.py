@@ -41,6 +41,7 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -63,40 +64,36 @@ def _check_scope(kind: str | None, layer: int | None) -> None:
             raise ValueError(f"layer must be an int >= 0, got {layer!r}")
 
 
-def _scope_label(kind: str | None, layer: int | None) -> str:
-    if kind is None:
-        return ""
-    return f" ({kind} attention{'' if layer is None else f', layer {layer}'})"
+@dataclass(frozen=True)
+class _ScopedEdit:
+    """An edit of every attention, or of one kind, or of one kind's layer."""
+
+    kind: str | None = None
+    layer: int | None = None
+    _what: ClassVar[str] = ""  # the label's words
+
+    def __post_init__(self) -> None:
+        _check_scope(self.kind, self.layer)
+
+    @property
+    def label(self) -> str:
+        if self.kind is None:
+            return self._what
+        return f"{self._what} ({self.kind} attention{'' if self.layer is None else f', layer {self.layer}'})"
 
 
 @dataclass(frozen=True)
-class NoScaling:
+class NoScaling(_ScopedEdit):
     """Scores Q K^T not divided by sqrt(d_head): the softmax saturates."""
 
-    kind: str | None = None
-    layer: int | None = None
-
-    def __post_init__(self) -> None:
-        _check_scope(self.kind, self.layer)
-
-    @property
-    def label(self) -> str:
-        return "No 1/√d_head scaling" + _scope_label(self.kind, self.layer)
+    _what: ClassVar[str] = "No 1/√d_head scaling"
 
 
 @dataclass(frozen=True)
-class SoftmaxOverQueries:
+class SoftmaxOverQueries(_ScopedEdit):
     """Softmax over the query axis instead of the key axis: columns sum to 1, not rows."""
 
-    kind: str | None = None
-    layer: int | None = None
-
-    def __post_init__(self) -> None:
-        _check_scope(self.kind, self.layer)
-
-    @property
-    def label(self) -> str:
-        return "Softmax over queries instead of keys" + _scope_label(self.kind, self.layer)
+    _what: ClassVar[str] = "Softmax over queries instead of keys"
 
 
 @dataclass(frozen=True)
