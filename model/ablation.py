@@ -17,6 +17,15 @@ module's intact input, so this equals ablating each head alone; it is not valid 
 later head's z depends on an earlier ablation), hence one pass per module, not one for every head.
 Decoder and cross ablations reuse the intact encoder output (the encoder is not re-run).
 `batched=False` runs the plain reference: one teacher-forced pass per head under `intervene`.
+
+Several heads at once (any kinds and layers):
+
+    result = ablate(bundle, "attention", heads=group_heads(cfg, "cross", 1), mode="zero")
+    result.output, result.intact_output      # re-decoded greedily with the heads removed, and intact
+    result.steps                             # per step of the intact output: KL, top-k before/after
+    exact_match(bundle, head_edits(heads))   # the didactic tasks' test words, decoded under the edits
+
+Heads are written `kind.layer.head` in links (`parse_heads`, `format_heads`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from .decoding import greedy_decode
 from .interventions import HeadOutput, intervene
 from .network.kinds import KINDS, hook_name, layer_counts
 from .training.checkpoint import Bundle
+from .training.evaluate import translate_batch
 
 ABLATION_MODES = ("zero", "mean")
 
@@ -133,3 +143,156 @@ def effect_matrices(
     for e in effects:
         mats[e.kind][e.layer, e.head] = getattr(e, what)
     return mats
+
+
+# --------------------------------------------------------------------------- several heads at once
+
+Head = tuple[str, int, int]  # (attention kind, layer, head)
+
+
+def all_heads(cfg) -> list[Head]:
+    """Every head of a model, in kind, layer, head order."""
+    counts = layer_counts(cfg)
+    return [(k, i, h) for k in KINDS for i in range(counts[k]) for h in range(cfg.n_heads)]
+
+
+def group_heads(cfg, kind: str, layer: int) -> list[Head]:
+    """All heads of one attention kind and layer (ValueError when the model has no such layer)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind {kind!r}; expected one of {list(KINDS)}")
+    n = layer_counts(cfg)[kind]
+    if not 0 <= layer < n:
+        raise ValueError(f"{kind} attention has layers 0..{n - 1}, got {layer}")
+    return [(kind, layer, h) for h in range(cfg.n_heads)]
+
+
+def format_heads(heads) -> str:
+    """Heads as a link parameter: `cross.1.0,cross.1.2` (sorted, no repeats)."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    unique = sorted(set(heads), key=lambda x: (order[x[0]], x[1], x[2]))
+    return ",".join(f"{k}.{i}.{h}" for k, i, h in unique)
+
+
+def parse_heads(text: str, cfg) -> tuple[list[Head], list[str]]:
+    """(heads of this model, the parts that are not) from a `kind.layer.head,...` parameter; never raises."""
+    valid = set(all_heads(cfg))
+    heads: list[Head] = []
+    bad: list[str] = []
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        pieces = part.split(".")
+        head = None
+        if len(pieces) == 3 and all(p.isascii() and p.isdigit() for p in pieces[1:]):
+            head = (pieces[0], int(pieces[1]), int(pieces[2]))
+        if head in valid:
+            if head not in heads:
+                heads.append(head)
+        else:
+            bad.append(part)
+    return heads, bad
+
+
+def head_edits(heads, mode: str = "zero") -> tuple[HeadOutput, ...]:
+    """One HeadOutput edit per head (ValueError on an unknown mode)."""
+    if mode not in ABLATION_MODES:
+        raise ValueError(f"ablation mode must be one of {ABLATION_MODES}, got {mode!r}")
+    return tuple(HeadOutput(k, i, h, mode) for k, i, h in heads)
+
+
+@dataclass(frozen=True)
+class StepChange:
+    """One decoding step of the intact output, teacher-forced, intact vs with the heads removed."""
+
+    position: int  # decoder position whose row predicts `token`
+    token: str  # the intact model's token at this step (<eos> at the end)
+    kl: float  # KL(intact || ablated) of the next-token distributions, nats
+    p_intact: float  # probability of `token`, intact
+    p_ablated: float  # probability of `token`, heads removed
+    top_intact: tuple[tuple[str, float], ...]  # top-k (token, probability), intact
+    top_ablated: tuple[tuple[str, float], ...]  # top-k, heads removed
+
+
+@dataclass(frozen=True)
+class Ablation:
+    heads: tuple[Head, ...]
+    mode: str
+    intact_output: str  # greedy output of the intact model
+    output: str  # greedy output re-decoded with the heads removed
+    steps: tuple[StepChange, ...]  # one per token of the intact output, and its end
+
+    @property
+    def mean_kl(self) -> float:
+        return float(np.mean([s.kl for s in self.steps])) if self.steps else 0.0
+
+    @property
+    def delta_logprob(self) -> float:
+        """Sum over steps of log p(intact token): ablated minus intact."""
+        return float(sum(np.log(s.p_ablated) - np.log(s.p_intact) for s in self.steps))
+
+
+def _top(logp: torch.Tensor, tok, k: int) -> tuple[tuple[str, float], ...]:
+    top = logp.exp().topk(min(k, logp.shape[-1]))
+    return tuple(zip(tok.tokens(top.indices.tolist()), (float(p) for p in top.values), strict=True))
+
+
+@torch.no_grad()
+def ablate(
+    bundle: Bundle, text: str, direction: str | None = None, heads=(), mode: str = "zero", top_k: int = 5
+) -> Ablation:
+    """The output with `heads` removed (re-decoded greedily), and per step of the intact output
+    (teacher-forced) how its next-token distribution changed. No heads: nothing changes.
+
+    Raises InputError on unusable input, ValueError on an unknown mode or a head the model lacks.
+    """
+    edits = head_edits(heads, mode)
+    model, tok = bundle.model, bundle.tokenizer
+    with model.lock:
+        model.eval()
+        run = _teacher_forced(bundle, text, direction)
+        intact_logp = torch.log_softmax(model(run.src, run.tgt)[0].double(), dim=-1)  # [tgt_pos, vocab]
+        prepared = bundle.task.prepare(text, model.cfg.max_len, direction)
+        with intervene(model, *edits):
+            ablated_logp = torch.log_softmax(model(run.src, run.tgt)[0].double(), dim=-1)
+            generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+    steps = []
+    for row, target in zip(run.rows.tolist(), run.targets.tolist(), strict=True):
+        p, q = intact_logp[row], ablated_logp[row]  # [vocab]
+        kl = float((p.exp() * (p - q)).sum().clamp_min(0.0))
+        p_t, q_t = float(p[target].exp()), float(q[target].exp())
+        tops = _top(p, tok, top_k), _top(q, tok, top_k)
+        steps.append(StepChange(row, tok.id_to_token(target), kl, p_t, q_t, *tops))
+    intact = tok.decode(run.tgt[0, len(prepared.prefix):].tolist())
+    return Ablation(tuple(heads), mode, intact, tok.decode(generated), tuple(steps))
+
+
+def exact_match(bundle: Bundle, edits=(), n: int = 200) -> float | None:
+    """Share of the first n test items whose greedy output (under `edits`) equals the reference;
+    None for tasks without an exact answer (translation)."""
+    task = bundle.task
+    if getattr(task, "directions", None):
+        return None
+    refs = task.references("test", n)
+    with bundle.model.lock, intervene(bundle.model, *edits):
+        bundle.model.eval()
+        outputs = translate_batch(bundle.model, task, [s for s, _, _ in refs], [d for _, _, d in refs])
+    return sum(o == r for o, (_, r, _) in zip(outputs, refs, strict=True)) / len(refs)
+
+
+#: Sentences for measurements over a sample on the translation model (written for this project:
+#: short, everyday, half Chinese and half English). The didactic models use their test words.
+TRANSLATION_SAMPLE = (
+    "我吃了一个苹果", "他每天早上喝一杯茶", "我们明天去公园散步", "这本书非常有意思", "她的猫很可爱",
+    "我不知道他在哪里", "今天天气很好", "你想喝点什么", "I ate an apple.", "She reads a book every night.",
+    "We will visit the museum tomorrow.", "My brother lives in Beijing.", "The weather is nice today.",
+    "I do not know where he is.", "This film is very interesting.", "Please close the door.",
+)
+
+
+def sample_texts(bundle: Bundle, n: int = 16) -> list[str]:
+    """n input sentences for a measurement over a sample: the didactic task's first test words, or
+    the translation sample above (both directions)."""
+    if getattr(bundle.task, "directions", None):
+        return list(TRANSLATION_SAMPLE[:n])
+    return [s for s, _, _ in bundle.task.references("test", n)]
