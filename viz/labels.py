@@ -631,3 +631,9 @@ def label(lang: str, key: str, /, **params: object) -> str:
     table = TEXT.get(lang, TEXT["en"])
     template = table[key] if key in table else TEXT["en"][key]
     return template.format(**params)
+
+# The talk deck's and the exports' figure words live in their own module, merged here.
+from viz import deck_labels as _deck  # noqa: E402
+
+_EN.update(_deck.EN)
+_ZH.update(_deck.ZH)
