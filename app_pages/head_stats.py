@@ -81,3 +81,6 @@ sim = viz.head_similarity(patterns)
 _, head_labels = viz.flatten_heads(patterns)
 chart(viz.head_similarity_heatmap(sim, head_labels, lang=lang), key="stats_similarity")
 st.caption(t("stats.similar_caption"))
+n_query_rows = patterns.shape[-2]
+if n_query_rows > viz.MAX_DIVERGENCE_ROWS:
+    st.caption(t("stats.similar_sampled", n=n_query_rows, rows=len(viz.divergence_rows(n_query_rows))))

@@ -208,3 +208,50 @@ def test_stats_figures():
         viz.head_similarity_heatmap(sim, labels[:2])
     with pytest.raises(ValueError, match="kind"):
         viz.head_similarity_heatmap(sim, labels, kind="cosine")
+
+
+def _divergence_by_pairs(p: np.ndarray, rows: np.ndarray, query_mask=None) -> np.ndarray:
+    """Reference: every pair of heads, row by row, with the elementwise js_divergence."""
+    n, n_q, _ = p.shape
+    total = p.sum(-1)
+    valid = np.isfinite(total) & (total > 0)
+    if query_mask is not None:
+        valid &= ~query_mask
+    out = np.full((n, n), np.nan)
+    for i in range(n):
+        for j in range(n):
+            used = [r for r in rows if valid[i, r] and valid[j, r]]
+            if used:
+                out[i, j] = np.mean([viz.js_divergence(p[i, r], p[j, r]) for r in used])
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), n_heads=st.integers(1, 5), n_q=st.integers(1, 7), n_k=st.integers(1, 7))
+def test_head_divergence_equals_pairwise_reference(data, n_heads, n_q, n_k):
+    p = np.array([[data.draw(distributions(n_k)) for _ in range(n_q)] for _ in range(n_heads)])
+    dead = data.draw(arrays(bool, (n_heads, n_q)))
+    p[dead] = np.nan  # rows that are not distributions (padding queries) take no part
+    qmask = data.draw(arrays(bool, n_q))
+    got = viz.head_divergence(p, query_mask=qmask)
+    want = _divergence_by_pairs(p, np.arange(n_q), qmask)
+    np.fill_diagonal(want, np.where(np.isnan(np.diag(want)), np.nan, 0.0))
+    np.testing.assert_allclose(got, want, atol=2e-6, equal_nan=True)
+
+
+def test_head_divergence_on_long_inputs_uses_evenly_spaced_rows():
+    rng = np.random.default_rng(3)
+    n_q = 300
+    p = rng.random((3, n_q, 40)) ** 4
+    p /= p.sum(-1, keepdims=True)
+    rows = viz.divergence_rows(n_q)
+    assert len(rows) == viz.MAX_DIVERGENCE_ROWS and rows[0] == 0 and rows[-1] == n_q - 1
+    assert np.all(np.diff(rows) > 0)
+    got = viz.head_divergence(p)
+    np.testing.assert_allclose(got, _divergence_by_pairs(p, rows), atol=2e-6)
+    every = viz.head_divergence(p, max_rows=None)
+    np.testing.assert_allclose(every, _divergence_by_pairs(p, np.arange(n_q)), atol=2e-6)
+    assert not np.allclose(got, every, atol=1e-9)  # the subset is an estimate, not the same number
+    np.testing.assert_array_equal(viz.divergence_rows(50), np.arange(50))
+    with pytest.raises(ValueError, match="max_rows"):
+        viz.head_divergence(p, max_rows=0)

@@ -66,7 +66,9 @@ from viz.positional import (
 from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_table
 from viz.stats import (
     HEAD_STATS_COLUMNS,
+    MAX_DIVERGENCE_ROWS,
     cosine_similarity_matrix,
+    divergence_rows,
     entropy,
     flatten_heads,
     head_divergence,
@@ -133,6 +135,8 @@ __all__ = [
     "grid_cell_to_head",
     "grid_layout_from_figure",
     "head_divergence",
+    "divergence_rows",
+    "MAX_DIVERGENCE_ROWS",
     "head_similarity",
     "head_similarity_heatmap",
     "head_stats",

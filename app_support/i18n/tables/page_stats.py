@@ -18,6 +18,8 @@ EN = {
     "stats.similar_caption": "Similarity = 1 − Jensen-Shannon divergence / log 2 between two heads' attention rows, "
     "averaged over the queries: 1 means the two heads attend identically on this sentence, 0 means they never "
     "look at the same keys. Blocks of similar heads are redundant for this input.",
+    "stats.similar_sampled": "This input has {n} query rows: the similarity averages {rows} evenly spaced ones "
+    "(each row compared over every key), which keeps the pairwise comparison of all heads fast.",
 }
 
 ZH = {
@@ -37,4 +39,6 @@ ZH = {
     "stats.similar_caption": "相似度 = 1 − 两个头的注意力行之间的 Jensen-Shannon 散度 / `log 2`，再对所有查询"
     "（query）取平均：1 表示这两个头在这个句子上的注意力完全相同，0 表示它们从不看向相同的键（key）。"
     "成块出现的相似头，对这个输入来说是冗余的。",
+    "stats.similar_sampled": "这个输入有 {n} 个查询行：相似度只对其中均匀分布的 {rows} 行取平均"
+    "（每一行仍比较全部的键），这样两两比较所有头时仍然很快。",
 }
