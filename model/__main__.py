@@ -59,6 +59,41 @@ def _texts(args) -> list[str]:
     return texts
 
 
+def _add_strategy_args(s: argparse.ArgumentParser) -> None:
+    """The decoding strategy's flags (greedy when none is given)."""
+    g = s.add_argument_group("decoding strategy (default: greedy)")
+    g.add_argument("--beam", type=_positive_int, default=None, metavar="N", help="beam search of width N")
+    g.add_argument("--length-penalty", type=float, default=None, metavar="A",
+                   help="with --beam: rank hypotheses by log p / length**A (default 1; 0 = plain sum)")
+    g.add_argument("--sample", action="store_true", help="sample each token instead")
+    g.add_argument("--temperature", type=float, default=None, metavar="T", help="with --sample (default 1)")
+    g.add_argument("--top-k", type=int, default=None, metavar="K",
+                   help="with --sample: only the K most likely tokens (default 0: no limit)")
+    g.add_argument("--top-p", type=float, default=None, metavar="P",
+                   help="with --sample: the fewest most likely tokens reaching probability P (default 1)")
+    g.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="with --sample: random seed; the same seed gives the same sample (default 0)")
+
+
+def _strategy(args):
+    """The Strategy the flags ask for; ValueError with a one-line reason for a bad combination."""
+    from .decoding import Strategy
+
+    sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed}
+    if args.beam is not None and args.sample:
+        raise ValueError("choose one of --beam and --sample")
+    if args.length_penalty is not None and args.beam is None:
+        raise ValueError("--length-penalty goes with --beam N")
+    given = [f"--{k.replace('_', '-')}" for k, v in sampling.items() if v is not None]
+    if given and not args.sample:
+        raise ValueError(f"{given[0]} goes with --sample")
+    if args.beam is not None:
+        return Strategy.make("beam", beam=args.beam, length_penalty=args.length_penalty)
+    if args.sample:
+        return Strategy.make("sample", **sampling)
+    return Strategy()
+
+
 def cmd_translate(args) -> int:
     from .analysis import analyze
     from .data.tasks import InputError
@@ -67,12 +102,16 @@ def cmd_translate(args) -> int:
     texts = _texts(args)
     if not texts:
         return _fail("no text given: pass sentences as arguments or one per line on stdin")
+    try:
+        strategy = _strategy(args)
+    except ValueError as e:
+        return _fail(str(e))
     bundle = load_model(args.model)
     direction = None if args.direction == "auto" else args.direction
     status = 0
     for n, text in enumerate(texts, 1):
         try:
-            result = analyze(bundle, text, direction)
+            result = analyze(bundle, text, direction, strategy=strategy)
         except InputError as e:
             # An empty line out keeps output lines aligned with input lines; the exit status tells.
             print(f"error: input {n}: {render(e.message)}", file=sys.stderr)
@@ -326,8 +365,13 @@ def cmd_evaluate(args) -> int:
     from .registry import load_model
     from .training.evaluate import evaluate_model
 
+    try:
+        strategy = _strategy(args)
+    except ValueError as e:
+        return _fail(str(e))
     bundle = load_model(args.model)
-    results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n)
+    results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n, strategy=strategy)
+    print(f"# {args.split} split, decoding: {strategy.param}", file=sys.stderr)
     for direction, r in results.items():
         figures = [f"BLEU {r['bleu']:.2f}"] if "bleu" in r else []
         figures += [f"chrF {r['chrf']:.2f}", f"exact match {r['exact_match']:.3f}", f"n {r['n']}"]
@@ -348,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", default="default")
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
     s.add_argument("texts", nargs="*")
+    _add_strategy_args(s)
     s.set_defaults(fn=cmd_translate)
 
     s = sub.add_parser("inspect", help="write every hooked tensor (npz) and meta.json for one input")
@@ -407,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", default="default")
     s.add_argument("--split", default="test", choices=["train", "valid", "test"])
     s.add_argument("-n", type=_positive_int, default=None, help="pairs per direction (default: all)")
+    _add_strategy_args(s)
     s.set_defaults(fn=cmd_evaluate)
     return p
 

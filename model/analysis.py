@@ -1,4 +1,4 @@
-"""One request, end to end: text -> tokens -> greedy output -> one hooked, traced pass -> numpy.
+"""One request, end to end: text -> tokens -> decoded output -> one hooked, traced pass -> numpy.
 
 The app, `python -m model inspect` and exports all use `analyze`, so they show the same numbers.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .data.tasks import InputError, Prepared
-from .decoding import greedy_decode
+from .decoding import GREEDY, BeamResult, SampleResult, Strategy, beam_search, greedy_decode, sample_decode
 from .interventions import Edit, intervene
 from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
@@ -34,6 +34,8 @@ class Step:
     top_ids: list[int]
     top_probs: list[float]
     prob: float = float("nan")  # the model's probability of `token` here (also when outside the top-k)
+    # Mean over the whole vocabulary of -log p: the uniform part of a label-smoothed loss.
+    mean_nll: float = float("nan")
 
 
 @dataclass
@@ -42,7 +44,7 @@ class Analysis:
     prepared: Prepared
     source_tokens: list[str]  # encoder positions (keys of cross-attention)
     target_tokens: list[str]  # decoder positions (queries of decoder and cross attention)
-    output_text: str  # the model's greedy output, or the given target when teacher-forced
+    output_text: str  # the model's output under `strategy`, or the given target when teacher-forced
     teacher_forced: bool
     stopped: bool  # the output ended with <eos> within max_len
     steps: list[Step]
@@ -59,6 +61,12 @@ class Analysis:
     target_special: list[bool] = field(default_factory=list)
     # Labels of the interventions (model/interventions.py) the whole request ran under; () = intact.
     edits: tuple[str, ...] = ()
+    # Strategy.param of the decoding that wrote the output ("greedy", "beam4-lp1", ...); when
+    # teacher-forced, the strategy asked for (the output is the given target all the same).
+    strategy: str = "greedy"
+    # What the search saw at each step: beam search's hypotheses or sampling's distributions
+    # (None for greedy decoding and teacher forcing; the steps above hold the top-k then).
+    search: BeamResult | SampleResult | None = None
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -107,12 +115,17 @@ def analyze(
     target: str | None = None,
     top_k: int = 5,
     edits: tuple[Edit, ...] = (),
+    strategy: Strategy | None = None,
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
     edits: interventions (model/interventions.py) applied to decoding and the hooked pass alike;
-    they are hashable, so (text, ..., edits) keys a cache of analyses.
+    they are hashable, so (text, ..., edits, strategy) keys a cache of analyses.
+    strategy: how the output is decoded (greedy when None); the hooked pass then reads the chosen
+    output, so every attention shown is that of the chosen path. Ignored when teacher-forced.
     """
+    strategy = strategy or GREEDY
+    search: BeamResult | SampleResult | None = None
     model: HookedModel = bundle.model
     task: Task = bundle.task
     tok: Tokenizer = bundle.tokenizer
@@ -126,8 +139,17 @@ def analyze(
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
-            # greedy_decode steps the decoder blocks itself, so it takes the concrete Transformer.
-            generated = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+            # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
+            args = (bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)
+            if strategy.kind == "beam":
+                search = beam_search(*args, strategy.beam, strategy.length_penalty, trace=True)[0]
+                generated = search.best.ids
+            elif strategy.kind == "sample":
+                search = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, tok.eos_id,
+                                       strategy)
+                generated = search.ids
+            else:
+                generated = greedy_decode(*args)[0]
         full = prepared.prefix + generated
         stopped = len(full) < cfg.max_len
         if len(full) > cfg.max_len:
@@ -144,17 +166,19 @@ def analyze(
                 torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])
             )
     probs = torch.softmax(logits[0], dim=-1)  # [tgt_pos, vocab]
+    mean_nll = -torch.log_softmax(logits[0].double(), dim=-1).mean(-1)  # [tgt_pos]
     top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     steps = []
     for pos in range(len(prepared.prefix) - 1, len(decoder_in)):
         if pos + 1 < len(decoder_in):
             chosen = decoder_in[pos + 1]
-        else:  # the last row: what follows the output
+        else:  # the last row: what follows the output (eos, or the token cut at max_len)
             chosen = tok.eos_id if stopped else int(probs[pos].argmax())
         ids = top.indices[pos].tolist()
         top_probs = [float(p) for p in top.values[pos]]
         prob = float(probs[pos, chosen])
-        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob))
+        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob,
+                          float(mean_nll[pos])))
     return Analysis(
         model=bundle.name,
         prepared=prepared,
@@ -172,6 +196,54 @@ def analyze(
         source_special=[tok.is_special(i) for i in prepared.source_ids],
         target_special=[tok.is_special(i) for i in decoder_in],
         edits=tuple(e.label for e in edits),
+        strategy=strategy.param,
+        search=search,
+    )
+
+
+def training_smoothing(bundle: Bundle) -> float:
+    """The label smoothing the model was trained with (0.0 when its config does not say)."""
+    train = bundle.info.get("train") if isinstance(bundle.info, dict) else None
+    value = train.get("label_smoothing", 0.0) if isinstance(train, dict) else 0.0
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+@dataclass(frozen=True)
+class TokenLosses:
+    """Per-token loss of a teacher-forced analysis: the decoder read the reference, as in training."""
+
+    tokens: list[str]  # the reference tokens each step had to predict (eos last when it fits)
+    nll: np.ndarray  # [step] -log p(reference token): cross-entropy without label smoothing
+    smoothed: np.ndarray  # [step] the training loss: (1 - eps)·nll + eps·(mean over the vocabulary of -log p)
+    smoothing: float  # eps, the model's training label smoothing
+    model_tokens: list[str]  # the token the model finds most likely at each step
+    model_probs: np.ndarray  # [step] its probability
+    differs: np.ndarray  # [step] bool: the model's own choice is not the reference token
+
+    @property
+    def mean_nll(self) -> float:
+        return float(self.nll.mean())
+
+    @property
+    def mean_smoothed(self) -> float:
+        return float(self.smoothed.mean())
+
+
+def token_losses(result: Analysis, smoothing: float) -> TokenLosses:
+    """Per-token losses of a teacher-forced analysis; their mean equals the training loss function
+    (model/training/train.py loss_fn) on the same (source, reference) pair (tested)."""
+    steps = result.steps
+    nll = np.array([-np.log(max(s.prob, 1e-45)) for s in steps], dtype=np.float64)  # [step]
+    uniform = np.array([s.mean_nll for s in steps], dtype=np.float64)  # [step]
+    smoothed = (1.0 - smoothing) * nll + smoothing * uniform  # [step]
+    return TokenLosses(
+        tokens=[s.token for s in steps],
+        nll=nll,
+        smoothed=smoothed,
+        smoothing=float(smoothing),
+        model_tokens=[s.top_tokens[0] for s in steps],
+        model_probs=np.array([s.top_probs[0] for s in steps], dtype=np.float64),
+        differs=np.array([s.top_ids[0] != s.token_id for s in steps], dtype=bool),
     )
 
 
@@ -198,6 +270,7 @@ def inspect_meta(bundle: Bundle, result: Analysis, input_text: str) -> dict:
         "target_tokens": result.target_tokens,
         "output_text": result.output_text,
         "teacher_forced": result.teacher_forced,
+        "strategy": result.strategy,
         "notes": [render(n) for n in result.notes],
         "note_codes": [n.code for n in result.notes],
         "steps": [s.__dict__ for s in result.steps],

@@ -1,4 +1,5 @@
-"""Batched greedy translation and BLEU / chrF scoring (sacrebleu) per direction."""
+"""Batched translation (greedy by default, or any decoding strategy) and BLEU / chrF scoring
+(sacrebleu) per direction."""
 
 from __future__ import annotations
 
@@ -6,14 +7,15 @@ from collections import defaultdict
 
 import torch
 
-from ..decoding import greedy_decode
+from ..decoding import GREEDY, Strategy, decode
 from ..network.transformer import Transformer
 
 
 def translate_batch(
-    model: Transformer, task, texts: list[str], directions: list[str | None], batch_size: int = 64
+    model: Transformer, task, texts: list[str], directions: list[str | None], batch_size: int = 64,
+    strategy: Strategy = GREEDY,
 ) -> list[str]:
-    """Greedy outputs for many texts, batched by source length so padding stays small."""
+    """Outputs for many texts under a decoding strategy, batched by source length so padding stays small."""
     prepared = [task.prepare(t, model.cfg.max_len, d) for t, d in zip(texts, directions, strict=True)]
     order = sorted(range(len(prepared)), key=lambda i: len(prepared[i].source_ids))
     outputs: list[str] = [""] * len(texts)
@@ -24,7 +26,7 @@ def translate_batch(
             # Outputs rarely run past twice the source length; the cap stops runaway rows early.
             cap = 2 * max(len(prepared[i].source_ids) for i in idx) + 10
             sources = [prepared[i].source_ids for i in idx]
-            gen = greedy_decode(model, sources, [prepared[i].prefix for i in idx], eos, max_new=cap)
+            gen = decode(model, sources, [prepared[i].prefix for i in idx], eos, strategy, max_new=cap)
             for i, ids in zip(idx, gen, strict=True):
                 outputs[i] = task.tokenizer.decode(ids)
     return outputs
@@ -39,14 +41,16 @@ def score(hypotheses: list[str], references: list[str], target_lang: str | None)
     return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "n": len(hypotheses)}
 
 
-def evaluate_model(model: Transformer, task, split: str = "test", n: int | None = None) -> dict[str, dict]:
-    """{direction: {"bleu", "chrf", "n"}} on a split (n pairs per direction, all when None).
+def evaluate_model(model: Transformer, task, split: str = "test", n: int | None = None,
+                   strategy: Strategy = GREEDY) -> dict[str, dict]:
+    """{direction: {"bleu", "chrf", "n"}} on a split (n pairs per direction, all when None),
+    decoding with ``strategy`` (greedy by default).
 
     For the synthetic tasks the single entry "task" also reports exact-match accuracy.
     """
     refs = task.references(split, n)
     model.eval()
-    hyps = translate_batch(model, task, [s for s, _, _ in refs], [d for _, _, d in refs])
+    hyps = translate_batch(model, task, [s for s, _, _ in refs], [d for _, _, d in refs], strategy=strategy)
     groups: dict[str, list[int]] = defaultdict(list)
     for i, (_, _, d) in enumerate(refs):
         groups[d or "task"].append(i)
