@@ -1,4 +1,4 @@
-"""Command line: python -m model {list,translate,inspect,train,train-pitfalls,evaluate,export}.
+"""Command line: python -m model {list,translate,inspect,train,train-pitfalls,train-variants,evaluate,export}.
 
 Bad input ends with a one-line error on stderr and exit status 2, never a traceback.
 """
@@ -225,7 +225,7 @@ def cmd_train(args) -> int:
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     with TqdmProgress(sys.stderr) as progress:
         train(preset.model, preset.train, task, out, callback=progress, resume=args.resume,
-              evaluate=evaluate, info=info, init_from=args.init_from)
+              evaluate=evaluate, info=info, init_from=args.init_from, on_step=_snapshot_saver(preset, out))
     if args.ship:
         return _export(out, args.preset, preset.ship_dtype, args.test_sentences, args.force)
     return 0
@@ -273,6 +273,54 @@ def cmd_train_pitfalls(args) -> int:
     for name in PITFALLS:
         r = load_model(name).metrics["results"]["task"]
         print(f"{name}\t{r['exact_match']:.3f}\t{r['chrf']:.1f}\t{r['n']}")
+    return 0
+
+
+def _snapshot_saver(preset, out: Path):
+    """The on_step callback saving the preset's weight snapshots into the run folder (None if it has none)."""
+    if not preset.snapshots:
+        return None
+    from .training.snapshots import SnapshotSaver, snapshot_steps
+
+    return SnapshotSaver(out, snapshot_steps(preset.train.max_steps, preset.snapshots))
+
+
+def cmd_train_variants(args) -> int:
+    """Train the architecture variants one after another (runs/variant-*; --resume carries each run on from
+    its last checkpoint), ship each, then print each one's training time and test exact match."""
+    import time
+
+    from .registry import load_model
+    from .training.presets import PRESETS, VARIANTS, make_task, with_overrides
+    from .training.train import TqdmProgress, train
+
+    names = VARIANTS if not args.only else [n for n in VARIANTS if n.removeprefix("variant-") in args.only]
+    unknown = sorted(set(args.only or ()) - {n.removeprefix("variant-") for n in VARIANTS})
+    if unknown:
+        return _fail(f"unknown variant {unknown[0]!r}; choose from "
+                     + ", ".join(n.removeprefix("variant-") for n in VARIANTS))
+    problems = [p for p in (_ship_problem(name, args.force) for name in names) if p]
+    if problems:  # checked before any training, not after
+        return _fail(problems[0])
+    seconds: dict[str, float] = {}
+    for name in names:
+        preset = with_overrides(PRESETS[name], steps=args.steps, threads=args.threads)
+        out = Path(f"runs/{name}")
+        out.mkdir(parents=True, exist_ok=True)
+        task = make_task(preset, out / "tokenizer.json")
+        print(f"training {name} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
+        start = time.perf_counter()
+        with TqdmProgress(sys.stderr) as progress:
+            train(preset.model, preset.train, task, out, callback=progress, resume=args.resume,
+                  info=_preset_info(name, preset, task), on_step=_snapshot_saver(preset, out))
+        seconds[name] = time.perf_counter() - start
+        status = _export(out, name, preset.ship_dtype, args.test_sentences, True)
+        if status:
+            return status
+    print("model\ttraining s (this run)\ttest exact match\tchrF\tn")
+    for name in names:
+        r = load_model(name).metrics["results"]["task"]
+        print(f"{name}\t{seconds[name]:.0f}\t{r['exact_match']:.3f}\t{r['chrf']:.1f}\t{r['n']}")
     return 0
 
 
@@ -324,6 +372,7 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     from .registry import MODELS_DIR
     from .training.checkpoint import load_checkpoint, save_checkpoint
     from .training.evaluate import evaluate_model
+    from .training.snapshots import copy_snapshots, evaluate_snapshots, snapshot_files
 
     problem = _ship_problem(name, force)
     if problem:
@@ -339,12 +388,17 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
                "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences),
                "training_curve": curve}
+    snapshots = snapshot_files(run_dir)
+    if snapshots:  # each weight snapshot evaluated as stored (float16), for the training scrubber
+        print(f"evaluating {len(snapshots)} snapshots of {name} ...", file=sys.stderr)
+        metrics["snapshots"] = evaluate_snapshots(bundle.cfg, bundle.task, snapshots, test_sentences)
     info = {k: v for k, v in bundle.info.items() if k != "final"}
     MODELS_DIR.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=MODELS_DIR))
     try:
         save_checkpoint(staged, bundle.model, bundle.task, info=info, history=bundle.history, metrics=metrics,
                         dtype=dtype)
+        copy_snapshots(run_dir, staged, bundle.info.get("step"))
         dest = _install_model(staged, name)
     finally:
         if staged.exists():
@@ -437,6 +491,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--test-sentences", type=_positive_int, default=None, help="limit test words when shipping"
     )
     s.set_defaults(fn=cmd_train_pitfalls)
+
+    s = sub.add_parser(
+        "train-variants",
+        help="train and ship the architecture variants (reverse, one change each; the base with snapshots), "
+        "one after another, then print each one's time and test exact match",
+    )
+    s.add_argument("--force", action="store_true", help="replace variant models already shipped")
+    s.add_argument("--resume", action="store_true", help="carry each run on from its last checkpoint")
+    s.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
+                   help="train only these (e.g. base post-ln); default: all")
+    s.add_argument("--steps", type=_positive_int, default=None, help="override every preset's steps")
+    s.add_argument("--threads", type=_positive_int, default=None)
+    s.add_argument(
+        "--test-sentences", type=_positive_int, default=None, help="limit test words when shipping"
+    )
+    s.set_defaults(fn=cmd_train_variants)
 
     s = sub.add_parser(
         "export", help="evaluate a run folder on the test split and ship it into assets/models/"

@@ -24,6 +24,9 @@ class Preset:
     # Pitfall models: the one line of code the fault changes, as the page shows it ("" = no fault).
     fault_line: str = ""
     listed: bool = True  # False = the model picker hides it (the pitfall models live on their own page)
+    # Weight snapshots saved during training, evenly spaced from step 0 to the last step
+    # (model/training/snapshots.py); 0 = none. Shipped as float16 in the model's snapshots/ folder.
+    snapshots: int = 0
 
 
 def _didactic(kind: str, steps: int, description: str, order: int, description_zh: str) -> Preset:
@@ -157,6 +160,82 @@ def _pitfall(name: str, order: int) -> Preset:
 #: Preset names of the pitfall lab, the correct reference first (`python -m model train-pitfalls`).
 PITFALLS = [f"pitfall-{name}" for name in _PITFALLS]
 PRESETS.update({f"pitfall-{name}": _pitfall(name, i) for i, name in enumerate(_PITFALLS)})
+
+
+#: Architecture variants: the reverse recipe (same size, steps, seed and schedule as the pitfall lab's
+#: correct model) with ONE architectural change each. name -> (model changes, label, description, label
+#: zh, description zh). "base" changes nothing: it is the reference, and it is trained with snapshots.
+_VARIANTS: dict[str, tuple[dict, str, str, str, str]] = {
+    "base": (
+        {}, "base (Pre-LN · sinusoidal · LayerNorm · MHA)",
+        "the reverse model as the variants' reference, with weight snapshots saved during training",
+        "基准（Pre-LN · 正弦位置编码 · LayerNorm · MHA）",
+        "单词倒序模型，作为各变体的对照；训练过程中保存了权重快照",
+    ),
+    "post-ln": (
+        {"norm_first": False}, "Post-LN", "the norm after the residual addition, as in the original paper",
+        "Post-LN", "归一化放在残差相加之后，同原论文",
+    ),
+    "learned-pe": (
+        {"pos_encoding": "learned"}, "learned positions", "a learned position embedding instead of sinusoids",
+        "可学习位置编码", "用可学习的位置嵌入代替正弦位置编码",
+    ),
+    "rope": (
+        {"pos_encoding": "rope"}, "rotary positions (RoPE)", "queries and keys rotated by position (RoPE)",
+        "旋转位置编码（RoPE）", "按位置旋转查询和键（RoPE）",
+    ),
+    "rmsnorm": (
+        {"norm": "rmsnorm"}, "RMSNorm", "RMSNorm (no mean-centring, no bias) instead of LayerNorm",
+        "RMSNorm", "用 RMSNorm（不减均值、没有偏置）代替 LayerNorm",
+    ),
+    "gqa": (
+        {"n_kv_heads": 2}, "GQA (2 key/value heads)",
+        "grouped-query attention: 4 query heads share 2 key/value heads",
+        "GQA（2 个键/值头）", "分组查询注意力：4 个查询头共用 2 个键/值头",
+    ),
+    "mqa": (
+        {"n_kv_heads": 1}, "MQA (1 key/value head)",
+        "multi-query attention: 4 query heads share 1 key/value head",
+        "MQA（1 个键/值头）", "多查询注意力：4 个查询头共用 1 个键/值头",
+    ),
+}
+
+#: Weight snapshots of the base variant: 10 intervals, so 11 points from step 0 to the last step.
+BASE_SNAPSHOTS = 10
+
+
+def _variant(name: str, order: int) -> Preset:
+    model_changes, label, description, label_zh, description_zh = _VARIANTS[name]
+    base = PRESETS["reverse"]
+    return replace(
+        base,
+        model=replace(base.model, **model_changes),
+        # A checkpoint every 100 steps lets a stopped run resume; it changes nothing in the training.
+        train=replace(base.train, save_every=100),
+        description=description,
+        ship_dtype="float16",
+        label=f"variant · {label}",
+        group="variant",
+        order=order,
+        i18n=(("zh", "label", f"变体 · {label_zh}"), ("zh", "description", description_zh)),
+        listed=False,
+        snapshots=BASE_SNAPSHOTS if name == "base" else 0,
+    )
+
+
+#: Preset names of the architecture variants, the base first (`python -m model train-variants`).
+VARIANTS = [f"variant-{name}" for name in _VARIANTS]
+PRESETS.update({f"variant-{name}": _variant(name, i) for i, name in enumerate(_VARIANTS)})
+#: The model whose snapshots the training scrubber shows (`python -m model train --preset variant-base`).
+SNAPSHOT_MODEL = "variant-base"
+#: The variants side by side, one axis each: the models compared (base first). The no-positional-encoding
+#: model is the pitfall lab's (the same recipe with pos_encoding="none"), shared rather than shipped twice.
+VARIANT_AXES: dict[str, tuple[str, ...]] = {
+    "norm_place": ("variant-base", "variant-post-ln"),
+    "position": ("variant-base", "variant-learned-pe", "variant-rope", "pitfall-no-positional-encoding"),
+    "norm": ("variant-base", "variant-rmsnorm"),
+    "attention": ("variant-base", "variant-gqa", "variant-mqa"),
+}
 
 
 def make_task(preset: Preset, tokenizer_path: Path):

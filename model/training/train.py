@@ -146,12 +146,15 @@ def train(
     evaluate: Callable[[Transformer], dict] | None = None,
     info: dict | None = None,
     init_from: Path | None = None,
+    on_step: Callable[[int, Transformer], None] | None = None,
 ) -> Transformer:
     """Train a model on task's train split, saving checkpoints in out_dir; returns the model.
 
     evaluate(model) -> dict is called at each validation point (e.g. BLEU on a sample) and its
-    figures join the history. init_from starts a new run (fresh optimizer and schedule) from the
-    weights and history of another checkpoint, e.g. a shipped model whose run folder is gone.
+    figures join the history. on_step(step, model) is called before the first step and after every
+    optimiser step (e.g. snapshots.SnapshotSaver). init_from starts a new run (fresh optimizer and
+    schedule) from the weights and history of another checkpoint, e.g. a shipped model whose run
+    folder is gone.
     """
     out_dir = Path(out_dir)
     tc = train_config
@@ -202,6 +205,8 @@ def train(
     t_start, step_start = time.perf_counter(), step
     step_losses: list[float | None] = []  # per step since the last history record
     step_grad_norms: list[float | None] = []  # global gradient norm before clipping
+    if on_step is not None:
+        on_step(step, model)
     while step < tc.max_steps:
         batches = make_batches(train_ex, tc.batch_tokens, tc.max_batch_size, seed=tc.seed * 1000 + epoch)
         while batch_pos < len(batches) and step < tc.max_steps:
@@ -224,6 +229,8 @@ def train(
             loss_n += 1
             step_losses.append(_compact(float(loss.detach())))
             step_grad_norms.append(_compact(grad_norm))
+            if on_step is not None:
+                on_step(step, model)
             evaluating = tc.eval_every and (step % tc.eval_every == 0 or step == tc.max_steps)
             if step % tc.log_every == 0 or evaluating or step == tc.max_steps:
                 now = time.perf_counter()
