@@ -94,10 +94,36 @@ def _strategy(args):
     return Strategy()
 
 
+def load_bundle(args):
+    """The model a command runs: ``--model NAME`` (a plain name, looked up only among the model sources;
+    a path is never taken as a name) or ``--model-dir PATH`` (a checkpoint folder of this project's
+    format or a Hugging Face BERT-style folder, or a .zip of one, checked as an upload is)."""
+    from .registry import UnknownModelError, load_model
+
+    if getattr(args, "model_dir", None) is None:
+        try:
+            return load_model(args.model)
+        except UnknownModelError as e:
+            if Path(args.model).exists():
+                hint = f"{args.model} is a path: to open it, use --model-dir {args.model}"
+                raise UnknownModelError(f"{e} ({hint})") from None
+            raise
+    import tempfile
+
+    from .user_models import extract_zip, load_user_model
+
+    path = Path(args.model_dir).expanduser()
+    if path.is_file() and path.suffix.lower() == ".zip":
+        # Unpacked with the app's upload checks into a temporary folder, loaded, then deleted.
+        with tempfile.TemporaryDirectory(prefix="attention-lens-") as tmp:
+            extract_zip(path, Path(tmp) / "model", display=str(path))
+            return load_user_model(Path(tmp) / "model", name=path.stem, display=str(path))
+    return load_user_model(path, name=path.resolve().name if path.exists() else path.name, display=str(path))
+
+
 def cmd_translate(args) -> int:
     from .analysis import analyze
     from .data.tasks import InputError
-    from .registry import load_model
 
     texts = _texts(args)
     if not texts:
@@ -106,7 +132,7 @@ def cmd_translate(args) -> int:
         strategy = _strategy(args)
     except ValueError as e:
         return _fail(str(e))
-    bundle = load_model(args.model)
+    bundle = load_bundle(args)
     direction = None if args.direction == "auto" else args.direction
     status = 0
     for n, text in enumerate(texts, 1):
@@ -126,9 +152,8 @@ def cmd_translate(args) -> int:
 
 def cmd_inspect(args) -> int:
     from .analysis import activations_npz, analyze, inspect_meta
-    from .registry import load_model
 
-    bundle = load_model(args.model)
+    bundle = load_bundle(args)
     direction = None if args.direction == "auto" else args.direction
     result = analyze(bundle, args.text, direction, target=args.target)
     for note in result.notes:
@@ -416,14 +441,13 @@ def cmd_export(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .registry import load_model
     from .training.evaluate import evaluate_model
 
     try:
         strategy = _strategy(args)
     except ValueError as e:
         return _fail(str(e))
-    bundle = load_model(args.model)
+    bundle = load_bundle(args)
     results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n, strategy=strategy)
     print(f"# {args.split} split, decoding: {strategy.param}", file=sys.stderr)
     for direction, r in results.items():
@@ -468,6 +492,17 @@ def cmd_atlas(args) -> int:
     return 0
 
 
+def _model_args(s: argparse.ArgumentParser) -> None:
+    """--model NAME or --model-dir PATH (one of them), for every subcommand that runs a model."""
+    which = s.add_mutually_exclusive_group()
+    which.add_argument("--model", default="default", help="a model's plain name (see `list`)")
+    which.add_argument(
+        "--model-dir", default=None, metavar="PATH",
+        help="a checkpoint folder of your own (config.json, model.safetensors, tokenizer.json; or a "
+        "Hugging Face BERT-style folder), or a .zip of one; safetensors only, never pickle",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m model", description="Attention Lens models: run, inspect, train."
@@ -478,14 +513,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_list)
 
     s = sub.add_parser("translate", help="print the model's output for each text (arguments or stdin lines)")
-    s.add_argument("--model", default="default")
+    _model_args(s)
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
     s.add_argument("texts", nargs="*")
     _add_strategy_args(s)
     s.set_defaults(fn=cmd_translate)
 
     s = sub.add_parser("inspect", help="write every hooked tensor (npz) and meta.json for one input")
-    s.add_argument("--model", default="default")
+    _model_args(s)
     s.add_argument("--text", required=True)
     s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
@@ -554,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("evaluate", help="BLEU / chrF per direction on a split")
-    s.add_argument("--model", default="default")
+    _model_args(s)
     s.add_argument("--split", default="test", choices=["train", "valid", "test"])
     s.add_argument("-n", type=_positive_int, default=None, help="pairs per direction (default: all)")
     _add_strategy_args(s)

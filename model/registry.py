@@ -1,7 +1,9 @@
 """The models the app and the command line offer, and what each says about itself.
 
 A model is a checkpoint folder found in one of the model sources (today the shipped
-``assets/models/``; a package or a user's folder can be added as another :class:`ModelSource`).
+``assets/models/``; a package or a user's folder can be added as another :class:`ModelSource`), or a
+pretrained model whose Python package is installed (``model.pretrained.PRETRAINED``: ``minilm``),
+converted into our network when it loads; its weights live in the package, never in git.
 Everything the app shows about a model before loading it (label, description, example input,
 task, group, attention kinds, whether the picker lists it) is read from the ``config.json`` the
 model was shipped with: :class:`ModelInfo`. Names are plain names, never paths.
@@ -11,10 +13,13 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from .pretrained import PRETRAINED, PretrainedModel, load_bert_folder, pretrained_folder
 from .training.checkpoint import Bundle, CheckpointError, load_checkpoint, read_json
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -131,12 +136,45 @@ def _info_from_config(name: str, config: dict, source: ModelSource) -> ModelInfo
 _INFO_CACHE: dict[Path, tuple[int, ModelInfo]] = {}
 
 
+def _pretrained_entry(name: str, directory: Path) -> PretrainedModel | None:
+    """The PRETRAINED entry that ``name`` resolved to (None for a checkpoint folder)."""
+    for entry in PRETRAINED:
+        if entry.name == name and pretrained_folder(entry) == directory:
+            return entry
+    return None
+
+
+def _pretrained_info(entry: PretrainedModel, directory: Path) -> ModelInfo:
+    return ModelInfo(
+        name=entry.name,
+        label=entry.label,
+        description=entry.description,
+        example=entry.example,
+        task="encode",
+        group="main",
+        listed=True,
+        order=entry.order,
+        kinds=("encoder",),
+        source=f"package {entry.package}",
+        directory=directory,
+        translations=(("zh", "description", entry.description_zh), ("zh", "label", entry.label_zh)),
+    )
+
+
 def model_info(name: str) -> ModelInfo:
     """What model ``name`` says about itself (its config.json, read without loading weights).
 
     Raises UnknownModelError for a name no source holds, CheckpointError for a broken config.
     """
+    entry = user_model(name)
+    if entry is not None:
+        from .user_models import user_model_info
+
+        return user_model_info(entry)
     directory = model_dir(name)
+    pretrained = _pretrained_entry(name, directory)
+    if pretrained is not None:
+        return _pretrained_info(pretrained, directory)
     source = next(s for s in model_sources() if s.directory / name == directory)
     config_file = directory / "config.json"
     try:
@@ -163,6 +201,10 @@ def _folders() -> dict[str, Path]:
         for p in sorted(source.directory.iterdir()):
             if is_model_name(p.name) and p.name not in found and (p / "config.json").is_file():
                 found[p.name] = p
+    for entry in PRETRAINED:  # installed pretrained packages, after the folders
+        folder = pretrained_folder(entry)
+        if entry.name not in found and folder is not None:
+            found[entry.name] = folder
     return found
 
 
@@ -191,6 +233,9 @@ def available_models() -> list[str]:
 
 def model_dir(name: str) -> Path:
     check_model_name(name)
+    entry = user_model(name)
+    if entry is not None:
+        return entry.directory
     path = _folders().get(name)
     if path is None:
         have = ", ".join(available_models()) or "none"
@@ -205,9 +250,69 @@ def model_dir(name: str) -> Path:
 
 
 def load_model(name: str) -> Bundle:
-    return load_checkpoint(model_dir(name), name=name)
+    entry = user_model(name)
+    if entry is not None:
+        from .user_models import load_user_model
+
+        return load_user_model(entry.directory, name=name, display=entry.label)
+    directory = model_dir(name)
+    pretrained = _pretrained_entry(name, directory)
+    if pretrained is not None:
+        return load_bert_folder(directory, name=name, example=pretrained.example)
+    return load_checkpoint(directory, name=name)
 
 
 def example_input(name: str) -> str:
     """An input worth trying on this model, read from its config without loading the weights."""
     return model_info(name).example
+
+
+# --------------------------------------------------------------------------- models of the user's own
+#
+# Checkpoints a user opened by path or uploaded (model/user_models.py checks and loads them). They
+# live in this process only, each under a name made up for it ("user-<random>-<slug>", a plain
+# name like any other), and belong to an owner (an app session, the command line): only the
+# owner's picker lists them, and the owner removes them when it ends.
+
+
+@dataclass(frozen=True)
+class UserModel:
+    name: str  # the plain name made up for it: "user-" + 6 random hex digits + "-" + a slug of its label
+    directory: Path  # the checked folder it is read from (a temporary copy for uploads)
+    label: str  # what the user knows it as (the zip's or folder's name), shown in the picker
+    fmt: str  # "own" (this project's checkpoint) or "bert" (a Hugging Face BERT-style folder)
+    owner: str  # who opened it (an app session's id, "cli"); only the owner lists it
+    size: int = 0  # bytes its uploaded files take on disk (0 for a folder read in place)
+
+
+_USER_MODELS: dict[str, UserModel] = {}
+_USER_LOCK = threading.Lock()
+
+
+def register_user_model(directory: Path, label: str, fmt: str, owner: str, slug: str = "model",
+                        size: int = 0) -> UserModel:
+    """Give a checked user folder a fresh plain name (never one a model source already uses)."""
+    with _USER_LOCK:
+        taken = set(_folders())
+        while True:
+            name = f"user-{secrets.token_hex(3)}-{slug}"[:64]
+            if is_model_name(name) and name not in _USER_MODELS and name not in taken:
+                break
+        entry = UserModel(name=name, directory=Path(directory), label=label, fmt=fmt, owner=owner, size=size)
+        _USER_MODELS[name] = entry
+        return entry
+
+
+def unregister_user_model(name: str) -> None:
+    with _USER_LOCK:
+        _USER_MODELS.pop(name, None)
+
+
+def user_model(name: object) -> UserModel | None:
+    """The user's model registered under ``name``, or None."""
+    return _USER_MODELS.get(name) if isinstance(name, str) else None
+
+
+def user_model_names(owner: str) -> list[str]:
+    """Names of ``owner``'s models of their own, oldest first."""
+    return [n for n, e in list(_USER_MODELS.items()) if e.owner == owner]
