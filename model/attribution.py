@@ -1,0 +1,214 @@
+"""Attribution beside attention: how much each source token contributed to each output token, by
+gradients, next to where cross-attention looks.
+
+    result = attribute(bundle, "attention", n_steps=32)
+    result.integrated[t], result.grad_x_input[t]      # [src_pos] for output step t
+    result.completeness_error                         # |sum of IG - (f(input) - f(baseline))| per step
+    scores = agreement(bundle, sample_texts(bundle))  # per cross-attention head: rank correlation
+
+What is attributed: f_t = log p(y_t), the log-probability of the model's own (greedy) token at
+step t, teacher-forced on the intact output. The inputs are the source token embeddings as the
+encoder reads them (`encoder.embed.hook_embed`: looked up and scaled, before the positional encoding
+is added); the baseline replaces them by zeros (no token, positions kept). The target side stays as
+it is. A source token's attribution is the sum over its embedding dimensions.
+
+    gradient x input       x . df/dx at the input
+    integrated gradients   (x - x') . mean over k of df/dx at x' + a_k (x - x'), a_k = (k + 1/2) / m
+                           (midpoint rule, m = n_steps); complete: the attributions sum to
+                           f(x) - f(x') up to the rule's error, which is reported per step
+
+One forward pass of a batch of m + 2 copies (the m points, the input, the baseline) and one backward
+pass per output step. The model's weights and settings are not changed (a forward hook on the
+HookPoint, removed on exit).
+
+Agreement: per cross-attention head and step, the Spearman rank correlation between the head's
+attention row over the source and |integrated gradients| over the source; averaged over the steps of
+many sentences (one short sentence is noise), with the mean over heads and the rollout beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .decoding import greedy_decode
+from .network.kinds import hook_name, layer_counts
+from .training.checkpoint import Bundle
+
+EMBED_HOOK = "encoder.embed.hook_embed"
+
+
+@dataclass(frozen=True)
+class Attribution:
+    source_tokens: list[str]  # encoder positions
+    output_tokens: list[str]  # the token each step chose (the intact output, then <eos>)
+    rows: list[int]  # decoder position of each step
+    n_steps: int  # integration steps m
+    integrated: np.ndarray  # [step, src_pos] float64, integrated gradients
+    grad_x_input: np.ndarray  # [step, src_pos] float64
+    f_input: np.ndarray  # [step] log p(token) at the input
+    f_baseline: np.ndarray  # [step] log p(token) with zero token embeddings
+    cross: np.ndarray  # [layer, head, step, src_pos] float32, cross-attention rows of the steps
+    rollout: np.ndarray  # [step, src_pos] float64, see cross_rollout
+
+    @property
+    def completeness_error(self) -> np.ndarray:
+        """[step] |sum over source of IG - (f(input) - f(baseline))|, nats."""
+        return np.abs(self.integrated.sum(-1) - (self.f_input - self.f_baseline))
+
+    @property
+    def mean_attention(self) -> np.ndarray:
+        """[step, src_pos] cross-attention averaged over layers and heads."""
+        return self.cross.astype(np.float64).mean(axis=(0, 1))
+
+
+def self_rollout(patterns: np.ndarray) -> np.ndarray:
+    """Attention rollout of self-attention [layer, head, q, k] -> [q, k]: per layer the heads' mean plus
+    the identity (the residual path), rows renormalised, multiplied through the layers (as
+    viz.attention_rollout with add_residual=True)."""
+    p = np.asarray(patterns, dtype=np.float64)
+    eye = np.eye(p.shape[-1])
+    out = eye.copy()
+    for layer in p.mean(axis=1):
+        a = layer + eye
+        out = (a / a.sum(-1, keepdims=True)) @ out
+    return out
+
+
+def cross_rollout(cross: np.ndarray, encoder: np.ndarray) -> np.ndarray:
+    """[step, src_pos]: each step's cross-attention (mean over layers and heads) carried through the
+    encoder's rollout, i.e. how much each source token reaches the step through attention alone.
+    An estimate of information flow, not a quantity the model computes. cross [layer, head, step, src],
+    encoder [layer, head, src, src]."""
+    if encoder.shape[0] == 0:
+        return np.asarray(cross, np.float64).mean(axis=(0, 1))
+    return np.asarray(cross, np.float64).mean(axis=(0, 1)) @ self_rollout(encoder)
+
+
+def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: int = 32) -> Attribution:
+    """Gradient x input and integrated gradients for every step of the greedy output (see module doc).
+
+    Raises InputError on unusable input, ValueError for n_steps < 1 or a model without cross-attention.
+    """
+    if not isinstance(n_steps, int) or n_steps < 1:
+        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    model, tok = bundle.model, bundle.tokenizer
+    cfg = model.cfg
+    counts = layer_counts(cfg)
+    if not counts["cross"]:
+        raise ValueError("the model has no cross-attention: there is no source to attribute to")
+    prepared = bundle.task.prepare(text, cfg.max_len, direction)
+    with model.lock:
+        model.eval()
+        with torch.no_grad():
+            generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+        full = (prepared.prefix + generated)[: cfg.max_len]
+        stopped = len(prepared.prefix) + len(generated) < cfg.max_len
+        targets = full[len(prepared.prefix):] + ([tok.eos_id] if stopped else [])
+        first = len(prepared.prefix) - 1
+        rows = list(range(first, first + len(targets)))
+        src, tgt = torch.tensor([prepared.source_ids]), torch.tensor([full])  # [1, src_pos], [1, tgt_pos]
+        with torch.no_grad():
+            _, cache = model.run_with_cache(
+                src, tgt, names_filter=lambda n: n == EMBED_HOOK or n.endswith("hook_pattern"))
+        x = cache[EMBED_HOOK][0].double()  # [src_pos, d_model]
+        m = n_steps
+        alphas = torch.cat([(torch.arange(m, dtype=torch.float64) + 0.5) / m,
+                            torch.tensor([1.0, 0.0], dtype=torch.float64)])  # [m + 2]
+        points = (alphas[:, None, None] * x[None]).float().requires_grad_(True)  # [m + 2, src_pos, d_model]
+
+        def feed(_module, _inputs, _out):
+            return points
+
+        handle = model.get_submodule(EMBED_HOOK).register_forward_hook(feed)
+        try:
+            with torch.enable_grad():
+                logits = model(src.expand(m + 2, -1), tgt.expand(m + 2, -1))  # [m + 2, tgt_pos, vocab]
+                logp = torch.log_softmax(logits, dim=-1)
+                chosen = logp[:, rows, targets]  # [m + 2, step]
+                grads = []
+                for i in range(len(rows)):
+                    (g,) = torch.autograd.grad(chosen[:, i].sum(), points, retain_graph=i + 1 < len(rows))
+                    grads.append(g.double())  # [m + 2, src_pos, d_model]
+        finally:
+            handle.remove()
+    g = torch.stack(grads)  # [step, m + 2, src_pos, d_model]
+    integrated = (g[:, :m].mean(1) * x[None]).sum(-1)  # [step, src_pos]
+    gxi = (g[:, m] * x[None]).sum(-1)
+    f = chosen.detach().double()
+    cross = np.stack([cache[hook_name("cross", i, "pattern")][0].float().numpy()[:, rows]
+                      for i in range(counts["cross"])])  # [layer, head, step, src_pos]
+    enc = np.stack([cache[hook_name("encoder", i, "pattern")][0].float().numpy()
+                    for i in range(counts["encoder"])]) if counts["encoder"] else np.zeros((0, 1, 1, 1))
+    return Attribution(
+        source_tokens=tok.tokens(prepared.source_ids),
+        output_tokens=tok.tokens(targets),
+        rows=rows,
+        n_steps=m,
+        integrated=integrated.numpy(),
+        grad_x_input=gxi.numpy(),
+        f_input=f[m].numpy(),
+        f_baseline=f[m + 1].numpy(),
+        cross=cross,
+        rollout=cross_rollout(cross, enc),
+    )
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rank correlation of two 1-D arrays (ties get their average rank); NaN when either is
+    constant."""
+    ra, rb = _ranks(np.asarray(a, np.float64)), _ranks(np.asarray(b, np.float64))
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    den = np.sqrt((ra * ra).sum() * (rb * rb).sum())
+    return float((ra * rb).sum() / den) if den > 0 else float("nan")
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x), dtype=np.float64)
+    for value in np.unique(x):  # ties: the average of their ranks
+        tied = x == value
+        if tied.sum() > 1:
+            ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+@dataclass(frozen=True)
+class Agreement:
+    heads: np.ndarray  # [layer, head] mean Spearman over all steps of all sentences (cross-attention)
+    mean_attention: float  # the same for the mean over heads and layers
+    rollout: float  # the same for cross_rollout
+    grad_x_input: float  # the same for |gradient x input| (how much two gradient methods agree)
+    n_sentences: int
+    n_steps: int  # steps with a defined correlation (source of 2+ tokens, non-constant rows)
+    spread: np.ndarray  # [layer, head] standard deviation over those steps
+
+
+def agreement(bundle: Bundle, texts: list[str], n_steps: int = 16, direction: str | None = None) -> Agreement:
+    """Rank agreement between each cross-attention head and |integrated gradients| over a sample."""
+    per_step: list[np.ndarray] = []  # [layer, head] per step
+    others: list[tuple[float, float, float]] = []
+    used = 0
+    for text in texts:
+        r = attribute(bundle, text, direction, n_steps)
+        used += 1
+        target = np.abs(r.integrated)
+        for t in range(target.shape[0]):
+            if target.shape[1] < 2:
+                continue
+            heads = np.array([[spearman(row[t], target[t]) for row in layer] for layer in r.cross])
+            rest = (spearman(r.mean_attention[t], target[t]), spearman(r.rollout[t], target[t]),
+                    spearman(np.abs(r.grad_x_input[t]), target[t]))
+            if np.isnan(heads).any() or np.isnan(rest).any():
+                continue
+            per_step.append(heads)
+            others.append(rest)
+    if not per_step:
+        raise ValueError("no step of these sentences has a source of two or more tokens to rank")
+    stacked = np.stack(per_step)  # [step, layer, head]
+    mean_att, roll, gxi = np.mean(others, axis=0)
+    return Agreement(stacked.mean(0), float(mean_att), float(roll), float(gxi), used, len(per_step),
+                     stacked.std(0))
