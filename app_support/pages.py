@@ -65,6 +65,7 @@ PAGES: tuple[PageSpec, ...] = (
              ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
+    PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.

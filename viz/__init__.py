@@ -79,6 +79,7 @@ from viz.stats import (
 from viz.stats_figures import head_similarity_heatmap, head_stats_bar, head_stats_scatter
 from viz.tokens import escape_text, token_labels
 from viz.typed_arrays import decode_plotly_array
+from viz.variants import alignment_timeline, kv_cache_bars, scrub_timeline, variant_bars, variant_loss_curves
 from viz.worked import (
     WorkedRow,
     kv_head_of,
@@ -183,4 +184,9 @@ __all__ = [
     "weighted_sum_table",
     "weights_figure",
     "work_row",
+    "alignment_timeline",
+    "kv_cache_bars",
+    "scrub_timeline",
+    "variant_bars",
+    "variant_loss_curves",
 ]
