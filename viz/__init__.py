@@ -15,6 +15,7 @@ from viz.architecture import (
     split_merge_figure,
     split_merge_stages,
 )
+from viz.atlas import atlas_head_map, ordered_matrix
 from viz.clicks import CLICK_TRACE_NAME
 from viz.columns import column_help, column_labels
 from viz.compare import (
@@ -100,6 +101,8 @@ __all__ = [
     "architecture_shapes",
     "split_merge_figure",
     "split_merge_stages",
+    "atlas_head_map",
+    "ordered_matrix",
     "QuadraticFit",
     "cost_figure",
     "doubling_ratios",

@@ -234,6 +234,11 @@ _EN: dict[str, str] = {
     "masks.bar_with": "with the causal mask",
     "masks.bar_without": "without the causal mask (demonstration)",
     "masks.axis_next_token": "position: the next token (the model's own output)",
+    # head atlas
+    "atlas.map_title": "{stat} of every head over the dataset (each cell names the head's roles)",
+    "atlas.hover_roles": "roles: {roles}",
+    "atlas.similarity_title": "Heads by similarity over the dataset (1 − Jensen-Shannon / log 2), "
+    "ordered by clustering",
     # pitfall lab
     "pitfalls.head": "head {head}",
     "pitfalls.axis_head": "attention head",
@@ -543,6 +548,11 @@ _ZH: dict[str, str] = {
     "masks.bar_with": "有因果掩码",
     "masks.bar_without": "去掉因果掩码（演示）",
     "masks.axis_next_token": "位置：下一个 token（模型自己的输出）",
+    # 注意力头图谱
+    "atlas.map_title": "每个注意力头在整个数据集上的{stat}（格子里写着这个头的角色）",
+    "atlas.hover_roles": "角色：{roles}",
+    "atlas.similarity_title": "注意力头在整个数据集上的相似度（1 − 归一化的 Jensen-Shannon 散度），"
+    "按聚类排序",
     # 踩坑实验室
     "pitfalls.head": "头 {head}",
     "pitfalls.axis_head": "注意力头",
