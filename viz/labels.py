@@ -342,6 +342,11 @@ _EN: dict[str, str] = {
     "variants.curves_title": "Training loss, step by step",
     "variants.kv_bytes": "bytes per generated token",
     "variants.kv_title": "Key/value cache per generated token (float32)",
+    # intervene and explain (head ablation, patching, attribution)
+    "interventions.axis_step": "decoding step: token",
+    "interventions.axis_output_step": "output step: token",
+    "interventions.axis_share": "share of the total (absolute values)",
+    "interventions.hover_step_source": "step {step} · source {source}",
 }
 
 _ZH: dict[str, str] = {
@@ -653,6 +658,11 @@ _ZH: dict[str, str] = {
     "variants.curves_title": "逐步训练损失",
     "variants.kv_bytes": "每生成一个 token 的字节数",
     "variants.kv_title": "每生成一个 token 的键/值缓存（float32）",
+    # 干预与解释（消融注意力头、激活修补、归因）
+    "interventions.axis_step": "解码步骤：token",
+    "interventions.axis_output_step": "输出步骤：token",
+    "interventions.axis_share": "占总量的比例（取绝对值）",
+    "interventions.hover_step_source": "步骤 {step} · 源 {source}",
 }
 
 TEXT: dict[str, dict[str, str]] = {"en": _EN, "zh": _ZH}
