@@ -395,6 +395,8 @@ def _extract(source: BinaryIO | Path, dest: Path, display: str, limits: UploadLi
             skipped = sorted(n for n in top if n not in taken and n not in pickles)
             if "config.json" not in taken:
                 raise UserModelError("zip_no_config", file=display)
+            if WEIGHTS not in taken and pickles:
+                raise UserModelError("pickle", file=f"{display}/{pickles[0]}", name=pickles[0])
             written_total, files = 0, []
             for n, info in sorted(taken.items()):
                 if len(files) >= limits.max_entries:  # counted again while extracting
