@@ -56,6 +56,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
     PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
+    PageSpec("atlas", "app_pages/atlas.py", ":material/travel_explore:", "hood", "atlas", ("n", "stat")),
     PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
              ("query", "key")),
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),

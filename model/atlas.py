@@ -115,6 +115,8 @@ def test_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
     of the translation test split, evenly spaced over it (zh->en and en->zh of each picked pair)."""
     refs = bundle.task.references("test")
     total = len(refs)
+    if not total:
+        raise AtlasError(f"model {bundle.name!r} has no test split to run over")
     if isinstance(bundle.task, SyntheticTask):
         picked = refs if n is None or n >= total else [refs[i] for i in _spaced(total, n)]
         what = "test words"
@@ -348,11 +350,13 @@ def compute_atlas(
     batch_size: int = 64,
     progress: Callable[[int, int], None] | None = None,
     thresholds: RoleThresholds = RoleThresholds(),
+    weights: str | None = None,
 ) -> Atlas:
     """Run the model over ``dataset`` (default: :func:`test_dataset`) and aggregate every head.
 
-    ``progress(done, total)`` is called after each batch of sentences. Raises AtlasError on an
-    empty dataset; a text the task cannot read raises its InputError.
+    ``progress(done, total)`` is called after each batch of sentences; ``weights``: the model's
+    :func:`weights_key` when the caller has it. Raises AtlasError on an empty dataset; a text the
+    task cannot read raises its InputError.
     """
     start = time.perf_counter()
     dataset = dataset if dataset is not None else test_dataset(bundle)
@@ -363,7 +367,7 @@ def compute_atlas(
     counts = {k: n for k, n in layer_counts(cfg).items() if n}
     H = cfg.n_heads
     n_sent = len(dataset.texts)
-    task_kind = task.kind if isinstance(task, SyntheticTask) else "translation"
+    task_kind = task.kind if isinstance(task, SyntheticTask) else str(getattr(task, "name", "translation"))
     sums = {k: _Sums(n, H, n_sent) for k, n in counts.items()}
     outputs: list[str] = [""] * n_sent
     prepared = [task.prepare(text, cfg.max_len, direction)
@@ -403,7 +407,7 @@ def compute_atlas(
         js[kind] = s.js_sum / max(s.js_rows, 1)
     return Atlas(
         model=bundle.name,
-        key=atlas_key(bundle, dataset),
+        key=atlas_key(bundle, dataset, weights),
         task=task_kind,
         dataset=dataset.description,
         texts=list(dataset.texts),
@@ -495,9 +499,10 @@ def atlas_dir() -> Path:
     return Path(os.environ.get("ATTENTION_LENS_ATLAS_DIR") or REPO_ROOT / "runs" / "atlas")
 
 
-def atlas_key(bundle: Bundle, dataset: Dataset) -> str:
+def atlas_key(bundle: Bundle, dataset: Dataset, weights: str | None = None) -> str:
+    """The cache key: version, :func:`weights_key` (pass it when known: hashing takes ~0.1 s) and data."""
     h = hashlib.sha256()
-    h.update(f"atlas-v{ATLAS_VERSION}\n{weights_key(bundle)}\n".encode())
+    h.update(f"atlas-v{ATLAS_VERSION}\n{weights or weights_key(bundle)}\n".encode())
     h.update(json.dumps([dataset.texts, dataset.directions, dataset.references], ensure_ascii=False).encode())
     return h.hexdigest()[:24]
 

@@ -1,0 +1,163 @@
+"""What the head-atlas page needs beyond display: the dataset choice, the atlas from disk (or computed
+with a progress callback), the tables it shows, and the links that reopen a sentence in the
+single-head page.
+
+The atlas itself is :mod:`model.atlas`; it is cached on disk (``runs/atlas/``) keyed on the model's
+weights, and read back here through ``st.cache_data`` keyed on the file's path and modification time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_support import models as M
+from app_support import pages
+from model.atlas import (
+    Atlas,
+    Dataset,
+    atlas_dir,
+    atlas_key,
+    compute_atlas,
+    load_atlas,
+    save_atlas,
+    test_dataset,
+    weights_key,
+)
+from model.data.tasks import SyntheticTask
+
+#: Sample sizes of the translation test split the page offers (sentences, both directions).
+SAMPLE_SIZES = (50, 100, 200, 400)
+DEFAULT_SAMPLE = 200
+
+#: The page computes an atlas by itself (no button) when sentences x max_len is at most this:
+#: every didactic model's 500 test words (x 16 positions) take about a second.
+AUTO_COMPUTE_TOKENS = 10_000
+
+#: Sentences listed under "where does this head fire".
+TOP_K = 10
+
+#: Tasks whose right alignment is known (model.atlas.ground_truth_alignment).
+TRUTH_TASKS = tuple(SyntheticTask.KINDS)
+
+
+def has_test_split(name: str) -> bool:
+    """Whether the model's task has a held-out test split to run over (an encoder-only import has none)."""
+    return bool(M.get_bundle(name).task.references("test"))
+
+
+def is_didactic(name: str) -> bool:
+    return isinstance(M.get_bundle(name).task, SyntheticTask)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _weights(name: str, stamp: int) -> str:
+    return weights_key(M.get_bundle(name))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _dataset(name: str, stamp: int, n: int | None) -> Dataset:
+    return test_dataset(M.get_bundle(name), n)
+
+
+def dataset(name: str, n: int | None) -> Dataset:
+    """The test-split sample the atlas runs over (n: translation sample size; None for all test words)."""
+    return _dataset(name, M._stamp(name), n)
+
+
+def atlas_file(name: str, n: int | None) -> Path:
+    key = atlas_key(M.get_bundle(name), dataset(name, n), weights=_weights(name, M._stamp(name)))
+    return atlas_dir() / name / f"{key}.npz"
+
+
+def auto_compute(name: str, n: int | None) -> bool:
+    """True when the atlas is cheap enough to compute as the page opens."""
+    return len(dataset(name, n).texts) * M.get_bundle(name).cfg.max_len <= AUTO_COMPUTE_TOKENS
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _read(path: str, mtime_ns: int) -> Atlas | None:
+    return load_atlas(Path(path))
+
+
+def stored_atlas(name: str, n: int | None) -> Atlas | None:
+    """The atlas on disk for this model's current weights and this sample, or None."""
+    path = atlas_file(name, n)
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    atlas = _read(str(path), mtime)
+    return atlas if atlas is not None and atlas.key == path.stem else None
+
+
+def compute(name: str, n: int | None, progress: Callable[[int, int], None] | None = None) -> Atlas:
+    """Compute the atlas (with ``progress(done, total)``) and store it on disk for the next visit."""
+    bundle = M.get_bundle(name)
+    atlas = compute_atlas(bundle, dataset(name, n), progress=progress,
+                          weights=_weights(name, M._stamp(name)))
+    save_atlas(atlas, atlas_file(name, n))
+    return atlas
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def head_table(atlas: Atlas, kind: str, role_text: Callable[[str], str]) -> pd.DataFrame:
+    """One row per head of ``kind``: layer, head, roles (with figure ≥ threshold) and every statistic."""
+    rows = []
+    for layer in range(atlas.layer_counts[kind]):
+        for head in range(atlas.n_heads):
+            roles = atlas.roles(kind, layer, head)
+            shown = ", ".join(f"{role_text(r.name)} ({r.value:.2f} ≥ {r.threshold:g})" for r in roles)
+            row = {"layer": layer, "head": head, "roles": shown}
+            for stat in atlas.stats:
+                row[stat] = atlas.stat(stat, kind, layer, head)
+            row["n_rows"] = int(atlas.n_rows[kind][layer, head])
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    # statistics that do not apply to this kind (all NaN) are left out of the table
+    return frame[[c for c in frame.columns if not (frame[c].dtype.kind == "f" and frame[c].isna().all())]]
+
+
+def role_grid(atlas: Atlas, kind: str, role_text: Callable[[str], str]) -> list[list[str]]:
+    """[layer][head] the head's roles as short text ("" = none), for the head map."""
+    return [[" · ".join(role_text(r.name) for r in atlas.roles(kind, layer, head))
+             for head in range(atlas.n_heads)] for layer in range(atlas.layer_counts[kind])]
+
+
+def single_head_link(atlas: Atlas, sentence: int, kind: str, layer: int, head: int, lang: str,
+                     present: bool = False) -> str:
+    """A relative link that opens sentence ``sentence`` in the single-head page at (kind, layer, head)."""
+    params = {"lang": lang, "model": atlas.model, "text": atlas.texts[sentence], "kind": kind,
+              "layer": str(layer), "head": str(head)}
+    direction = atlas.directions[sentence]
+    if direction:
+        params["dir"] = direction
+    if present:
+        params["present"] = "1"
+    unknown = set(params) - set(pages.APP_PARAMS)
+    if unknown:  # pragma: no cover - a renamed app-wide parameter must be renamed here too
+        raise ValueError(f"not app-wide URL parameters: {sorted(unknown)}")
+    start = pages.START_PAGE.url_path
+    return f"./{start}?{urlencode(params)}"
+
+
+def top_table(atlas: Atlas, kind: str, layer: int, head: int, lang: str, k: int = TOP_K,
+              present: bool = False) -> pd.DataFrame:
+    """The ``k`` sentences where the head's mean max weight is highest, each with its link."""
+    picked = atlas.top_sentences(kind, layer, head, k)
+    values = atlas.per_sentence[kind][:, layer, head]
+    return pd.DataFrame({
+        "rank": np.arange(1, len(picked) + 1),
+        "max_weight": [float(values[i]) for i in picked],
+        "sentence": [atlas.texts[i] for i in picked],
+        "output": [atlas.outputs[i] for i in picked],
+        "link": [single_head_link(atlas, i, kind, layer, head, lang, present) for i in picked],
+        "index": picked,
+    })
