@@ -67,6 +67,10 @@ class Analysis:
     # What the search saw at each step: beam search's hypotheses or sampling's distributions
     # (None for greedy decoding and teacher forcing; the steps above hold the top-k then).
     search: BeamResult | SampleResult | None = None
+    # [d_model] float32: an encoder-only model's sentence embedding (mean of the encoder output over
+    # every token, [CLS]/[SEP] included, then L2-normalised if the model's pooling says so, as
+    # sentence-transformers does); None for encoder-decoder models.
+    embedding: np.ndarray | None = None
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -132,6 +136,10 @@ def analyze(
     cfg = model.cfg
     prepared = task.prepare(text, cfg.max_len, direction)
     notes = list(prepared.notes)
+    if getattr(cfg, "encoder_only", False):
+        if target is not None:
+            raise InputError(Message("no_decoder", {}, "error"))
+        return _analyze_encoder_only(bundle, prepared, notes, edits)
     with model.lock, intervene(model, *edits):
         if target is not None:
             if not target.strip():
@@ -244,6 +252,38 @@ def token_losses(result: Analysis, smoothing: float) -> TokenLosses:
         model_tokens=[s.top_tokens[0] for s in steps],
         model_probs=np.array([s.top_probs[0] for s in steps], dtype=np.float64),
         differs=np.array([s.top_ids[0] != s.token_id for s in steps], dtype=bool),
+    )
+
+
+def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Message], edits) -> Analysis:
+    """An encoder-only model: one hooked, traced encoder pass; no decoding, no target side."""
+    from .pretrained import mean_pool
+
+    model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
+    src = torch.tensor([prepared.source_ids])  # [1, src_pos]
+    with model.lock, intervene(model, *edits), trace_shapes() as trace:
+        hidden, cache = model.run_with_cache(src)  # [1, src_pos, d_model]
+    normalize = bool(bundle.info.get("pooling", {}).get("normalize", True))
+    keep = torch.ones(src.shape, dtype=torch.bool)  # [1, src_pos]: one sentence, no padding
+    embedding = mean_pool(hidden, keep, normalize)[0].numpy().astype(np.float32)  # [d_model]
+    return Analysis(
+        model=bundle.name,
+        prepared=prepared,
+        source_tokens=tok.tokens(prepared.source_ids),
+        target_tokens=[],
+        output_text="",
+        teacher_forced=False,
+        stopped=True,
+        steps=[],
+        activations=cache.to_numpy(),
+        trace=trace.to_dicts(),
+        trace_sizes=dict(trace.sizes),
+        notes=notes,
+        layer_counts=layer_counts(cfg),
+        source_special=[tok.is_special(i) for i in prepared.source_ids],
+        target_special=[],
+        edits=tuple(e.label for e in edits),
+        embedding=embedding,
     )
 
 

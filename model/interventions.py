@@ -269,7 +269,8 @@ def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], 
                         change(kind, i, m, rotary=False)
             else:
                 flag(model.encoder.embed, "zero_positions", True)
-                flag(model.decoder.embed, "zero_positions", True)
+                if model.decoder is not None:  # encoder-only models have none
+                    flag(model.decoder.embed, "zero_positions", True)
         else:  # HeadOutput
             target = (edit.kind, edit.layer, edit.head)
             if edit.layer >= counts[edit.kind]:

@@ -39,6 +39,14 @@ ENGLISH: dict[str, str] = {
     "invalid_utf8": "The input is not valid UTF-8 text (it holds undecodable bytes).",
     "unknown_direction": "Unknown direction {direction!r}; use one of {choices}.",
     "empty_target": "The target text is empty.",
+    # encoder-only (pretrained BERT-style) models
+    "input_truncated_pieces": (
+        "The input is {tokens} word pieces long; the model reads at most {max_len} tokens ([CLS] and "
+        "[SEP] included), so it was truncated to its first {kept} pieces."
+    ),
+    "unknown_words": "{count} word(s) unknown to this model's vocabulary, shown as [UNK]: {shown}",
+    "input_uncased": "This model is uncased: it reads the input lower-cased, accents removed.",
+    "no_decoder": "This model is encoder-only: it has no decoder, so it produces no output text.",
 }
 
 

@@ -138,8 +138,8 @@ _INFO_CACHE: dict[Path, tuple[int, ModelInfo]] = {}
 
 def _pretrained_entry(name: str, directory: Path) -> PretrainedModel | None:
     """The PRETRAINED entry that ``name`` resolved to (None for a checkpoint folder)."""
-    for entry in PRETRAINED:
-        if entry.name == name and pretrained_folder(entry) == directory:
+    for entry, folder in pretrained_models():
+        if entry.name == name and folder == directory:
             return entry
     return None
 
@@ -201,10 +201,20 @@ def _folders() -> dict[str, Path]:
         for p in sorted(source.directory.iterdir()):
             if is_model_name(p.name) and p.name not in found and (p / "config.json").is_file():
                 found[p.name] = p
-    for entry in PRETRAINED:  # installed pretrained packages, after the folders
-        folder = pretrained_folder(entry)
-        if entry.name not in found and folder is not None:
+    for entry, folder in pretrained_models():  # after the folders
+        if entry.name not in found:
             found[entry.name] = folder
+    return found
+
+
+def pretrained_models() -> list[tuple[PretrainedModel, Path]]:
+    """(entry, folder) of each pretrained model whose package is installed (read at call time:
+    tests that point the registry at their own folders leave these out)."""
+    found = []
+    for entry in PRETRAINED:
+        folder = pretrained_folder(entry)
+        if folder is not None:
+            found.append((entry, folder))
     return found
 
 

