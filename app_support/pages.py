@@ -39,7 +39,7 @@ class Redirect:
 
 #: Section ids in menu order. Titles (sections and pages) are interface text: the string tables hold
 #: them as ``section.<id>`` and ``page.<key>.title``.
-SECTIONS = ("attention", "decoding", "how", "hood")
+SECTIONS = ("attention", "decoding", "how", "intervene", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
@@ -66,6 +66,8 @@ PAGES: tuple[PageSpec, ...] = (
              ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
+    PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
+             ("heads", "mode")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
 )
 

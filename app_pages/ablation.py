@@ -1,0 +1,195 @@
+"""Head ablation: switch chosen heads off, re-decode, and see what changes; rank every head alone."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_support import ablation as AB
+from app_support import models as M
+from app_support.i18n import current_lang, t
+from app_support.messages import current_analysis
+from app_support.selection import head_from_scatter_selection
+from app_support.sidebar import current_view, open_head
+from app_support.ui import chart, escape_md, page_header
+from app_support.url_state import seed_from_url, set_url_param
+from model.ablation import ABLATION_MODES, all_heads, effect_matrices, format_heads, group_heads, parse_heads
+from viz import attention_heatmap
+from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars
+
+lang = current_lang()
+view = current_view()
+page_header(t("page.ablation.title"), t("ablation.intro"))
+result = current_analysis(view)
+cfg = M.get_bundle(view.model).cfg
+HEADS = [format_heads([h]) for h in all_heads(cfg)]
+PENDING = "_abl_pending"
+
+
+def head_label(code: str) -> str:
+    kind, layer, head = code.split(".")
+    return t("ablation.head_label", kind=t(f"kind.{kind}.label"), layer=layer, head=head)
+
+
+def shown(output: str) -> str:
+    return f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*"
+
+
+# --------------------------------------------------------------------------- the heads to remove
+
+if st.session_state.get("_abl_model") != view.model:  # another model: its own heads
+    st.session_state.pop("abl_heads", None)
+    st.session_state["_abl_model"] = view.model
+pending = st.session_state.pop(PENDING, None)
+if pending is not None:
+    st.session_state["abl_heads"] = pending
+if "abl_heads" not in st.session_state:
+    from_url, bad = parse_heads(st.query_params.get("heads", ""), cfg)
+    st.session_state["abl_heads"] = [format_heads([h]) for h in from_url]
+    if bad:
+        st.warning(t("ablation.bad_heads", parts=escape_md(", ".join(bad))), icon=":material/warning:")
+seed_from_url("abl_mode", "mode", lambda v: v if v in ABLATION_MODES else None, "zero")
+
+
+def _add(codes: list[str]) -> None:
+    current = st.session_state.get("abl_heads", [])
+    st.session_state["abl_heads"] = current + [c for c in codes if c not in current]
+
+
+sidebar_head = format_heads([(view.kind, view.layer, view.head)])
+group = [format_heads([h]) for h in group_heads(cfg, view.kind, view.layer)]
+cols = st.columns(3)
+cols[0].button(t("ablation.add_sidebar", head=head_label(sidebar_head)), on_click=_add,
+               args=([sidebar_head],), key="abl_add_one")
+cols[1].button(t("ablation.add_group", kind=view.kind_label, layer=view.layer), on_click=_add, args=(group,),
+               key="abl_add_group")
+cols[2].button(t("ablation.clear"), on_click=lambda: st.session_state.update(abl_heads=[]), key="abl_clear")
+chosen_codes = st.multiselect(t("ablation.heads"), HEADS, key="abl_heads", format_func=head_label,
+                              help=t("ablation.heads_help"))
+mode = st.radio(t("ablation.mode"), list(ABLATION_MODES), key="abl_mode", horizontal=True,
+                format_func=lambda m: t(f"ablation.mode.{m}"), help=t("ablation.mode_help"))
+chosen = parse_heads(",".join(chosen_codes), cfg)[0]
+set_url_param("heads", format_heads(chosen))
+set_url_param("mode", mode)
+marked = {kind: [(la, h) for k, la, h in chosen if k == kind] for kind in view.kinds}
+
+
+# --------------------------------------------------------------------------- 1. what removing them does
+
+
+def effect_section() -> None:
+    st.subheader(t("ablation.effect.header"))
+    if not chosen:
+        st.info(t("ablation.none"), icon=":material/touch_app:")
+        return
+    with st.spinner(t("analysis.running")):
+        ab = AB.get_ablation(view.model, view.text, view.direction, tuple(chosen), mode)
+    left, right = st.columns(2)
+    left.caption(t("ablation.output_intact"))
+    left.markdown(shown(ab.intact_output))
+    right.caption(t("ablation.output_ablated", n=len(chosen)))
+    right.markdown(shown(ab.output))
+    same = ab.output == ab.intact_output
+    st.markdown(t("ablation.summary", kl=f"{ab.mean_kl:.4f}", delta=f"{ab.delta_logprob:+.3f}",
+                  verdict=t("ablation.same_output" if same else "ablation.new_output")))
+    if not view.is_translation:
+        with st.spinner(t("analysis.running")):
+            intact_em = AB.get_exact_match(view.model, (), mode)
+            ablated_em = AB.get_exact_match(view.model, tuple(chosen), mode)
+        st.markdown(t("ablation.exact_match", n=AB.EXACT_MATCH_N, intact=f"{intact_em:.3f}",
+                      ablated=f"{ablated_em:.3f}"))
+    tokens = [s.token for s in ab.steps]
+    chart(step_bars(tokens, np.array([s.kl for s in ab.steps]), title=t("ablation.kl_title"),
+                    value_name=t("ablation.kl_name"), lang=lang), key="abl_kl")
+    p_intact, p_ablated = np.array([s.p_intact for s in ab.steps]), np.array([s.p_ablated for s in ab.steps])
+    chart(step_pair_bars(tokens, p_intact, p_ablated,
+                         names=(t("ablation.intact"), t("ablation.ablated")), title=t("ablation.p_title"),
+                         value_name=t("ablation.p_name"), lang=lang), key="abl_p")
+
+    def top(pairs) -> str:
+        return " · ".join(f"{tok} {p:.2f}" for tok, p in pairs)
+
+    table = pd.DataFrame({
+        t("ablation.col.step"): list(range(len(ab.steps))),
+        t("ablation.col.token"): tokens,
+        t("ablation.col.kl"): [s.kl for s in ab.steps],
+        t("ablation.col.p_intact"): [s.p_intact for s in ab.steps],
+        t("ablation.col.p_ablated"): [s.p_ablated for s in ab.steps],
+        t("ablation.col.top_intact"): [top(s.top_intact) for s in ab.steps],
+        t("ablation.col.top_ablated"): [top(s.top_ablated) for s in ab.steps],
+    })
+    numbers = ("kl", "p_intact", "p_ablated")
+    st.dataframe(table, hide_index=True, column_config={
+        t(f"ablation.col.{c}"): st.column_config.NumberColumn(format="%.4f") for c in numbers})
+    st.caption(t("ablation.table_caption"))
+    later_section(ab.intact_output)
+
+
+def later_section(intact_output: str) -> None:
+    st.subheader(t("ablation.later.header"))
+    if not intact_output.strip():
+        st.info(t("ablation.later.no_output"))
+        return
+    with st.spinner(t("analysis.running")):
+        intact = M.get_analysis(view.model, view.text, view.direction_arg, target=intact_output)
+        ablated = AB.get_ablated_analysis(view.model, view.text, view.direction, intact_output, tuple(chosen),
+                                          mode)
+    st.markdown(t("ablation.later.explain"))
+    columns = st.columns(len(view.kinds))
+    for kind, column in zip(view.kinds, columns, strict=True):
+        change = attention_change(intact.attention(kind), ablated.attention(kind))
+        with column:
+            title = t("ablation.later.matrix_title", kind=t(f"kind.{kind}.label"))
+            chart(head_matrix(change, title=title, value_name=t("ablation.later.change_name"),
+                              marked=marked[kind], zmax=1.0, lang=lang), key=f"abl_change_{kind}")
+    kind, layer, head = view.kind, view.layer, view.head
+    queries, keys = intact.tokens_for(kind)
+    left, right = st.columns(2)
+    for column, analysis, key, title in ((left, intact, "intact", "ablation.later.intact_title"),
+                                         (right, ablated, "ablated", "ablation.later.ablated_title")):
+        scores = analysis.attention(kind, "scores")[layer, head]
+        with column:
+            chart(attention_heatmap(analysis.attention(kind)[layer, head], queries, keys, scores_2d=scores,
+                                    title=t(title, kind=view.kind_label, layer=layer, head=head), lang=lang),
+                  key=f"abl_head_{key}")
+    st.caption(t("ablation.later.caption"))
+
+
+effect_section()
+
+
+# --------------------------------------------------------------------------- 2. every head alone
+
+
+st.subheader(t("ablation.rank.header"))
+st.markdown(t("ablation.rank.explain", mode=t(f"ablation.mode.{mode}")))
+with st.spinner(t("analysis.running")):
+    effects = AB.get_ranking(view.model, view.text, view.direction, mode)
+kl = effect_matrices(effects, view.n_layers, view.n_heads)
+columns = st.columns(len(view.kinds))
+for kind, column in zip(view.kinds, columns, strict=True):
+    with column:
+        title = t("ablation.rank.matrix_title", kind=t(f"kind.{kind}.label"))
+        event = chart(head_matrix(kl[kind], title=title,
+                                  value_name=t("ablation.kl_name"), marked=marked[kind], lang=lang),
+                      key=f"abl_rank_{kind}", on_select="rerun", selection_mode=("points",))
+        hit = head_from_scatter_selection(event.selection if event else None)
+        handled = (kind, hit)
+        if hit is not None and st.session_state.get(f"abl_rank_handled_{kind}") != handled:
+            st.session_state[f"abl_rank_handled_{kind}"] = handled
+            st.session_state[PENDING] = [format_heads([(kind, *hit)])]
+            open_head(hit[0], hit[1], kind, page=None)
+        elif hit is None:
+            st.session_state[f"abl_rank_handled_{kind}"] = None
+st.caption(t("ablation.rank.click"))
+top_n = effects[:10]
+st.dataframe(pd.DataFrame({
+    t("ablation.col.rank"): list(range(1, len(top_n) + 1)),
+    t("ablation.col.head"): [head_label(format_heads([(e.kind, e.layer, e.head)])) for e in top_n],
+    t("ablation.col.kl"): [e.mean_kl for e in top_n],
+    t("ablation.col.delta"): [e.delta_logprob for e in top_n],
+}), hide_index=True, column_config={t("ablation.col.kl"): st.column_config.NumberColumn(format="%.4f"),
+                                    t("ablation.col.delta"): st.column_config.NumberColumn(format="%+.3f")})
+best = effects[0]
+st.markdown(t("ablation.rank.measured", head=head_label(format_heads([(best.kind, best.layer, best.head)])),
+              kl=f"{best.mean_kl:.4f}", n=len(effects),
+              small=sum(e.mean_kl < 0.01 for e in effects)))
