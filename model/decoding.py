@@ -6,6 +6,7 @@ the decoder is causal, so row t of that pass is exactly step t (tests/test_decod
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -186,7 +187,9 @@ class BeamCandidate:
     token_id: int
     logp: float  # cumulative log-probability of the extended hypothesis
     score: float  # logp / length**length_penalty (length counts the new token)
-    status: str  # "kept" (live at the next step), "finished" (ended with eos), "pruned", "cut" (max_len)
+    # "kept" (live at the next step), "finished" (among the kept, ended with eos), "pruned", or "cut"
+    # (among the kept at max_len: the output ends without it)
+    status: str
 
 
 @dataclass
@@ -195,7 +198,7 @@ class BeamStep:
 
     beams: list[list[int]]  # live hypotheses (generated ids, prefix excluded), best first
     beam_logp: list[float]  # their cumulative log-probabilities
-    candidates: list[BeamCandidate]  # the 2·width best extensions, best first (every other one is pruned)
+    candidates: list[BeamCandidate]  # the 2·w best extensions (w: the beam's width now), best first
 
 
 @dataclass
@@ -231,12 +234,14 @@ def beam_search(
 ) -> list[BeamResult]:
     """Beam search for each source, batched (every sentence's live hypotheses are rows of one batch).
 
-    Each step extends every live hypothesis by every token and looks at the 2·width best
-    extensions (by cumulative log-probability). One ending in eos is finished if it ranks among the
-    first ``width``; the best ``width`` others stay live; the rest are pruned. A sentence is done
-    when it holds ``width`` finished hypotheses; at max_len its live ones are finished as they are
-    (cut), as greedy decoding cuts. The output is the finished hypothesis with the best
-    logp / length**length_penalty. With width 1 this is greedy decoding, token for token.
+    Each step extends every live hypothesis by every token and keeps the ``width`` best extensions
+    (by cumulative log-probability); the rest are pruned (the trace also lists the next ``width``,
+    the nearest misses). A kept extension ending in eos is finished and leaves the beam, which
+    shrinks by one. A sentence is done when its beam is empty, or earlier when no live hypothesis
+    can still beat its best finished one (exact: a live hypothesis only loses log-probability and
+    its length is bounded); at max_len its live ones are finished as they are (cut), as greedy
+    decoding cuts. The output is the finished hypothesis with the best logp / length**length_penalty.
+    With width 1 this is greedy decoding, token for token.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("beam_search needs prefixes of one length")
@@ -252,10 +257,13 @@ def beam_search(
     # One live hypothesis per sentence to begin with: (sentence, generated ids, logp) per row.
     live: list[tuple[int, list[int], float]] = [(i, [], 0.0) for i in range(n)]
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
+    slots = [width] * n  # the beam's width for each sentence: one less for every finished hypothesis
     traces: list[list[BeamStep]] = [[] for _ in range(n)]
     caches: list[dict] = [{} for _ in model.decoder.blocks]
     step_in = torch.tensor(prefixes)  # [row, new_pos]
     position = 0
+
+    longest = limit - start + 1  # most tokens a hypothesis can have, eos included
 
     def score(logp: float, length: int) -> float:
         return length_normalised(logp, length, length_penalty)
@@ -274,24 +282,24 @@ def beam_search(
         for i, rows in rows_of.items():
             base = torch.tensor([live[r][2] for r in rows], dtype=logp.dtype)  # [beam]
             total = (base[:, None] + logp[rows]).reshape(-1)  # [beam * vocab]
-            k = min(2 * width, total.numel())
-            values, flat = total.topk(k)  # best first
+            survivors = slots[i]
+            values, flat = total.topk(min(2 * survivors, total.numel()))  # best first
             vocab = logp.shape[-1]
             candidates: list[BeamCandidate] = []
-            kept = 0
+            ended_rows = set()
             for rank, (v, f) in enumerate(zip(values.tolist(), flat.tolist(), strict=True)):
                 b, tok = divmod(f, vocab)
                 ids = live[rows[b]][1]
                 status = "pruned"
-                if tok == eos_id:
-                    if rank < width and len(finished[i]) < width:
-                        status = "finished"
-                        finished[i].append(Hypothesis(list(ids), v, score(v, len(ids) + 1), True))
-                elif at_limit:
+                if rank < survivors and tok == eos_id:
+                    status = "finished"
+                    finished[i].append(Hypothesis(list(ids), v, score(v, len(ids) + 1), True))
+                    slots[i] -= 1
+                    ended_rows.add(rows[b])
+                elif rank < survivors and at_limit:
                     status = "cut"
-                elif kept < width:
+                elif rank < survivors:
                     status = "kept"
-                    kept += 1
                     next_live.append((i, [*ids, tok], v))
                     parents.append(rows[b])
                     tokens.append(tok)
@@ -302,11 +310,16 @@ def beam_search(
             if at_limit:
                 # Cut at max_len: the live hypotheses end as they are (no eos), as greedy's output does.
                 for r in rows:
-                    if len(finished[i]) < width:
+                    if r not in ended_rows:
                         _, ids, lp = live[r]
                         finished[i].append(Hypothesis(list(ids), lp, score(lp, len(ids)), False))
-            if len(finished[i]) >= width or at_limit:
-                # Done: its hypotheses leave the batch.
+            mine = [h for h in next_live if h[0] == i]
+            # A live hypothesis can only lose log-probability, so its best possible score is its logp
+            # over the longest length it could still reach (its logp itself when length_penalty is 0).
+            best_live = max((lp / longest**length_penalty for _, _, lp in mine), default=-math.inf)
+            best_done = max((h.score for h in finished[i]), default=-math.inf)
+            if at_limit or not mine or best_done >= best_live:
+                # Done (nothing live can beat the best finished hypothesis): it leaves the batch.
                 drop = {j for j, (s, _, _) in enumerate(next_live) if s == i}
                 next_live = [h for j, h in enumerate(next_live) if j not in drop]
                 parents = [p for j, p in enumerate(parents) if j not in drop]
