@@ -57,6 +57,7 @@ PAGES: tuple[PageSpec, ...] = (
              "stats", ("x", "y", "bar")),
     PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
     PageSpec("atlas", "app_pages/atlas.py", ":material/travel_explore:", "hood", "atlas", ("n", "stat")),
+    PageSpec("deck", "app_pages/deck.py", ":material/slideshow:", "how", "deck", ("slide",)),
     PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
              ("query", "key")),
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
