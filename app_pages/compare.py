@@ -4,11 +4,13 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_support import pages
 from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
 from app_support.models import MAX_INPUT_CHARS, get_analysis
+from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
-from app_support.sidebar import current_view, open_head
+from app_support.sidebar import current_view, keep_view_across_switch, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
@@ -87,6 +89,17 @@ with ca:
     show_notes(res_a)
 with cb:
     show_notes(res_b)
+
+
+def _to_patching() -> None:
+    """Open the patching page on these two sentences (and the chosen token)."""
+    st.session_state[FROM_COMPARE] = (text_a, text_b, st.session_state.get("cmp_token", ""))
+    keep_view_across_switch()
+
+
+if st.button(t("compare.patch_link"), icon=":material/swap_horiz:", key="cmp_to_patching",
+             on_click=_to_patching):
+    st.switch_page(pages.page("patching").file)
 
 kind, layer, head = view.kind, view.layer, view.head
 pa, pb = res_a.attention(kind), res_b.attention(kind)

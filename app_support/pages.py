@@ -69,6 +69,8 @@ PAGES: tuple[PageSpec, ...] = (
              "positional", ("len", "dim", "k")),
     PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
              ("heads", "mode")),
+    PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
+             ("a", "b", "token", "site")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
 )
 

@@ -1,0 +1,298 @@
+"""Activation patching: run sentence B with one head's output (or one block's residual stream) taken
+from sentence A, and see how B's output moves toward A's; every head ranked by how much it moves B."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_support import models as M
+from app_support import patching as PT
+from app_support.i18n import current_lang, note, t
+from app_support.selection import head_from_scatter_selection
+from app_support.sidebar import current_view, open_head
+from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.url_state import clip_input, set_url_param, stop_page
+from model.data.tasks import InputError
+from model.network.kinds import get_kind
+from model.patching import Site, align
+from viz.interventions import head_matrix, step_bars, step_pair_bars
+
+lang = current_lang()
+view = current_view()
+page_header(t("page.patching.title"), t("patching.intro"))
+
+# Sentence pairs (model input, not interface text): the compare page's presets.
+PRESETS = {True: ("苹果公司发布新品", "我吃了一个苹果", "苹"), False: ("listen", "silent", "")}
+
+handoff = st.session_state.pop(PT.FROM_COMPARE, None)
+if handoff is not None:  # opened from the compare page: its two sentences and token
+    st.session_state["pat_a"], st.session_state["pat_b"] = handoff[0], handoff[1]
+    st.session_state["pat_token_wish"] = handoff[2] or ""
+    st.session_state["_pat_model"] = view.model
+if st.session_state.get("_pat_model") != view.model:
+    for key in ("pat_a", "pat_b", "pat_token"):
+        st.session_state.pop(key, None)
+    a0, b0, token0 = PRESETS[view.is_translation]
+    if st.session_state.get("_pat_model") is None and "a" in st.query_params and "b" in st.query_params:
+        a0, b0 = clip_input(st.query_params["a"])[0], clip_input(st.query_params["b"])[0]
+        token0 = st.query_params.get("token", "")
+    st.session_state["pat_a"], st.session_state["pat_b"] = a0, b0
+    st.session_state["pat_token_wish"] = token0
+    st.session_state["_pat_model"] = view.model
+if "_pat_site_wish" in st.session_state:  # a click in the ranking: patch that head
+    st.session_state["pat_site"] = st.session_state.pop("_pat_site_wish")
+if "pat_site" not in st.session_state:
+    st.session_state["pat_site"] = "resid" if st.query_params.get("site") == "resid" else "head"
+
+ca, cb = st.columns(2)
+text_a = ca.text_input(
+    t("patching.sentence_a"), key="pat_a", max_chars=M.MAX_INPUT_CHARS, help=t("patching.sentence_a_help")
+)
+text_b = cb.text_input(
+    t("patching.sentence_b"), key="pat_b", max_chars=M.MAX_INPUT_CHARS, help=t("patching.sentence_b_help")
+)
+set_url_param("a", text_a)
+set_url_param("b", text_b)
+
+
+def _run(text: str, which: str):
+    if not text.strip():
+        st.info(t("patching.empty", which=which), icon=":material/edit:")
+        return None
+    try:
+        return M.get_analysis(view.model, text, view.direction_arg)
+    except InputError as e:
+        st.info(t("patching.input_error", which=which, error=escape_md(note(e.message))))
+        return None
+
+
+res_a, res_b = _run(text_a, "A"), _run(text_b, "B")
+if res_a is None or res_b is None:
+    stop_page()
+
+# Tokens of B that A also has, on either side (the source, and the decoder's input).
+shared = []
+for side_a, side_b in (
+    (res_a.source_tokens, res_b.source_tokens),
+    (res_a.target_tokens, res_b.target_tokens),
+):
+    shared += [tok for tok in dict.fromkeys(side_b) if tok in side_a and tok not in shared]
+options = [""] + shared
+wish = st.session_state.pop("pat_token_wish", None)
+if wish is not None:
+    st.session_state["pat_token"] = wish if wish in options else (shared[0] if shared else "")
+elif st.session_state.get("pat_token") not in options:
+    st.session_state["pat_token"] = ""
+token = st.selectbox(
+    t("patching.token"),
+    options,
+    key="pat_token",
+    help=t("patching.token_help"),
+    format_func=lambda tok: t("patching.token_none") if tok == "" else tok,
+)
+set_url_param("token", token)
+site_what = st.radio(
+    t("patching.site"),
+    ["head", "resid"],
+    key="pat_site",
+    horizontal=True,
+    format_func=lambda w: t(
+        f"patching.site.{w}",
+        kind=view.kind_label,
+        layer=view.layer,
+        head=view.head,
+        stack=t(f"patching.stack.{get_kind(view.kind).stack}"),
+    ),
+    help=t("patching.site_help"),
+)
+set_url_param("site", site_what)
+site = Site(site_what, view.kind, view.layer, view.head if site_what == "head" else None)
+
+
+# --------------------------------------------------------------------------- the alignment
+
+
+def show_alignment(side: str, tokens_a: list[str], tokens_b: list[str]) -> None:
+    al = align(tokens_a, tokens_b, side, token or None)
+    where = t(f"patching.side.{side}")
+    if al.pairs:
+        st.markdown(t(f"patching.aligned.{al.reason}", side=where, n=len(al.pairs), total=len(tokens_b)))
+        st.markdown(
+            "A: "
+            + md_tokens(tokens_a, highlight=al.pairs[0][1] if al.reason == "token" else None)
+            + "  \nB: "
+            + md_tokens(tokens_b, highlight=al.pairs[0][0] if al.reason == "token" else None)
+        )
+    else:
+        st.info(
+            t(
+                f"patching.unaligned.{al.reason}",
+                side=where,
+                len_a=len(tokens_a),
+                len_b=len(tokens_b),
+                token=escape_md(token),
+                count_a=al.count_a,
+                count_b=al.count_b,
+            ),
+            icon=":material/link_off:",
+        )
+
+
+st.subheader(t("patching.align.header"))
+show_alignment(
+    site.side,
+    *(
+        (res_a.source_tokens, res_b.source_tokens)
+        if site.side == "source"
+        else (res_a.target_tokens, res_b.target_tokens)
+    ),
+)
+if site.side == "source":
+    st.caption(t("patching.align.steps"))
+    show_alignment("target", res_a.target_tokens, res_b.target_tokens)
+
+
+# --------------------------------------------------------------------------- 1. one patch
+
+st.subheader(
+    t(
+        "patching.effect.header",
+        site=t(
+            f"patching.site.{site_what}",
+            kind=view.kind_label,
+            layer=view.layer,
+            head=view.head,
+            stack=t(f"patching.stack.{get_kind(view.kind).stack}"),
+        ),
+    )
+)
+with st.spinner(t("analysis.running")):
+    result = PT.get_patch(view.model, text_a, text_b, site, token, view.direction)
+cols = st.columns(3)
+for col, label_key, output in (
+    (cols[0], "patching.output_a", result.output_a),
+    (cols[1], "patching.output_b", result.output_b),
+    (cols[2], "patching.output_patched", result.output),
+):
+    col.caption(t(label_key))
+    col.markdown(f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*")
+if not result.alignment.pairs:
+    st.info(t("patching.nothing_patched"), icon=":material/info:")
+toward = result.toward_a
+st.markdown(
+    t(
+        "patching.summary",
+        kl=f"{result.mean_kl:.4f}",
+        toward=t("patching.toward_none") if toward is None else f"{toward:.3f}",
+        verdict=t(
+            "patching.same_as_a"
+            if result.output == result.output_a
+            else "patching.same_as_b"
+            if result.output == result.output_b
+            else "patching.other_output"
+        ),
+    )
+)
+tokens = [s.token for s in result.steps]
+chart(
+    step_bars(
+        tokens,
+        np.array([s.kl for s in result.steps]),
+        title=t("patching.kl_title"),
+        value_name=t("patching.kl_name"),
+        lang=lang,
+    ),
+    key="pat_kl",
+)
+chart(
+    step_pair_bars(
+        tokens,
+        np.array([s.p_intact for s in result.steps]),
+        np.array([s.p_patched for s in result.steps]),
+        names=(t("patching.b_intact"), t("patching.b_patched")),
+        title=t("patching.p_title"),
+        value_name=t("patching.p_name"),
+        lang=lang,
+    ),
+    key="pat_p",
+)
+st.dataframe(
+    pd.DataFrame(
+        {
+            t("patching.col.step"): list(range(len(result.steps))),
+            t("patching.col.token"): tokens,
+            t("patching.col.kl"): [s.kl for s in result.steps],
+            t("patching.col.p_intact"): [s.p_intact for s in result.steps],
+            t("patching.col.p_patched"): [s.p_patched for s in result.steps],
+            t("patching.col.a_token"): [s.a_token if s.a_token is not None else "—" for s in result.steps],
+            t("patching.col.toward"): [
+                s.toward_a if s.toward_a is not None else np.nan for s in result.steps
+            ],
+        }
+    ),
+    hide_index=True,
+    column_config={
+        t(f"patching.col.{c}"): st.column_config.NumberColumn(format="%.4f")
+        for c in ("kl", "p_intact", "p_patched", "toward")
+    },
+)
+st.caption(t("patching.table_caption"))
+
+
+# --------------------------------------------------------------------------- 2. every head
+
+st.subheader(t("patching.rank.header"))
+st.markdown(t("patching.rank.explain"))
+with st.spinner(t("analysis.running")):
+    effects = PT.get_patch_ranking(view.model, text_a, text_b, token, view.direction)
+moved = {kind: np.full((view.n_layers[kind], view.n_heads), np.nan) for kind in view.kinds}
+for e in effects:
+    moved[e.kind][e.layer, e.head] = e.mean_kl
+columns = st.columns(len(view.kinds))
+for kind, column in zip(view.kinds, columns, strict=True):
+    with column:
+        marked = [(view.layer, view.head)] if (site_what == "head" and kind == view.kind) else []
+        event = chart(
+            head_matrix(
+                moved[kind],
+                title=t("patching.rank.matrix_title", kind=t(f"kind.{kind}.label")),
+                value_name=t("patching.kl_name"),
+                marked=marked,
+                lang=lang,
+            ),
+            key=f"pat_rank_{kind}",
+            on_select="rerun",
+            selection_mode=("points",),
+        )
+        hit = head_from_scatter_selection(event.selection if event else None)
+        if hit is not None and st.session_state.get(f"pat_rank_handled_{kind}") != (kind, hit):
+            st.session_state[f"pat_rank_handled_{kind}"] = (kind, hit)
+            st.session_state["_pat_site_wish"] = "head"
+            open_head(hit[0], hit[1], kind, page=None)
+        elif hit is None:
+            st.session_state[f"pat_rank_handled_{kind}"] = None
+st.caption(t("patching.rank.click"))
+top_n = effects[:10]
+st.dataframe(
+    pd.DataFrame(
+        {
+            t("patching.col.rank"): list(range(1, len(top_n) + 1)),
+            t("patching.col.head"): [
+                t("ablation.head_label", kind=t(f"kind.{e.kind}.label"), layer=e.layer, head=e.head)
+                for e in top_n
+            ],
+            t("patching.col.kl"): [e.mean_kl for e in top_n],
+            t("patching.col.toward"): [e.toward_a if e.toward_a is not None else np.nan for e in top_n],
+            t("patching.col.aligned"): [e.aligned for e in top_n],
+        }
+    ),
+    hide_index=True,
+    column_config={
+        t(f"patching.col.{c}"): st.column_config.NumberColumn(format="%.4f") for c in ("kl", "toward")
+    },
+)
+unaligned_kinds = [
+    t(f"kind.{k}.label") for k in view.kinds if not any(e.aligned for e in effects if e.kind == k)
+]
+if unaligned_kinds:
+    st.info(t("patching.rank.unaligned", kinds=", ".join(unaligned_kinds)), icon=":material/link_off:")
