@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.atlas import compute_atlas, load_atlas, save_atlas, test_dataset  # noqa: E402
+from model.atlas import compute_atlas, held_out_dataset, load_atlas, save_atlas  # noqa: E402
 from model.registry import load_model  # noqa: E402
 
 DIDACTIC = ("reverse", "copy", "sort")
@@ -35,7 +35,7 @@ def main() -> None:
     print("|---|---:|---:|---|---:|---:|")
     for name, n in cases:
         bundle = load_model(name)
-        data = test_dataset(bundle, n)
+        data = held_out_dataset(bundle, n)
         times, atlas = [], None
         for _ in range(args.repeats):
             start = time.perf_counter()
