@@ -71,6 +71,8 @@ PAGES: tuple[PageSpec, ...] = (
              ("heads", "mode")),
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
              ("a", "b", "token", "site")),
+    PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
+             ("step", "steps")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
 )
 

@@ -15,7 +15,7 @@ from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 from viz.labels import label
 from viz.tokens import escape_text, token_labels
 
-__all__ = ["attention_change", "attribution_bars", "attribution_heatmap", "head_matrix",
+__all__ = ["attention_change", "attribution_bars", "attribution_heatmap", "head_matrix", "heads_over_source",
            "normalise_abs", "step_bars", "step_pair_bars"]
 
 #: Outline of heads marked on a head matrix (e.g. the heads ablated).
@@ -191,3 +191,28 @@ def attribution_bars(source_tokens: Sequence[str], series: Mapping[str, np.ndarr
                   yaxis={"title": {"text": label(lang, "interventions.axis_share")}},
                   legend={"orientation": "h", "y": -0.3})
     return go.Figure(traces, layout)
+
+
+def heads_over_source(values: np.ndarray, row_labels: Sequence[str], source_tokens: Sequence[str], *,
+                      title: str = "", lang: str = "en") -> go.Figure:
+    """[row, source] attention weights of one decoding step, one row per head (labels given, e.g.
+    "L0 H1"), on a fixed 0-1 scale."""
+    v = as_array(values, 2, "values", dims="[head, source]", dtype=np.float64)
+    if len(row_labels) != v.shape[0]:
+        raise ValueError(f"values has {v.shape[0]} rows but {len(row_labels)} row labels were given")
+    cols = check_tokens(source_tokens, v.shape[1], array_name="values", axis_name="source positions",
+                        token_name="source tokens")
+    name = label(lang, "value.attention_weight")
+    heat = go.Heatmap(z=v.astype(np.float32), x=token_labels(cols), y=[escape_text(r) for r in row_labels],
+                      zmin=0.0, zmax=1.0, colorscale=theme.SEQUENTIAL, colorbar=theme.colorbar(name),
+                      name="attention",
+                      hovertemplate="%{y} · " + label(lang, "hover.source_token", token="%{x}") + "<br>"
+                      + label(lang, "hover.value", name=name, value="%{z:.3f}") + "<extra></extra>")
+    cell = theme.cell_size_px(v.shape[1])
+    layout = theme.theme_layout(escape_text(title), height=max(320, 24 * v.shape[0] + 200),
+                                width=max(460, cell * v.shape[1] + 260))
+    layout.update(xaxis={"title": {"text": label(lang, "axis.source_token_key")}, "type": "category",
+                         "tickangle": -45},
+                  yaxis={"title": {"text": label(lang, "axis.layer_head")}, "type": "category",
+                         "autorange": "reversed"})
+    return go.Figure([heat], layout)
