@@ -56,6 +56,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
     PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
+    PageSpec("mymodels", "app_pages/my_models.py", ":material/upload_file:", "hood", "my-models"),
     PageSpec("atlas", "app_pages/atlas.py", ":material/travel_explore:", "hood", "atlas", ("n", "stat")),
     PageSpec("deck", "app_pages/deck.py", ":material/slideshow:", "how", "deck", ("slide",)),
     PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",

@@ -23,6 +23,7 @@ ALLOWED_WORDS = frozenset(
         "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
         "SVG", "zip",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
+        "MB",
     )
     + tuple(t.zh for t in TERMS if t.zh.isascii())
 )
