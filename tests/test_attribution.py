@@ -1,0 +1,128 @@
+"""Attribution (model/attribution.py): completeness of integrated gradients within a stated tolerance,
+gradient x input against a finite difference, the attributed log-probabilities against the analysis,
+rank correlation, rollout, agreement, and the model left untouched."""
+
+import numpy as np
+import pytest
+import torch
+
+import viz
+from model.ablation import sample_texts
+from model.analysis import analyze
+from model.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
+from model.registry import load_model
+
+TEXT = "attention"
+
+
+@pytest.fixture(scope="module")
+def reverse():
+    return load_model("reverse")
+
+
+def _logp_scaled(bundle, text: str, scale: float) -> np.ndarray:
+    """log p(own token) per step with the source token embeddings multiplied by `scale` (direct)."""
+    model = bundle.model
+    intact = analyze(bundle, text)
+    prepared = intact.prepared
+    full = prepared.prefix + [s.token_id for s in intact.steps][:-1]
+    handle = model.get_submodule(EMBED_HOOK).register_forward_hook(lambda _m, _i, out: out * scale)
+    try:
+        with torch.no_grad():
+            logits = model(torch.tensor([prepared.source_ids]), torch.tensor([full]))[0]  # [tgt_pos, vocab]
+            logp = torch.log_softmax(logits.double(), -1)
+    finally:
+        handle.remove()
+    rows = [s.position for s in intact.steps]
+    return logp[rows, [s.token_id for s in intact.steps]].numpy()
+
+
+def test_attributed_values_are_the_models_log_probabilities(reverse):
+    r = attribute(reverse, TEXT, n_steps=8)
+    intact = analyze(reverse, TEXT)
+    assert r.output_tokens == [s.token for s in intact.steps]
+    np.testing.assert_allclose(r.f_input, np.log([s.prob for s in intact.steps]), atol=1e-5)
+    np.testing.assert_allclose(r.f_baseline, _logp_scaled(reverse, TEXT, 0.0), atol=1e-5)
+    assert r.integrated.shape == r.grad_x_input.shape == (len(r.output_tokens), len(r.source_tokens))
+
+
+def test_gradient_x_input_sums_to_the_derivative_along_the_input(reverse):
+    # sum_i x_i . df/dx_i = d/da f(a x) at a = 1: checked against a central finite difference
+    r = attribute(reverse, TEXT, n_steps=4)
+    eps = 1e-3
+    numeric = (_logp_scaled(reverse, TEXT, 1 + eps) - _logp_scaled(reverse, TEXT, 1 - eps)) / (2 * eps)
+    np.testing.assert_allclose(r.grad_x_input.sum(-1), numeric, atol=5e-3, rtol=2e-2)
+
+
+@pytest.mark.parametrize("name,text", [("reverse", TEXT), ("default", "我吃了一个苹果")])
+def test_integrated_gradients_are_complete_within_the_stated_tolerance(name, text):
+    # Tolerance: with 128 midpoint steps the sum of the attributions is within 5 % of the largest
+    # change f(input) - f(baseline) of any step, and the error shrinks as the steps grow.
+    bundle = load_model(name)
+    coarse, fine = attribute(bundle, text, n_steps=8), attribute(bundle, text, n_steps=128)
+    delta = np.abs(fine.f_input - fine.f_baseline)
+    assert fine.completeness_error.max() <= 0.05 * delta.max(), (fine.completeness_error, delta)
+    assert fine.completeness_error.mean() < coarse.completeness_error.mean()
+    np.testing.assert_array_equal(fine.f_input, coarse.f_input)
+
+
+def test_spearman_is_the_rank_correlation():
+    a = np.array([0.1, 0.5, 0.2, 0.9, 0.3])
+    b = np.array([1.0, 3.0, 2.0, 5.0, 0.0])
+    d = np.argsort(np.argsort(a)) - np.argsort(np.argsort(b))
+    n = len(a)
+    assert spearman(a, b) == pytest.approx(1 - 6 * (d**2).sum() / (n * (n**2 - 1)))
+    assert spearman(a, a * 3 + 1) == pytest.approx(1.0)
+    assert spearman(a, -a) == pytest.approx(-1.0)
+    # ties get their average rank: ranks (0.5, 0.5, 2) against (0, 1, 2)
+    ra, rb = np.array([0.5, 0.5, 2.0]), np.array([0.0, 1.0, 2.0])
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    assert spearman(np.array([1.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])) == pytest.approx(
+        (ra * rb).sum() / np.sqrt((ra**2).sum() * (rb**2).sum()))
+    assert np.isnan(spearman(np.ones(4), np.arange(4.0)))
+
+
+def test_rollout_is_the_viz_rollout_carried_through_cross_attention(reverse):
+    result = analyze(reverse, TEXT)
+    enc = result.attention("encoder")
+    np.testing.assert_allclose(self_rollout(enc), viz.attention_rollout(enc, add_residual=True), atol=1e-6)
+    r = attribute(reverse, TEXT, n_steps=4)
+    rows = [s.position for s in result.steps]
+    np.testing.assert_allclose(r.cross, result.attention("cross")[:, :, rows], atol=1e-6)
+    np.testing.assert_allclose(r.rollout, cross_rollout(r.cross, enc), atol=1e-9)
+    np.testing.assert_allclose(r.rollout.sum(-1), 1.0, atol=1e-6)  # rows of stochastic matrices
+    np.testing.assert_allclose(r.mean_attention, r.cross.astype(np.float64).mean(axis=(0, 1)))
+
+
+def test_agreement_over_sentences(reverse):
+    texts = sample_texts(reverse, 4)
+    ag = agreement(reverse, texts, n_steps=8)
+    assert ag.heads.shape == (reverse.cfg.n_dec_layers, reverse.cfg.n_heads)
+    assert ag.n_sentences == 4
+    steps = sum(len(attribute(reverse, t, n_steps=8).output_tokens) for t in texts)
+    assert 0 < ag.n_steps <= steps
+    assert np.all(np.abs(ag.heads) <= 1) and -1 <= ag.mean_attention <= 1 and -1 <= ag.rollout <= 1
+    # each head's score is the mean of its per-step rank correlations (steps where every one is defined)
+    per_step = []
+    for t in texts:
+        r = attribute(reverse, t, n_steps=8)
+        for s in range(len(r.output_tokens)):
+            target = np.abs(r.integrated[s])
+            heads = [[spearman(row[s], target) for row in layer] for layer in r.cross]
+            rest = [spearman(x[s], target) for x in (r.mean_attention, r.rollout, np.abs(r.grad_x_input))]
+            if not np.isnan(heads).any() and not np.isnan(rest).any():
+                per_step.append(heads)
+    assert len(per_step) == ag.n_steps
+    np.testing.assert_allclose(ag.heads, np.mean(per_step, axis=0), atol=1e-12)
+
+
+def test_attribution_leaves_the_model_untouched_and_checks_its_input(reverse):
+    before = analyze(reverse, TEXT)
+    attribute(reverse, TEXT, n_steps=4)
+    after = analyze(reverse, TEXT)
+    for name, value in before.activations.items():
+        assert np.array_equal(value, after.activations[name]), name
+    assert not any(m._forward_hooks for m in reverse.model.modules())
+    assert all(p.grad is None for p in reverse.model.parameters())
+    with pytest.raises(ValueError):
+        attribute(reverse, TEXT, n_steps=0)
