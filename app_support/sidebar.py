@@ -19,11 +19,11 @@ import streamlit as st
 
 from app_support import models as M
 from app_support import pages
+from app_support.deck import back_link
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, preferred_lang, t, text, valid_lang
 from app_support.messages import note_clipped
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
-from app_support.user_models import session_models
 from model.network.kinds import KINDS, kinds_present, layer_counts
 from model.registry import UnknownModelError
 from model.training.checkpoint import Bundle, CheckpointError
@@ -167,7 +167,7 @@ def render_sidebar(page_path: str = "") -> View:
     st.session_state.pop(_VIEW, None)
     begin_run(page_path)
     init_language()
-    models = M.list_models() + session_models()  # the shipped models, then this session's own
+    models = M.list_models()
     if not models:
         st.error(t("sidebar.no_models"))
         st.stop()
@@ -179,6 +179,7 @@ def render_sidebar(page_path: str = "") -> View:
 
     present = bool(st.session_state.get("present"))
     inject_css(present)
+    back_link(page_path)  # after the talk deck was opened: a way back to its slide
     # Bound now: format functions also run outside the script (AppTest), where session state is absent.
     lang = current_lang()
     with st.sidebar:

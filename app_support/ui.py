@@ -7,17 +7,25 @@ inside a plotly figure (viz/ HTML-escapes it) or through :func:`escape_md` / ``s
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
 
-#: Plotly toolbar: no logo, PNG export at 2x for slides.
+from app_support.i18n import current_lang, text
+
+#: Plotly toolbar: always shown (not only on hover), no logo, PNG export at 2x for slides. Every chart
+#: also gets named "PNG ×2" / "SVG" buttons (client-side, see :data:`_CHART_TOOLS_JS`) and, when it has
+#: a key, an offline-HTML download (server-side, built only when clicked).
 PLOTLY_CONFIG = {
     "displaylogo": False,
+    "displayModeBar": True,
     "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "attention-lens"},
 }
+#: Pixel ratio of the PNG buttons (2x or more: sharp on a projector and in slides).
+PNG_SCALE = 2
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'^@%])")
 
@@ -48,6 +56,22 @@ def page_header(title: str, intro: str) -> None:
     st.markdown(intro)
 
 
+def figure_filename(key: str | None, fig: go.Figure | None = None) -> str:
+    """A file name (no extension) for a chart's downloads: ``attention-lens-<key>``, else from its title."""
+    base = key or ""
+    if not base and fig is not None:
+        title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
+        base = re.sub(r"<[^>]*>", " ", str(title))
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", base).strip("-").lower()[:60]
+    return f"attention-lens-{slug}" if slug else "attention-lens"
+
+
+def chart_config(key: str | None, fig: go.Figure | None = None) -> dict:
+    """:data:`PLOTLY_CONFIG` with this chart's file name for the toolbar's image download."""
+    return {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": "png", "scale": PNG_SCALE,
+                                                      "filename": figure_filename(key, fig)}}
+
+
 def chart(
     fig: go.Figure,
     *,
@@ -55,14 +79,110 @@ def chart(
     on_select: str = "ignore",
     selection_mode: str | Sequence[str] = ("points", "box", "lasso"),
     width: str | int = "content",
+    html: bool = True,
 ):
-    """``st.plotly_chart`` with the viz look kept (``theme=None``) and the app's toolbar config."""
+    """``st.plotly_chart`` with the viz look kept (``theme=None``) and the app's toolbar config.
+
+    The chart gets visible "PNG ×2" and "SVG" buttons (drawn by the browser, no server renderer) and,
+    if it has a ``key`` and ``html``, an "HTML (offline)" download with plotly.js inside the file.
+    In presentation mode every font is at least the projector size.
+    """
     if st.session_state.get("present"):
+        from viz.deck import for_projector
+
         fig.update_layout(font={"size": 20}, title={"font": {"size": 26}})
+        for_projector(fig, 18)
     kwargs = {}
     if on_select != "ignore":
         kwargs = {"on_select": on_select, "selection_mode": selection_mode}
-    return st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key=key, width=width, **kwargs)
+    shown = st.plotly_chart(fig, theme=None, config=chart_config(key, fig), key=key, width=width, **kwargs)
+    if key and html:
+        html_download(fig, key)
+    return shown
+
+
+def html_download(fig: go.Figure, key: str, *, label: str | None = None) -> None:
+    """An "HTML (offline)" download of ``fig``: the file is built only when the button is clicked."""
+    from viz.export import standalone_html
+
+    lang = current_lang()
+    name = figure_filename(key, fig)
+    st.download_button(label or text(lang, "export.html"), data=lambda: standalone_html(fig, lang=lang),
+                       file_name=f"{name}.html", mime="text/html", key=f"{key}__html", on_click="ignore",
+                       type="tertiary", icon=":material/download:", help=text(lang, "export.html_help"))
+
+
+#: Browser-side export buttons: for every plotly chart on the page, a row "PNG ×2 · SVG" right under it.
+#: They run plotly's own toImage (the toolbar's camera) with the format switched, so no renderer is
+#: needed on the server. Installed once per page load; a MutationObserver decorates charts as they appear.
+_CHART_TOOLS_JS = """
+<script>
+(function () {
+  window.__alExportLabels = __LABELS__;
+  if (window.__alChartTools) { window.__alChartTools(); return; }
+  function save(box, format) {
+    var gd = box.querySelector('.js-plotly-plot');
+    if (!gd || !gd._context) return;
+    var old = gd._context.toImageButtonOptions || {};
+    var opts = {};
+    for (var k in old) opts[k] = old[k];
+    opts.format = format;
+    opts.scale = format === 'png' ? Math.max(__SCALE__, old.scale || 0) : 1;
+    gd._context.toImageButtonOptions = opts;
+    var buttons = gd.querySelectorAll('.modebar-btn');
+    var camera = null;
+    for (var i = 0; i < buttons.length; i++) {
+      var title = buttons[i].getAttribute('data-title') || '';
+      if (title.indexOf('Download') === 0) { camera = buttons[i]; break; }
+    }
+    if (camera) camera.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    setTimeout(function () { gd._context.toImageButtonOptions = old; }, 0);
+  }
+  function decorate() {
+    var labels = window.__alExportLabels;
+    var boxes = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+    for (var i = 0; i < boxes.length; i++) {
+      var box = boxes[i];
+      var bar = box.nextElementSibling;
+      if (!bar || !bar.classList || !bar.classList.contains('al-export')) {
+        bar = document.createElement('div');
+        bar.className = 'al-export';
+        bar.setAttribute('role', 'group');
+        ['png', 'svg'].forEach(function (format) {
+          var b = document.createElement('button');
+          b.type = 'button';
+          b.className = 'al-export-' + format;
+          b.addEventListener('click', function () { save(box, format); });
+          bar.appendChild(b);
+        });
+        box.insertAdjacentElement('afterend', bar);
+      }
+      bar.setAttribute('aria-label', labels.group);
+      bar.querySelector('.al-export-png').textContent = labels.png;
+      bar.querySelector('.al-export-png').title = labels.png_help;
+      bar.querySelector('.al-export-svg').textContent = labels.svg;
+      bar.querySelector('.al-export-svg').title = labels.svg_help;
+    }
+  }
+  window.__alChartTools = decorate;
+  new MutationObserver(function () { decorate(); }).observe(document.body, {childList: true, subtree: true});
+  decorate();
+})();
+</script>
+<style>
+  .al-export { display: flex; gap: .4rem; justify-content: flex-end; margin: -.2rem 0 .3rem 0; }
+  .al-export button { font: inherit; font-size: .85rem; padding: .1rem .55rem; border-radius: .4rem;
+    border: 1px solid rgba(128, 128, 128, .45); background: transparent; color: inherit; cursor: pointer; }
+  .al-export button:hover { border-color: #2171b5; color: #2171b5; }
+</style>
+"""
+
+
+def chart_tools_html(lang: str) -> str:
+    """The browser-side export buttons' script, with its labels in ``lang``."""
+    labels = {k: text(lang, f"export.{k}") for k in ("png", "svg", "png_help", "svg_help", "group")}
+    return (_CHART_TOOLS_JS.replace("__LABELS__", json.dumps(labels, ensure_ascii=False))
+            .replace("__SCALE__", str(PNG_SCALE)))
 
 
 _PRESENTATION_CSS = """
@@ -86,5 +206,7 @@ _BASE_CSS = """
 
 
 def inject_css(present: bool) -> None:
-    """Static CSS only (no user text): spacing, and bigger fonts in presentation mode."""
-    st.html(_BASE_CSS + (_PRESENTATION_CSS if present else ""))
+    """Static CSS (no user text): spacing, and bigger fonts in presentation mode; and the script of the
+    charts' PNG/SVG buttons (our own text only: the button labels of the interface language)."""
+    st.html(_BASE_CSS + (_PRESENTATION_CSS if present else "") + chart_tools_html(current_lang()),
+            unsafe_allow_javascript=True)

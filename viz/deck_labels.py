@@ -52,7 +52,7 @@ ZH: dict[str, str] = {
     "deck.query.title": "查询 {query}：对各个键做 softmax(q·k / √{d}) → 给值向量加权求和的权重",
     "deck.html.title": "Attention Lens：讲解注意力的六张幻灯片",
     "deck.html.sentence": "句子：{text}",
-    "deck.html.hint": "← → 或 PageUp / PageDown：上一张 / 下一张幻灯片",
+    "deck.html.hint": "← → 或上下翻页键（PageUp / PageDown）：上一张 / 下一张幻灯片",
     "deck.slide.1": "1 · 一句话说清注意力",
     "deck.slide.2": "2 · 多头拆分",
     "deck.slide.3": "3 · 为什么需要位置编码",

@@ -264,11 +264,12 @@ def csv_row_count(patterns: Mapping[str, np.ndarray]) -> int:
 
 def attention_csv(patterns: Mapping[str, np.ndarray],
                   tokens: Mapping[str, tuple[Sequence[str], Sequence[str]]], *,
-                  limit: int = CSV_ROW_LIMIT) -> bytes:
+                  limit: int = CSV_ROW_LIMIT, first_layer: Mapping[str, int] | None = None) -> bytes:
     """The attention weights as a long CSV table: kind, layer, head, query, key (positions), the two
     tokens, and the weight (float32, written as the shortest text that reads back bit-exact).
 
     ``patterns``: kind -> [layer, head, query, key]; ``tokens``: kind -> (query tokens, key tokens).
+    ``first_layer``: kind -> the model's number of the first layer given (a slice of the layers).
     Raises ValueError above ``limit`` rows (offer one kind or one layer at a time then).
     """
     rows = csv_row_count(patterns)
@@ -287,6 +288,7 @@ def attention_csv(patterns: Mapping[str, np.ndarray],
                              f"{len(keys)} key tokens")
         n_l, n_h, n_q, n_k = a.shape
         layer, head, query, key = np.indices(a.shape).reshape(4, -1)
+        layer = layer + int((first_layer or {}).get(kind, 0))
         weights = [str(w) for w in a.ravel()]  # the shortest text that reads back as the same float32
         writer.writerows(zip([kind] * a.size, layer.tolist(), head.tolist(), query.tolist(), key.tolist(),
                              [queries[q] for q in query.tolist()], [keys[k] for k in key.tolist()], weights,

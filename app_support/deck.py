@@ -1,0 +1,171 @@
+"""What the talk deck needs from the model, and the deck's navigation state.
+
+Each slide draws a figure of an explorer page from the loaded model's own numbers (through the same
+cached functions those pages use where they exist): the worked example's layer tensors (slide 1 and the
+exercise), the shape trace (slides 2 and 5), the pitfall lab's word-order run (slide 3), the residual
+stream's norms (slide 4, computed here from a full hooked pass) and the cached analysis (slide 6).
+
+The slide number is the deck page's URL parameter ``slide``; the deck remembers the slide it was on so
+every other page can offer a way back (:func:`back_link`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from app_support import models as M
+from app_support import pages
+from app_support.i18n import t
+from model.analysis import analyze
+from model.training.checkpoint import Bundle
+from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms
+
+#: The six slides of the talk; the exercise comes after them.
+TALK = SLIDES[:6]
+N_SLIDES = len(SLIDES)
+SLIDE_KEY = "deck_slide"  # session key of the slide number (1-based)
+RETURN_KEY = "_deck_return"  # the slide the deck was last on (set while the deck is open)
+#: The explorer page behind each slide, and the page parameters the link sets.
+EXPLORER: dict[str, tuple[str, dict[str, str]]] = {
+    "attention": ("worked", {}),
+    "heads": ("architecture", {}),
+    "position": ("pitfalls", {"fault": "position"}),
+    "residual": ("architecture", {}),
+    "architecture": ("architecture", {}),
+    "live": ("single", {}),
+    "exercise": ("worked", {"query": "0"}),
+}
+#: The two sentences of the live case: the same word 苹果 as a company and as a fruit.
+APPLE_PAIR = ("苹果公司发布新品", "我吃了一个苹果")
+
+
+def slide_key(n: int) -> str:
+    return SLIDES[n - 1]
+
+
+def talk_minutes() -> int:
+    return sum(MINUTES[s] for s in TALK)
+
+
+# --------------------------------------------------------------------------- what a model can show
+
+
+def slide_problems(bundle: Bundle, slide: str) -> list[str]:
+    """Why ``slide`` cannot run on this model (codes "decoder", "position"); empty when it can."""
+    cfg = bundle.cfg
+    has_decoder = cfg.n_dec_layers > 0 and not getattr(cfg, "encoder_only", False)
+    if slide == "architecture" and not has_decoder:
+        return ["decoder"]
+    if slide == "position":
+        from app_support.pitfalls import fault_problems
+
+        if not has_decoder:
+            return ["decoder"]
+        if fault_problems(bundle, "position"):
+            return ["position"]
+    return []
+
+
+# --------------------------------------------------------------------------- slide 4
+
+
+@dataclass(frozen=True)
+class Residuals:
+    stacks: tuple[ResidualNorms, ...]  # encoder, then decoder (those the model has)
+    norm_first: bool  # Pre-LN (True) or Post-LN, from the config
+
+
+def residuals(bundle: Bundle, text: str, direction: str | None) -> Residuals:
+    """The residual stream's ‖x‖ at every recorded point of each stack, for one input (a full hooked pass)."""
+    if direction == "auto":
+        direction = None
+    acts = analyze(bundle, text, direction).activations
+    stacks = tuple(residual_norms(acts, s) for s in ("encoder", "decoder")
+                   if f"{s}.blocks.0.hook_resid_post" in acts)
+    return Residuals(stacks, bool(bundle.cfg.norm_first))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _residuals(name: str, stamp: int, text: str, direction: str | None) -> Residuals:
+    return residuals(M.get_bundle(name), text, direction)
+
+
+def get_residuals(name: str, text: str, direction: str | None) -> Residuals:
+    """:func:`residuals`, cached per input."""
+    return _residuals(name, M._stamp(name), text, direction)
+
+
+# --------------------------------------------------------------------------- navigation
+
+
+def set_slide(n: int) -> None:
+    st.session_state[SLIDE_KEY] = max(1, min(N_SLIDES, int(n)))
+
+
+def step(delta: int) -> None:
+    """Button callback: the previous (-1) or next (+1) slide."""
+    set_slide(int(st.session_state.get(SLIDE_KEY, 1)) + delta)
+
+
+def remember(n: int) -> None:
+    """The deck is on slide ``n``: other pages offer a way back to it."""
+    st.session_state[RETURN_KEY] = int(n)
+
+
+def back_link(page_path: str) -> None:
+    """On any page but the deck, after the deck was opened: a link back to the slide it was on."""
+    n = st.session_state.get(RETURN_KEY)
+    if not n or page_path == pages.page("deck").url_path:
+        return
+    try:
+        st.page_link(pages.page("deck").file, label=t("deck.back", n=n), icon=":material/slideshow:",
+                     query_params={"slide": str(n)})
+    except StreamlitAPIException:  # a page run on its own (tests): no navigation holds the deck
+        pass
+
+
+# --------------------------------------------------------------------------- the deck's look and keys
+
+#: Projector sizes: slide text 1.6rem (25.6 px) and the title 3rem, whatever the window; the sidebar
+#: stays available but starts folded. Scoped to the slide's container.
+DECK_CSS = """
+<style>
+  .st-key-deck_body p, .st-key-deck_body li { font-size: 1.6rem !important; line-height: 1.35; }
+  .st-key-deck_body h1 { font-size: 3rem !important; padding-top: .2rem; }
+  .st-key-deck_bar p { font-size: 1.3rem !important; }
+</style>
+"""
+
+#: ← → PageUp PageDown click the deck's previous/next buttons (presentation clickers send PageUp/PageDown).
+#: Installed once per browser page; it does nothing while no deck buttons are on the page or while the
+#: focus is in a text box.
+DECK_KEYS_JS = """
+<script>
+(function () {
+  if (window.__alDeckKeys) return;
+  window.__alDeckKeys = true;
+  document.addEventListener('keydown', function (e) {
+    var which = null;
+    if (e.key === 'ArrowRight' || e.key === 'PageDown') which = 'deck_next';
+    if (e.key === 'ArrowLeft' || e.key === 'PageUp') which = 'deck_prev';
+    if (!which || e.altKey || e.ctrlKey || e.metaKey) return;
+    var target = e.target;
+    if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) {
+      return;
+    }
+    var button = document.querySelector('.st-key-' + which + ' button');
+    if (!button) return;
+    e.preventDefault();
+    if (!button.disabled) button.click();
+  }, true);
+})();
+</script>
+"""
+
+
+def install_deck_look() -> None:
+    """The deck's CSS and keyboard navigation (static text, no user input)."""
+    st.html(DECK_CSS + DECK_KEYS_JS, unsafe_allow_javascript=True)
