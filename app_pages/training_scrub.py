@@ -78,7 +78,7 @@ chart(viz.attention_heatmap(pattern, queries, keys, title=t("training.map_title"
                                                                  head=head), lang=lang),
       key="training_map")
 chance = 1.0 / len(keys)
-st.caption(t("training.map_caption", score=f"{run.alignment[layer, head]:.3f}", keys=len(keys),
+st.caption(t("training.map_caption", score=f"{run.alignment[layer, head]:.3f}", n_keys=len(keys),
              chance=f"{chance:.3f}"))
 
 st.subheader(t("training.alignment_header"))

@@ -37,7 +37,7 @@ EN = {
     "training.map_caption": "Rows: the right answer, fed to the decoder one letter at a time (teacher "
     "forcing), so every step reads the same rows and only the weights change. The right cell of row t is "
     "source letter n − 1 − t: the anti-diagonal. Here this head puts {score} of each row's weight there on "
-    "average (uniform attention over the {keys} source tokens would put {chance}).",
+    "average (uniform attention over the {n_keys} source tokens would put {chance}).",
     "training.alignment_header": "When does the alignment appear?",
     "training.alignment_caption": "For every head of the cross-attention: the mean weight on the right "
     "source letter, on your word, at every saved step. The thick line is the chosen head; the dotted line is "
@@ -70,7 +70,7 @@ ZH = {
     "training.metric.loss_help": "这一优化步所用批次的损失（含标签平滑），取自模型自己的训练记录。",
     "training.metric.em": "测试集完全匹配率",
     "training.metric.em_help": "这组权重能一个字母都不错地倒写出来的测试单词所占的比例（共 500 个；在发布模型时"
-    "用保存的 float16 权重测得）。",
+    "用保存的 `float16` 权重测得）。",
     "training.metric.em_none": "未测量",
     "training.writes": "用这组权重，模型对 {word} 写出 {output}（正确答案是 {answer}）。",
     "training.timeline_caption": "上图：每个优化步的训练损失；下图：每个保存步的测试集完全匹配率。红线是你选的那一步。",
@@ -80,13 +80,13 @@ ZH = {
     "training.map_title": "第 {step} 步：第 {layer} 层，第 {head} 个头",
     "training.map_caption": "行：正确答案，一次一个字母地送进解码器（教师强制），所以每一步读的都是同样的行，"
     "变的只是权重。第 t 行的正确位置是第 n − 1 − t 个源字母：也就是反对角线。这个头平均把每行 {score} 的权重"
-    "放在那里（在 {keys} 个源 token 上均匀分配注意力的话是 {chance}）。",
+    "放在那里（在 {n_keys} 个源 token 上均匀分配注意力的话是 {chance}）。",
     "training.alignment_header": "对齐是什么时候出现的？",
     "training.alignment_caption": "交叉注意力的每个头：在你的单词上，每个保存步落在正确源字母上的平均权重。"
     "粗线是所选的头；虚线是均匀注意力。",
     "training.alignment_summary": "在 {word} 上测得：最终最高的是第 {layer} 层第 {head} 个头：第 {first_step} 步"
     "为 {first}，第 {last_step} 步为 {last}。它第一次超过最终值一半的是第 {rise} 步。",
     "training.how": "制作方法：`python -m model train --preset {name} --ship --force` 按单词倒序的配方训练"
-    "（600 步，数据、随机种子和设置都与其他倒序模型相同），并在 {n} 个等间隔的步上以 float16 保存权重"
+    "（600 步，数据、随机种子和设置都与其他倒序模型相同），并在 {n} 个等间隔的步上以 `float16` 保存权重"
     "（`model/training/snapshots.py`）；发布时在测试集上评估每个保存步。",
 }
