@@ -21,9 +21,6 @@ class PageSpec:
     section: str  # id of the menu section it is listed under (see SECTIONS)
     url_path: str  # path in the address bar ("" = the start page)
     params: tuple[str, ...] = ()  # URL parameters this page owns (kept in links to it)
-    # True when the page follows the decoder's output: on an encoder-only model (MiniLM) the router
-    # says so plainly instead of running it
-    needs_decoder: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
-             "decoding", "decoding", ("step", "ref"), needs_decoder=True),
+             "decoding", "decoding", ("step",)),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
@@ -72,17 +69,17 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
     PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
-             ("heads", "mode"), needs_decoder=True),
+             ("heads", "mode")),
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
-             ("a", "b", "token", "site"), needs_decoder=True),
+             ("a", "b", "token", "site")),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
-             ("step", "steps"), needs_decoder=True),
+             ("step", "steps")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.
-APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present", "decode")
+APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present")
 
 REDIRECTS: tuple[Redirect, ...] = (
     # The positional-encoding lab was a tab of the model page.
