@@ -24,6 +24,7 @@ from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, preferr
 from app_support.messages import note_clipped
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
+from app_support.user_models import session_models
 from model.network.kinds import KINDS, kinds_present, layer_counts
 from model.registry import UnknownModelError
 from model.training.checkpoint import Bundle, CheckpointError
@@ -167,7 +168,7 @@ def render_sidebar(page_path: str = "") -> View:
     st.session_state.pop(_VIEW, None)
     begin_run(page_path)
     init_language()
-    models = M.list_models()
+    models = M.list_models() + session_models()  # the shipped models, then this session's own
     if not models:
         st.error(t("sidebar.no_models"))
         st.stop()
