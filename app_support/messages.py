@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app_support import models as M
-from app_support.i18n import note, t
+from app_support.i18n import current_lang, note, t
+from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md
 from app_support.url_state import stop_page
 from model.analysis import Analysis
@@ -61,6 +62,8 @@ def show_io(view: View, result: Analysis) -> None:
         st.markdown(escape_md(result.prepared.text) or "∅")
     with cols[1]:
         st.caption(t("io.output_translation") if view.is_translation else t("io.output"))
+        if not result.teacher_forced and view.n_layers.get("cross", 0):
+            st.caption(t("strategy.output_by", strategy=strategy_name(result.strategy, current_lang())))
         st.markdown(f"**{escape_md(result.output_text)}**" if result.output_text.strip()
                     else f"*{t('io.empty_output')}*")
     with cols[2]:
@@ -76,7 +79,7 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
         stop_page()
     try:
         with st.spinner(t("analysis.running")):
-            result = M.get_analysis(view.model, view.text, view.direction_arg)
+            result = M.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy)
     except InputError as e:
         show_input_error(e)
         stop_page()

@@ -3,7 +3,7 @@
 * Models are loaded once per process with ``st.cache_resource`` (keyed by name and the weight
   file's modification time, so a re-shipped model is picked up without a restart).
 * One input's analysis (``model.analysis.analyze``) is cached with ``st.cache_data`` keyed by
-  (model, text, direction, target). Only the attention activations are kept in the cached
+  (model, text, direction, target, decoding strategy). Only the attention activations are kept in the cached
   copy: every page reads attention, and dropping q/k/v/MLP/residual tensors keeps each cache
   entry small (it is pickled on every hit).
 """
@@ -17,6 +17,7 @@ import streamlit as st
 import torch
 
 from model.analysis import Analysis, analyze, model_summary
+from model.decoding import Strategy
 from model.network.positional import sinusoidal_table
 from model.registry import (
     DEFAULT_MODEL,
@@ -95,19 +96,24 @@ def attention_hooks_only(result: Analysis) -> Analysis:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _analysis(name: str, stamp: int, text: str, direction: str | None, target: str | None) -> Analysis:
-    return attention_hooks_only(analyze(get_bundle(name), text, direction, target))
+def _analysis(name: str, stamp: int, text: str, direction: str | None, target: str | None,
+              strategy: str = "greedy") -> Analysis:
+    return attention_hooks_only(analyze(get_bundle(name), text, direction, target,
+                                        strategy=Strategy.parse(strategy)))
 
 
-def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None) -> Analysis:
-    """``analyze(load_model(name), text, direction, target)``, cached per input.
+def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None,
+                 strategy: Strategy | str | None = None) -> Analysis:
+    """``analyze(load_model(name), text, direction, target, strategy=strategy)``, cached per input.
 
-    ``direction`` "auto" means None (let the task detect it). Raises ``model.tasks.InputError``
-    with a user-facing message for unusable input (never cached).
+    ``direction`` "auto" means None (let the task detect it). ``strategy`` (a Strategy or its URL
+    word; greedy when None) is part of the cache key; a teacher-forced analysis ignores it. Raises
+    ``model.tasks.InputError`` with a user-facing message for unusable input (never cached).
     """
     if direction == "auto":
         direction = None
-    return _analysis(name, _stamp(name), text, direction, target)
+    word = "greedy" if strategy is None or target is not None else str(strategy)
+    return _analysis(name, _stamp(name), text, direction, target, word)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

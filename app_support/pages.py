@@ -50,7 +50,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
-             "decoding", "decoding", ("step",)),
+             "decoding", "decoding", ("step", "ref")),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
@@ -79,7 +79,7 @@ PAGES: tuple[PageSpec, ...] = (
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.
-APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present")
+APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present", "decode")
 
 REDIRECTS: tuple[Redirect, ...] = (
     # The positional-encoding lab was a tab of the model page.

@@ -19,12 +19,14 @@ import streamlit as st
 
 from app_support import models as M
 from app_support import pages
+from app_support import strategy as decoding
 from app_support.deck import back_link
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, preferred_lang, t, text, valid_lang
 from app_support.messages import note_clipped
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
+from model.decoding import GREEDY, Strategy
 from model.network.kinds import KINDS, kinds_present, layer_counts
 from model.registry import UnknownModelError
 from model.training.checkpoint import Bundle, CheckpointError
@@ -49,6 +51,7 @@ class View:
     n_layers: dict[str, int]
     n_heads: int
     directions: tuple[str, ...]
+    strategy: Strategy = GREEDY  # how the output is decoded (greedy for a model without a decoder)
 
     @property
     def direction_arg(self) -> str | None:
@@ -129,6 +132,7 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0
     st.session_state["head"] = url_int(qp.get("head"), 0) or 0
     st.session_state["present"] = qp.get("present", "") in ("1", "true", "yes", "on")
+    decoding.seed_from_url(qp.get(decoding.PARAM))
 
 
 def init_language() -> None:
@@ -248,6 +252,7 @@ def render_sidebar(page_path: str = "") -> View:
                          format_func=lambda i: text(lang, "sidebar.layer_option", i=i))
             c2.selectbox(t("sidebar.head"), list(range(n_heads)), key="head",
                          format_func=lambda i: text(lang, "sidebar.head_option", i=i))
+            strategy = decoding.controls(bundle.cfg.vocab_size) if n_layers.get("cross", 0) else GREEDY
         st.toggle(t("sidebar.present"), key="present", help=t("sidebar.present_help"))
         st.caption(t("sidebar.link"))
 
@@ -262,6 +267,7 @@ def render_sidebar(page_path: str = "") -> View:
         n_layers=n_layers,
         n_heads=n_heads,
         directions=directions,
+        strategy=strategy,
     )
     st.session_state[_VIEW] = view
     params = {"lang": st.session_state[LANG_KEY], "model": view.model, "text": view.text, "kind": view.kind,
@@ -270,6 +276,8 @@ def render_sidebar(page_path: str = "") -> View:
         params["dir"] = view.direction
     if view.present:
         params["present"] = "1"
+    if view.strategy != GREEDY:
+        params[decoding.PARAM] = view.strategy.param
     set_app_params(params)
     return view
 

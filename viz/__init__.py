@@ -38,7 +38,7 @@ from viz.cost import (
     model_table,
     score_memory_bytes,
 )
-from viz.decoding import cross_attention_step, topk_bar
+from viz.decoding import beam_tree, cross_attention_step, sampling_bars, token_losses, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
 from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
 from viz.heatmap import attention_heatmap, hidden_cells
@@ -177,6 +177,9 @@ __all__ = [
     "token_labels",
     "token_probability_bars",
     "topk_bar",
+    "beam_tree",
+    "sampling_bars",
+    "token_losses",
     "WorkedRow",
     "kv_head_of",
     "position_labels",

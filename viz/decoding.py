@@ -1,4 +1,5 @@
-"""Decoding views: cross-attention at one decoder step and the next-token distribution."""
+"""Decoding views: cross-attention at one decoder step, the next-token distribution, beam search as a
+tree, one sampling step's distribution, and teacher forcing's per-token loss."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz import theme
-from viz._validate import as_array, check_tokens
+from viz._validate import as_array, check_index, check_tokens
 from viz.labels import label
 from viz.tokens import token_labels
 
@@ -178,4 +179,196 @@ def topk_bar(
         showlegend=False,
     )
     fig.update_traces(cliponaxis=False)
+    return fig
+
+
+#: Beam-search node statuses (model.decoding.BeamCandidate.status, "start" for the decoder's prefix).
+BEAM_STATUSES = ("start", "kept", "finished", "cut", "pruned")
+_STATUS_COLOUR = {"start": "#525252", "kept": theme.ACCENT, "finished": "#238b45", "cut": "#fd8d3c",
+                  "pruned": theme.MASK_COLOR}
+
+
+def beam_tree(
+    steps: Sequence[int],
+    parents: Sequence[int],
+    tokens: Sequence[str],
+    logps: np.ndarray,
+    statuses: Sequence[str],
+    chosen: Sequence[int],
+    *,
+    current: int | None = None,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """Beam search as a tree: one node per hypothesis considered, by step (x) and rank (y).
+
+    Parallel per node: ``steps`` (0 = the decoder's prefix, t + 1 = an extension made at step t),
+    ``parents`` (index of the node it extends, -1 for the start), ``tokens``, ``logps`` (cumulative
+    log-probability) and ``statuses`` (one of BEAM_STATUSES). ``chosen``: the nodes of the output,
+    in order, drawn as a thick line. ``current`` marks a step with a band. Words are in ``lang``.
+    """
+    lp = as_array(logps, 1, "logps", dims="[node]", dtype=np.float64)
+    n = lp.shape[0]
+    toks = check_tokens(tokens, n, array_name="logps", axis_name="nodes", token_name="tokens")
+    for name, seq in (("steps", steps), ("parents", parents), ("statuses", statuses)):
+        if len(seq) != n:
+            raise ValueError(f"{name} has {len(seq)} entries for {n} nodes")
+    step = np.asarray(steps, dtype=np.int64)
+    parent = np.asarray(parents, dtype=np.int64)
+    bad = [s for s in statuses if s not in BEAM_STATUSES]
+    if bad:
+        raise ValueError(f"unknown status {bad[0]!r}; expected one of {BEAM_STATUSES}")
+    linked = parent >= 0
+    if np.any(parent >= n) or np.any(~linked & (step != 0)) or np.any(parent[linked] >= np.arange(n)[linked]):
+        raise ValueError("each node's parent must be an earlier node (-1 only at step 0)")
+    path = [int(i) for i in chosen]
+    if any(not 0 <= i < n for i in path):
+        raise ValueError(f"chosen holds a node index outside 0..{n - 1}")
+    rank = np.zeros(n, dtype=np.int64)
+    for s in np.unique(step):
+        rank[step == s] = np.arange(int((step == s).sum()))
+    labels = token_labels(toks, unique=False)
+    fig = go.Figure()
+    # Edges, one trace per status so the legend explains the colours.
+    for status in BEAM_STATUSES:
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for i in np.nonzero((np.asarray(statuses) == status) & (parent >= 0))[0]:
+            xs += [float(step[parent[i]]), float(step[i]), None]
+            ys += [float(rank[parent[i]]), float(rank[i]), None]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                     line={"color": _STATUS_COLOUR[status], "width": 1}))
+    if len(path) > 1:
+        fig.add_trace(go.Scatter(x=step[path], y=rank[path], mode="lines", hoverinfo="skip",
+                                 name=label(lang, "beam.chosen"), line={"color": theme.NEGATIVE, "width": 4}))
+    hover = label(lang, "beam.hover", token="%{customdata[0]}", logp="%{customdata[1]}",
+                  status="%{customdata[2]}")
+    for status in BEAM_STATUSES:
+        idx = np.nonzero(np.asarray(statuses) == status)[0]
+        if not len(idx):
+            continue
+        fig.add_trace(go.Scatter(
+            x=step[idx], y=rank[idx], mode="markers+text", name=label(lang, f"beam.status.{status}"),
+            text=[labels[i] for i in idx], textposition="middle right",
+            marker={"color": _STATUS_COLOUR[status], "size": 10 if status != "pruned" else 7},
+            customdata=[[labels[i], f"{lp[i]:.3f}", label(lang, f"beam.status.{status}")] for i in idx],
+            hovertemplate=hover + "<extra></extra>",
+        ))
+    if current is not None:
+        fig.add_vrect(x0=current + 0.5, x1=current + 1.5, fillcolor=theme.ACCENT, opacity=0.08, line_width=0)
+    n_steps = int(step.max()) + 1
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "beam.title")),
+                      height=max(320, 34 * int(rank.max() + 1) + 180), width=max(620, 120 * n_steps + 160))
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "beam.axis_step")}, "tickmode": "array",
+               "tickvals": list(range(n_steps)), "ticktext": ["∅", *[str(s) for s in range(n_steps - 1)]],
+               "range": [-0.3, n_steps - 0.2]},
+        yaxis={"title": {"text": label(lang, "beam.axis_rank")}, "autorange": "reversed", "dtick": 1},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def sampling_bars(
+    tokens: Sequence[str],
+    filtered: np.ndarray,
+    raw: np.ndarray,
+    sampled: int,
+    *,
+    n_kept: int | None = None,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """One sampling step: each candidate's probability under the model (temperature 1, nothing cut)
+    and in the distribution actually sampled from (after temperature, top-k, top-p), most likely
+    first; the drawn token (index ``sampled``) is marked. ``n_kept``: size of the kept set, for the
+    title (the figure may show fewer). Words are in ``lang``."""
+    f = as_array(filtered, 1, "filtered", dims="[candidate]", dtype=np.float64)
+    r = as_array(raw, 1, "raw", dims="[candidate]", dtype=np.float64)
+    if r.shape != f.shape:
+        raise ValueError(f"raw has {r.shape[0]} entries but filtered has {f.shape[0]}")
+    toks = check_tokens(tokens, f.shape[0], array_name="filtered", axis_name="entries", token_name="tokens")
+    if np.any(f < 0) or np.any(r < 0) or not (np.all(np.isfinite(f)) and np.all(np.isfinite(r))):
+        raise ValueError("probabilities must be finite and non-negative")
+    sampled = check_index(sampled, f.shape[0], "sampled")
+    labels = token_labels(toks)
+    y = np.arange(len(labels), dtype=np.int32)
+    fig = go.Figure()
+    hover = "%{customdata}<br>p = %{x:.4f}<extra></extra>"
+    fig.add_trace(go.Bar(x=r, y=y, orientation="h", name=label(lang, "sample.raw"),
+                         marker_color=theme.MASK_COLOR, customdata=labels, hovertemplate=hover))
+    colours = [theme.NEGATIVE if i == sampled else theme.ACCENT for i in range(len(labels))]
+    fig.add_trace(go.Bar(x=f, y=y, orientation="h", name=label(lang, "sample.filtered"), marker_color=colours,
+                         text=[f"{v:.1%}" for v in f], textposition="outside", customdata=labels,
+                         hovertemplate=hover))
+    fig.add_annotation(x=float(max(f[sampled], r[sampled])), y=sampled, xanchor="left", xshift=48,
+                       text=label(lang, "sample.drawn"), showarrow=False, font={"color": theme.NEGATIVE})
+    kept = len(labels) if n_kept is None else int(n_kept)
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "sample.title", n=kept)),
+                      height=max(300, 46 * len(labels) + 170), width=640)
+    top = float(max(f.max(), r.max()))
+    fig.update_layout(
+        barmode="group",
+        xaxis={"title": {"text": label(lang, "axis.probability")}, "range": [0, min(1.0, top * 1.35) or 1.0],
+               "tickformat": ".0%"},
+        yaxis={**theme.token_axis(labels, label(lang, "axis.candidate_token"), reversed_=True)},
+        legend={"orientation": "h", "y": -0.18},
+    )
+    fig.update_traces(cliponaxis=False)
+    return fig
+
+
+def token_losses(
+    tokens: Sequence[str],
+    nll: np.ndarray,
+    smoothed: np.ndarray,
+    differs: np.ndarray,
+    model_tokens: Sequence[str],
+    *,
+    smoothing: float,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """Teacher forcing: the loss at each reference token, without and with label smoothing
+    (``smoothing`` = its ε), and a mark above every token where the model's own most likely token
+    (``model_tokens``) is another one (``differs``). Words are in ``lang``."""
+    a = as_array(nll, 1, "nll", dims="[token]", dtype=np.float64)
+    b = as_array(smoothed, 1, "smoothed", dims="[token]", dtype=np.float64)
+    d = np.asarray(differs)
+    if b.shape != a.shape or d.shape != a.shape:
+        raise ValueError(f"nll, smoothed and differs must have one entry per token ({a.shape[0]})")
+    if d.dtype != bool:
+        raise ValueError(f"differs must be a boolean array, got dtype {d.dtype}")
+    toks = check_tokens(tokens, a.shape[0], array_name="nll", axis_name="entries", token_name="tokens")
+    mine = check_tokens(model_tokens, a.shape[0], array_name="nll", axis_name="entries",
+                        token_name="model tokens")
+    labels = token_labels(toks)
+    choice = token_labels(mine, unique=False)
+    x = np.arange(len(labels), dtype=np.int32)
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x, y=a, name=label(lang, "tf.nll"), marker_color=theme.ACCENT,
+                         customdata=np.stack([labels, choice], axis=-1),
+                         hovertemplate=label(lang, "tf.hover", token="%{customdata[0]}",
+                                             model="%{customdata[1]}") + "<br>%{y:.3f}<extra></extra>"))
+    fig.add_trace(go.Bar(x=x, y=b, name=label(lang, "tf.smoothed", eps=f"{smoothing:g}"),
+                         marker_color="#9ecae1", hovertemplate="%{y:.3f}<extra></extra>"))
+    top = float(max(a.max(), b.max(), 1e-6))
+    idx = np.nonzero(d)[0]
+    if len(idx):
+        fig.add_trace(go.Scatter(
+            x=x[idx], y=[top * 1.12] * len(idx), mode="markers+text", name=label(lang, "tf.differs"),
+            text=[choice[i] for i in idx], textposition="top center",
+            marker={"symbol": "triangle-down", "color": theme.NEGATIVE, "size": 11},
+            customdata=[choice[i] for i in idx],
+            hovertemplate=label(lang, "tf.differs_hover", model="%{customdata}") + "<extra></extra>",
+        ))
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "tf.title")), height=440,
+                      width=max(620, 56 * len(labels) + 200))
+    fig.update_layout(
+        barmode="group",
+        xaxis={**theme.token_axis(labels, label(lang, "tf.axis_token")), "tickangle": -45},
+        yaxis={"title": {"text": label(lang, "tf.axis_loss")}, "range": [0, top * 1.3]},
+        legend={"orientation": "h", "y": -0.3},
+    )
     return fig

@@ -683,3 +683,9 @@ from viz import deck_labels as _deck  # noqa: E402
 
 _EN.update(_deck.EN)
 _ZH.update(_deck.ZH)
+
+# The decoding strategies' figure words (beam tree, sampling, teacher forcing), merged the same way.
+from viz import decoding_labels as _decoding  # noqa: E402
+
+_EN.update(_decoding.EN)
+_ZH.update(_decoding.ZH)

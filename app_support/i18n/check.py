@@ -24,6 +24,7 @@ ALLOWED_WORDS = frozenset(
         "SVG", "zip",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
         "MB",
+        "top-k", "top-p", "log",  # decoding strategies: the sampling cut-offs' names and log p
     )
     + tuple(t.zh for t in TERMS if t.zh.isascii())
 )
