@@ -62,6 +62,8 @@ TAKEN_SUFFIXES = (".json", ".safetensors", ".txt")
 #: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 WEIGHTS = "model.safetensors"
+#: The input a BERT-style model of the user's starts with (their config.json holds none).
+BERT_EXAMPLE = "The bank raised interest rates."
 
 #: English text of every problem code (placeholders are the error's parameters).
 ENGLISH: dict[str, str] = {
@@ -245,9 +247,7 @@ def load_user_model(folder: Path, name: str | None = None, display: str | None =
         loader = _bert_loader()
         if loader is None:
             raise UserModelError("bert_unavailable", file=_shown(folder / "config.json", folder, display))
-        bundle = loader(folder)
-        bundle.name = name
-        return bundle
+        return loader(folder, name=name, example=BERT_EXAMPLE)
     except UserModelError:
         raise
     except CheckpointError as e:
@@ -272,8 +272,8 @@ def user_model_info(entry: UserModel) -> ModelInfo:
                        directory=entry.directory, translations=keep)
     layers = config.get("num_hidden_layers")
     return ModelInfo(
-        name=entry.name, label=entry.label, description=f"BERT-style encoder ({entry.label})", example="",
-        task="encoder", group="user", listed=True, order=99,
+        name=entry.name, label=entry.label, description=f"BERT-style encoder ({entry.label})",
+        example=BERT_EXAMPLE, task="encode", group="user", listed=True, order=99,
         kinds=("encoder",) if isinstance(layers, int) and layers > 0 else (), source="user",
         directory=entry.directory,
     )

@@ -17,6 +17,7 @@ import struct
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
@@ -573,6 +574,71 @@ def test_the_folder_picker_lists_only_folders_inside_its_root(folder, tmp_path):
         detect_format(linked, "linked", root=root)
     assert err.value.code == "outside_root" and "linked/model.safetensors" in str(err.value)
     assert detect_format(inside, "inside", root=root) == "own"
+
+
+def tiny_bert_folder(directory: Path, seed: int = 0) -> Path:
+    """A BERT-style folder as Hugging Face writes it: MiniLM's config shrunk to 2 layers of width 32,
+    MiniLM's own WordPiece tokenizer.json, and random weights under Hugging Face's names."""
+    from model.pretrained import PRETRAINED, bert_config, bert_name_map, pretrained_folder
+    from model.training.checkpoint import expected_shapes
+
+    source = pretrained_folder(PRETRAINED[0])
+    assert source is not None, "the MiniLM package is part of the normal set-up"
+    hf = json.loads((source / "config.json").read_text())
+    hf.update(hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2)
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(hf))
+    (directory / "tokenizer.json").write_bytes((source / "tokenizer.json").read_bytes())
+    cfg = bert_config(hf, directory)
+    shapes = expected_shapes(cfg)
+    g = torch.Generator().manual_seed(seed)
+    weights = {theirs: torch.randn(shapes[ours], generator=g) * 0.05
+               for ours, theirs in bert_name_map(cfg.n_enc_layers).items()}
+    save_file(weights, str(directory / "model.safetensors"))
+    return directory
+
+
+def test_a_bert_style_zip_is_converted_into_our_transformer(tmp_path):
+    from model.analysis import analyze
+    from model.pretrained import load_bert_folder
+
+    folder = tiny_bert_folder(tmp_path / "bert")
+    files = _files(folder, "bert/")
+    files["bert/1_Pooling/config.json"] = b"{}"  # sub-folders are not taken
+    files["bert/pytorch_model.bin"] = b"never extracted"
+    space = UserModelSpace("bert-owner")
+    try:
+        entry = space.add_zip(_zip(files), "tiny-bert.zip")
+        assert entry.fmt == "bert"
+        assert sorted(p.name for p in entry.directory.iterdir()) == ["config.json", "model.safetensors",
+                                                                       "tokenizer.json"]
+        info = model_info(entry.name)
+        assert (info.group, info.kinds, info.task) == ("user", ("encoder",), "encode")
+        bundle = load_model(entry.name)
+        assert bundle.cfg.n_dec_layers == 0 and bundle.cfg.n_enc_layers == 2 and bundle.cfg.d_model == 32
+        mine = analyze(bundle, info.example)
+        direct = analyze(load_bert_folder(folder), info.example)
+        assert mine.source_tokens == direct.source_tokens and mine.source_tokens[0] == "[CLS]"
+        for key, value in direct.activations.items():
+            np.testing.assert_array_equal(mine.activations[key], value)
+    finally:
+        space.close()
+
+
+def test_a_bert_style_folder_with_weights_for_another_config_is_refused_before_loading(tmp_path, monkeypatch):
+    folder = tiny_bert_folder(tmp_path / "bert")
+    hf = json.loads((folder / "config.json").read_text())
+    hf["intermediate_size"] = 128  # the weights were made for 64
+    (folder / "config.json").write_text(json.dumps(hf))
+    import safetensors
+
+    def no_tensor_reads(*a, **k):
+        raise AssertionError("a tensor was read before the header was checked")
+
+    monkeypatch.setattr(safetensors.safe_open, "get_tensor", no_tensor_reads, raising=False)
+    with pytest.raises(UserModelError) as err:
+        load_user_model(folder, display="bert")
+    assert "bert/model.safetensors" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_a_bert_folder_is_either_converted_or_refused_with_a_message(tmp_path):
