@@ -15,8 +15,8 @@ from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from model.atlas import ROLE_STAT, ROLES, STATS
 
+view = current_view()  # first: run on its own, the page learns the language from the sidebar
 lang = current_lang()
-view = current_view()
 page_header(t("page.atlas.title"), t("atlas.intro"))
 
 if not AT.has_test_split(view.model):

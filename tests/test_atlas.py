@@ -358,3 +358,38 @@ def test_command_line_prints_every_head_with_its_roles(capsys):
         expected = [r.name for r in atlas.roles(kind, int(layer), int(head))]
         assert [r.split("(")[0] for r in roles.split(",")] == (expected or ["-"])
     assert main(["atlas", "--model", "no-such-model"]) == 2
+
+
+# --------------------------------------------------------------------------- figures (viz.atlas)
+
+
+def test_ordered_matrix_permutes_rows_and_columns_together():
+    m = np.arange(16, dtype=float).reshape(4, 4)
+    got, labels = viz.ordered_matrix(m, ["a", "b", "c", "d"], [2, 0, 3, 1])
+    assert labels == ["c", "a", "d", "b"]
+    for i, oi in enumerate([2, 0, 3, 1]):
+        for j, oj in enumerate([2, 0, 3, 1]):
+            assert got[i, j] == m[oi, oj]
+    for bad in ([0, 1, 2], [0, 0, 1, 2], [0, 1, 2, 4]):
+        with pytest.raises(ValueError):
+            viz.ordered_matrix(m, ["a", "b", "c", "d"], bad)
+    with pytest.raises(ValueError):
+        viz.ordered_matrix(m, ["a", "b"], [0, 1, 2, 3])
+    with pytest.raises(ValueError):
+        viz.ordered_matrix(np.zeros((2, 3)), ["a", "b"], [0, 1])
+
+
+def test_head_map_carries_values_roles_and_the_head_of_each_cell():
+    values = np.array([[0.1, np.nan, 0.3], [0.4, 0.5, 0.9]])
+    roles = [["", "sink", ""], ["<b>x</b>", "", "alignment · broad"]]
+    fig = viz.atlas_head_map(values, roles, value_name="max <weight>", lang="zh")
+    trace = fig.data[0]
+    np.testing.assert_array_equal(np.asarray(trace.z, dtype=float), values)
+    assert trace.text[1][0] == "&lt;b&gt;x&lt;/b&gt;", "role text is escaped"
+    cd = np.asarray(trace.customdata)
+    assert cd.shape == (2, 3, 2) and cd[1, 2].tolist() == [1, 2]
+    assert "&lt;weight&gt;" in fig.layout.title.text and "注意力头" in fig.layout.title.text
+    with pytest.raises(ValueError):
+        viz.atlas_head_map(values, roles[:1], value_name="v")
+    with pytest.raises(ValueError):
+        viz.atlas_head_map(values, [["", ""], ["", "", ""]], value_name="v")

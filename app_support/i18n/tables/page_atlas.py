@@ -157,7 +157,7 @@ ZH = {
     "atlas.rule.self": "落在自身位置（键 q）上的平均权重",
     "atlas.rule.alignment": "落在输出字母所来自的源字母上的平均权重（教学任务，交叉注意力）",
     "atlas.rule.sink": "落在模型添加的结束/开始 token 和标点上的平均权重",
-    "atlas.rule.broad": "平均熵除以 log（这一行能看到的键的个数）：接近 1 = 均匀分散",
+    "atlas.rule.broad": "平均熵除以（这一行能看到的键的个数）的自然对数：接近 1 = 均匀分散",
     "atlas.col.role": "角色",
     "atlas.col.rule": "数值",
     "atlas.col.threshold": "阈值（≥）",
@@ -190,7 +190,7 @@ ZH = {
     "atlas.stat.sink_share": "汇点占比",
     "atlas.stat.alignment": "对齐",
     "atlas.help.entropy": "注意力行的平均熵，单位 nats（0 = 全部权重落在一个键上）。",
-    "atlas.help.entropy_norm": "熵 / log（这一行能看到的键的个数），在 0 到 1 之间。",
+    "atlas.help.entropy_norm": "熵除以（这一行能看到的键的个数）的自然对数，在 0 到 1 之间。",
     "atlas.help.max_weight": "每一行最大权重的平均值，在 0 到 1 之间。",
     "atlas.help.mean_distance": "Σ 权重 × |查询位置 − 键位置| 的平均值，单位是位置。",
     "atlas.help.diagonal": "落在查询自身位置上的平均权重。",
@@ -202,7 +202,7 @@ ZH = {
     "atlas.help.alignment": "这一行要预测的输出字母，落在其正确源字母上的平均权重。",
     "atlas.similar_header": "哪些注意力头的关注方式相似",
     "atlas.similar_caption": "两个头的注意力行之间的 Jensen-Shannon 散度，在数据集中同样的 {rows} 行上取平均，"
-    "显示为 1 − JS / log 2（1 = 每一行都完全相同）。头按散度的平均连接聚类排序，所以相似的头会在对角线上形成方块。",
+    "显示为 1 − JS 除以 2 的自然对数（1 = 每一行都完全相同）。头按散度的平均连接聚类排序，所以相似的头会在对角线上形成方块。",
     "atlas.fire_header": "第 {layer} 层第 {head} 个头在哪里最集中？",
     "atlas.fire_explain": "数据集中这个头的注意力最集中的句子（各行最大权重的平均值最高）。每个链接都会在单个注意力头页面中"
     "以这个头打开该句子（新标签页）；点击一行则在当前标签页打开。",
