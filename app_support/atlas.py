@@ -24,9 +24,9 @@ from model.atlas import (
     atlas_dir,
     atlas_key,
     compute_atlas,
+    held_out_dataset,
     load_atlas,
     save_atlas,
-    test_dataset,
     weights_key,
 )
 from model.data.tasks import SyntheticTask
@@ -62,7 +62,7 @@ def _weights(name: str, stamp: int) -> str:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _dataset(name: str, stamp: int, n: int | None) -> Dataset:
-    return test_dataset(M.get_bundle(name), n)
+    return held_out_dataset(M.get_bundle(name), n)
 
 
 def dataset(name: str, n: int | None) -> Dataset:

@@ -110,7 +110,7 @@ class Dataset:
     total: int  # sentences in the whole split
 
 
-def test_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
+def held_out_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
     """The held-out test split: every test word of a didactic task, or ``n`` sentences (default 200)
     of the translation test split, evenly spaced over it (zh->en and en->zh of each picked pair)."""
     refs = bundle.task.references("test")
@@ -352,14 +352,14 @@ def compute_atlas(
     thresholds: RoleThresholds = RoleThresholds(),
     weights: str | None = None,
 ) -> Atlas:
-    """Run the model over ``dataset`` (default: :func:`test_dataset`) and aggregate every head.
+    """Run the model over ``dataset`` (default: :func:`held_out_dataset`) and aggregate every head.
 
     ``progress(done, total)`` is called after each batch of sentences; ``weights``: the model's
     :func:`weights_key` when the caller has it. Raises AtlasError on an empty dataset; a text the
     task cannot read raises its InputError.
     """
     start = time.perf_counter()
-    dataset = dataset if dataset is not None else test_dataset(bundle)
+    dataset = dataset if dataset is not None else held_out_dataset(bundle)
     if not dataset.texts:
         raise AtlasError("the dataset holds no sentence")
     model, task, tok = bundle.model, bundle.task, bundle.tokenizer
@@ -568,7 +568,7 @@ def load_or_compute(
     force: bool = False,
 ) -> tuple[Atlas, bool]:
     """(atlas of the test split sample, whether it came from disk). Computed atlases are saved."""
-    dataset = test_dataset(bundle, n)
+    dataset = held_out_dataset(bundle, n)
     path = atlas_path(bundle, dataset)
     if not force:
         cached = load_atlas(path)
