@@ -16,8 +16,8 @@ from model.ablation import ABLATION_MODES, all_heads, effect_matrices, format_he
 from viz import attention_heatmap
 from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars
 
-lang = current_lang()
 view = current_view()
+lang = current_lang()  # after the sidebar: it settles the language
 page_header(t("page.ablation.title"), t("ablation.intro"))
 result = current_analysis(view)
 cfg = M.get_bundle(view.model).cfg

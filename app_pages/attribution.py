@@ -14,8 +14,8 @@ from app_support.url_state import seed_from_url, set_url_param, stop_page, url_i
 from model.attribution import spearman
 from viz.interventions import attribution_bars, attribution_heatmap, head_matrix, heads_over_source
 
-lang = current_lang()
 view = current_view()
+lang = current_lang()  # after the sidebar: it settles the language
 page_header(t("page.attribution.title"), t("attribution.intro"))
 current_analysis(view)
 if not view.n_layers.get("cross"):

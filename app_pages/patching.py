@@ -17,8 +17,8 @@ from model.network.kinds import get_kind
 from model.patching import Site, align
 from viz.interventions import head_matrix, step_bars, step_pair_bars
 
-lang = current_lang()
 view = current_view()
+lang = current_lang()  # after the sidebar: it settles the language
 page_header(t("page.patching.title"), t("patching.intro"))
 
 # Sentence pairs (model input, not interface text): the compare page's presets.
