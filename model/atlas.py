@@ -377,30 +377,31 @@ def compute_atlas(
     done = 0
     if progress:
         progress(0, n_sent)
-    with model.lock, torch.no_grad():
-        model.eval()
-        for b0 in range(0, n_sent, batch_size):
-            idx = order[b0 : b0 + batch_size]
-            preps = [prepared[i] for i in idx]
+    for b0 in range(0, n_sent, batch_size):
+        idx = order[b0 : b0 + batch_size]
+        preps = [prepared[i] for i in idx]
+        # The model is locked per batch (other users of the loaded model wait for one batch, not the atlas).
+        with model.lock, torch.no_grad():
+            model.eval()
             generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps],
                                       tok.eos_id)
             decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(preps, generated, strict=True)]
-            for i, p, d in zip(idx, preps, decoder_in, strict=True):
-                outputs[i] = tok.decode(d[len(p.prefix) :])
             src = pad_batch([p.source_ids for p in preps], cfg.pad_id)  # [B, src_pos]
             tgt = pad_batch(decoder_in, cfg.pad_id)  # [B, tgt_pos]
             _, cache = model.run_with_cache(src, tgt, names_filter=lambda n: n.endswith("hook_pattern"))
-            side_ids = {"source": [p.source_ids for p in preps], "target": decoder_in}
-            for kind, n_layers in counts.items():
-                k = get_kind(kind)
-                pattern = np.stack([cache[hook_name(kind, i, "pattern")].float().numpy()
-                                    for i in range(n_layers)], axis=1).astype(np.float64)  # [B, L, H, q, k]
-                _accumulate(sums[kind], pattern, idx, side_ids[k.queries], side_ids[k.keys],
-                            k.queries == k.keys, k.causal, tok, task_kind if kind == "cross" else None,
-                            [p.text for p in preps])
-            done += len(idx)
-            if progress:
-                progress(done, n_sent)
+        for i, p, d in zip(idx, preps, decoder_in, strict=True):
+            outputs[i] = tok.decode(d[len(p.prefix) :])
+        side_ids = {"source": [p.source_ids for p in preps], "target": decoder_in}
+        for kind, n_layers in counts.items():
+            k = get_kind(kind)
+            pattern = np.stack([cache[hook_name(kind, i, "pattern")].float().numpy()
+                                for i in range(n_layers)], axis=1).astype(np.float64)  # [B, L, H, q, k]
+            _accumulate(sums[kind], pattern, idx, side_ids[k.queries], side_ids[k.keys],
+                        k.queries == k.keys, k.causal, tok, task_kind if kind == "cross" else None,
+                        [p.text for p in preps])
+        done += len(idx)
+        if progress:
+            progress(done, n_sent)
     stats = {s: {k: sums[k].mean(s) for k in counts} for s in STATS}
     js = {}
     for kind, s in sums.items():

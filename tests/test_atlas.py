@@ -389,6 +389,12 @@ def test_head_map_carries_values_roles_and_the_head_of_each_cell():
     cd = np.asarray(trace.customdata)
     assert cd.shape == (2, 3, 2) and cd[1, 2].tolist() == [1, 2]
     assert "&lt;weight&gt;" in fig.layout.title.text and "注意力头" in fig.layout.title.text
+    click = fig.data[1]  # one invisible click target per cell, carrying its [layer, head]
+    assert click.name == viz.CLICK_TRACE_NAME
+    cells = sorted(map(tuple, np.asarray(click.customdata).tolist()))
+    assert cells == [(i, j) for i in range(2) for j in range(3)]
+    for (x, y), (layer, head) in zip(zip(click.x, click.y, strict=True), click.customdata, strict=True):
+        assert (x, y) == (head, layer)
     with pytest.raises(ValueError):
         viz.atlas_head_map(values, roles[:1], value_name="v")
     with pytest.raises(ValueError):

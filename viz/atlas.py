@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from viz import theme
 from viz._validate import as_array
+from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 from viz.labels import label
 from viz.tokens import escape_text
 
@@ -43,7 +44,8 @@ def atlas_head_map(
     lang: str = "en",
 ) -> go.Figure:
     """``values [layer, head]`` as a heatmap, each cell printing the head's roles (``roles[layer][head]``,
-    "" for none). ``customdata = [layer, head]`` so a click can select the head; NaN cells stay empty.
+    "" for none). Plotly cannot select heatmap cells, so an invisible click target sits on each cell
+    (``viz.clicks``, ``customdata = [layer, head]``): a click selects the head. NaN cells stay empty.
 
     ``value_name`` names the statistic (colour bar and hover); it and the role names are escaped.
     """
@@ -74,6 +76,8 @@ def atlas_head_map(
             colorbar=theme.colorbar(name),
         )
     )
+    cells = np.stack([layer_idx.ravel(), head_idx.ravel()], axis=1)  # [cell, 2] = (layer, head)
+    fig.add_trace(click_target_trace(head_idx.ravel(), layer_idx.ravel(), cells, size=30, lang=lang))
     theme.apply_theme(
         fig,
         theme.pick_title(title, label(lang, "atlas.map_title", stat=name)),
@@ -81,6 +85,7 @@ def atlas_head_map(
         width=max(520, 110 * n_heads + 220),
     )
     fig.update_layout(
+        hoverdistance=CLICK_HOVER_DISTANCE_PX,
         xaxis={**theme.token_axis([str(h) for h in range(n_heads)], label(lang, "axis.head"))},
         yaxis={**theme.token_axis([str(li) for li in range(n_layers)], label(lang, "axis.layer"),
                                   reversed_=True)},
