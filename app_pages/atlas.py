@@ -88,8 +88,11 @@ bounded = stat not in ("entropy", "mean_distance")
 fig = viz.atlas_head_map(values, AT.role_grid(atlas, kind, role_text), value_name=stat_name(stat),
                          zmax=1.0 if bounded else None, lang=lang)
 picked = head_from_scatter_selection(chart(fig, key="atlas_map", on_select="rerun", selection_mode="points"))
-if picked is not None and picked != (view.layer, view.head):
-    open_head(*picked, kind=kind, page=None)
+# Act on a new click only: the chart keeps its selection, which must not undo a later sidebar choice.
+if picked is not None and st.session_state.get("_atlas_picked") != picked:
+    st.session_state["_atlas_picked"] = picked
+    if picked != (view.layer, view.head):
+        open_head(*picked, kind=kind, page=None)
 st.caption(t("atlas.map_caption", kind=kind_label))
 
 # --------------------------------------------------------------------------- roles and thresholds
