@@ -39,7 +39,7 @@ ZH = {
     "beam.status.pruned": "被剪掉",
     "sample.title": "采样：可以抽到的 {n} 个 token（概率从高到低）",
     "sample.raw": "模型（温度 1，不截取）",
-    "sample.filtered": "实际采样所用的分布（温度、top-k、top-p）",
+    "sample.filtered": "实际采样所用的分布（经温度、前 k 名与累积概率截断）",
     "sample.drawn": "◀ 抽中",
     "tf.title": "教师强制：每个参考 token 上的损失",
     "tf.nll": "交叉熵 −log p（不含标签平滑）",

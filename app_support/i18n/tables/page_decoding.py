@@ -132,8 +132,8 @@ ZH = {
     "decoding.beam.status.pruned": "被剪掉",
     # 采样
     "decoding.sample.header": "采样，一步一步",
-    "decoding.sample.explain": "每一步先把分数除以温度，变成概率，截取最可能的 top-k 个 token，再截取概率之和达到 "
-    "top-p 的最少几个，重新归一化；然后从剩下的里面抽取一个 token。随机种子固定了每次抽取，所以这个链接总是显示"
+    "decoding.sample.explain": "每一步先把分数除以温度，变成概率，只留最可能的前 k 个（top-k），再只留概率之和达到 "
+    "p 的最少几个（top-p），重新归一化；然后从剩下的里面抽取一个 token。随机种子固定了每次抽取，所以这个链接总是显示"
     "同一个采样结果。",
     "decoding.sample.title": "第 {step} 步：实际采样所用的分布（剩下 {n} 个 token）",
     "decoding.sample.caption": "抽中了 **{token}**：在采样所用的分布中概率为 {p:.1%}，在模型原本的分布中为 {raw:.1%}。"

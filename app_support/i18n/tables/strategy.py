@@ -36,7 +36,7 @@ ZH = {
     "strategy.label": "解码方式",
     "strategy.help": "解码器如何挑选每个输出 token。**贪心解码**：总是取最可能的那个。**束搜索**（beam search）："
     "同时保留几个未写完的输出（即“束”），返回它找到的整体概率最高的输出。**采样**（sampling）：按模型给出的概率"
-    "（经温度、top-k、top-p 调整后）随机抽取每个 token；随机种子让抽取可以重复，所以同一个链接显示同一个采样结果。"
+    "（经温度、前 k 名截断（top-k）与累积概率截断（top-p）调整后）随机抽取每个 token；随机种子让抽取可以重复，所以同一个链接显示同一个采样结果。"
     "每个页面显示的都是这样选出的输出上的注意力。",
     "strategy.kind.greedy": "贪心解码",
     "strategy.kind.beam": "束搜索",
@@ -49,15 +49,15 @@ ZH = {
     "strategy.temperature": "温度",
     "strategy.temperature_help": "在 softmax 之前把分数除以 T：小于 1 让分布更尖锐（更接近贪心解码），"
     "大于 1 让分布更平坦（更多意外）。",
-    "strategy.top_k": "Top-k",
+    "strategy.top_k": "前 k 名（top-k）",
     "strategy.top_k_help": "只在最可能的 k 个 token 中抽取（0 = 不限）。",
-    "strategy.top_p": "Top-p",
+    "strategy.top_p": "累积概率（top-p）",
     "strategy.top_p_help": "只在概率之和达到 p 的最少几个最可能 token 中抽取（1 = 不限）。",
     "strategy.seed": "随机种子",
     "strategy.seed_help": "随机数生成器的起点：同一个种子给出同一个采样结果。",
     "strategy.bad_url": "链接里的解码方式“{value}”无法读取；改用贪心解码。",
     "strategy.name.greedy": "贪心解码",
     "strategy.name.beam": "束搜索，束宽 {width}，长度惩罚 {penalty}",
-    "strategy.name.sample": "采样，温度 {temperature}，top-k {top_k}，top-p {top_p}，随机种子 {seed}",
+    "strategy.name.sample": "采样，温度 {temperature}，前 k 名 {top_k}，累积概率 {top_p}，随机种子 {seed}",
     "strategy.output_by": "输出来自{strategy}",
 }
