@@ -6,6 +6,7 @@ import streamlit as st
 
 import viz
 from app_support import window
+from app_support.export import attention_downloads
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.sidebar import clamp_choice, current_view
@@ -131,3 +132,5 @@ with st.expander(t("single.numbers")):
     table = pd.DataFrame(shown, index=labels_q, columns=labels_k)
     st.caption(t("single.numbers_caption"))
     st.dataframe(table.style.format("{:.3f}", na_rep=""))
+
+attention_downloads(result, view.model)  # the attention of this sentence as CSV / NPZ
