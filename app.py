@@ -11,8 +11,10 @@ from pathlib import Path
 import streamlit as st
 
 from app_support import pages
-from app_support.i18n import t
+from app_support.i18n import current_lang, t
+from app_support.models import model_label
 from app_support.sidebar import init_language, keep_view_across_switch, render_sidebar
+from app_support.ui import escape_md
 from app_support.url_state import sync_url
 
 st.set_page_config(
@@ -45,7 +47,12 @@ if moved is not None:
     st.switch_page(st_pages[target.key], query_params=params)
 
 try:
-    render_sidebar(page.url_path)
+    view = render_sidebar(page.url_path)
+    spec = pages.BY_PATH.get(page.url_path)
+    if spec is not None and spec.needs_decoder and not view.n_layers.get("cross"):
+        st.info(t("page.needs_decoder", model=escape_md(model_label(view.model, current_lang()))),
+                icon=":material/info:")
+        st.stop()
     page.run()
 finally:
     # Also after st.stop() (e.g. empty input): the URL must still hold the view.

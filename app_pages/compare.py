@@ -14,6 +14,7 @@ from app_support.sidebar import current_view, keep_view_across_switch, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
+from model.pretrained import cosine
 
 view = current_view()
 lang = current_lang()
@@ -89,6 +90,9 @@ with ca:
     show_notes(res_a)
 with cb:
     show_notes(res_b)
+if res_a.embedding is not None and res_b.embedding is not None:  # an encoder-only model: what it is for
+    st.markdown(t("compare.embedding", cos=f"{cosine(res_a.embedding, res_b.embedding):.3f}"))
+    st.caption(t("compare.embedding_help", d=res_a.embedding.shape[0]))
 
 
 def _to_patching() -> None:

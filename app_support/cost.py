@@ -171,7 +171,8 @@ def measure_model(
     def timed(n: int) -> float | None:
         src = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
         tgt = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
-        t = _median_time(lambda: model(src, tgt), repeats, deadline_box["end"])
+        encoder_only = getattr(model.cfg, "encoder_only", False)  # forward(src) alone, no decoder
+        t = _median_time(lambda: model(src) if encoder_only else model(src, tgt), repeats, deadline_box["end"])
         if t is None:
             return None
         q, k, v = (torch.randn(1, cfg.n_heads, n, cfg.d_head, generator=gen) for _ in range(3))

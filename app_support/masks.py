@@ -79,12 +79,13 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None)
     prepared = [task.prepare(text, cfg.max_len, direction) for text in texts]
     with model.lock, torch.no_grad():
         model.eval()
-        generated = greedy_decode(model, [p.source_ids for p in prepared], [p.prefix for p in prepared],
-                                  tok.eos_id)
+        encoder_only = getattr(cfg, "encoder_only", False)  # no decoder: the source side only
+        generated = [[] for _ in prepared] if encoder_only else greedy_decode(
+            model, [p.source_ids for p in prepared], [p.prefix for p in prepared], tok.eos_id)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(prepared, generated, strict=True)]
         src = pad_batch([p.source_ids for p in prepared], cfg.pad_id)  # [2, src_pos]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [2, tgt_pos]
-        _, cache = model.run_with_cache(src, tgt)
+        _, cache = model.run_with_cache(src) if encoder_only else model.run_with_cache(src, tgt)
         src_pad, tgt_pad = _padding(model, src), _padding(model, tgt)
         n_src, n_tgt = src.shape[1], tgt.shape[1]
         key_padding = {"source": src_pad, "target": tgt_pad}

@@ -21,6 +21,9 @@ class PageSpec:
     section: str  # id of the menu section it is listed under (see SECTIONS)
     url_path: str  # path in the address bar ("" = the start page)
     params: tuple[str, ...] = ()  # URL parameters this page owns (kept in links to it)
+    # True when the page follows the decoder's output: on an encoder-only model (MiniLM) the router
+    # says so plainly instead of running it
+    needs_decoder: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
-             "decoding", "decoding", ("step", "ref")),
+             "decoding", "decoding", ("step", "ref"), needs_decoder=True),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
@@ -69,9 +72,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
              "positional", ("len", "dim", "k")),
     PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
-             ("heads", "mode")),
+             ("heads", "mode"), needs_decoder=True),
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
-             ("a", "b", "token", "site")),
+             ("a", "b", "token", "site"), needs_decoder=True),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
              ("step", "steps")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),

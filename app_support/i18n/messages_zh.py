@@ -17,10 +17,10 @@ MESSAGES_ZH: dict[str, str] = {
     "unknown_direction": "未知的翻译方向 {direction!r}；可选：{choices}。",
     "empty_target": "目标文本为空。",
     "input_truncated_pieces": (
-        "输入有 {tokens} 个词片（word piece）；模型最多读取 {max_len} 个 token（含 [CLS] 和 [SEP]），"
+        "输入有 {tokens} 个词片（word piece）；模型最多读取 {max_len} 个 token（含 `[CLS]` 和 `[SEP]`），"
         "所以只保留了前 {kept} 个词片（已截断）。"
     ),
-    "unknown_words": "有 {count} 个词不在这个模型的词表里，显示为 [UNK]：{shown}",
+    "unknown_words": "有 {count} 个词不在这个模型的词表里，显示为 `[UNK]`：{shown}",
     "input_uncased": "这个模型不区分大小写：它读取的是转为小写、去掉重音符号后的输入。",
     "no_decoder": "这个模型只有编码器（encoder-only）：没有解码器，所以不生成输出文本。",
 }

@@ -58,6 +58,9 @@ EN = {
     "io.output": "Model output",
     "io.output_translation": "Model output (translation)",
     "io.empty_output": "(empty output)",
+    "page.needs_decoder": "**{model}** is encoder-only: it has no decoder and writes no output text, so this "
+    "page, which follows the decoder's output, has nothing to show. The attention pages (single head, all "
+    "heads, token focus, mean & rollout, compare, head statistics) and the pages under the hood work on it.",
     "io.tokens": "Tokens in → out",
     "analysis.empty": "The input is empty. Type a sentence in the sidebar (or press “Use the example sentence”).",
     "analysis.running": "Running the model …",
@@ -118,6 +121,9 @@ ZH = {
     "io.output": "模型输出",
     "io.output_translation": "模型输出（译文）",
     "io.empty_output": "（输出为空）",
+    "page.needs_decoder": "**{model}** 只有编码器（encoder-only）：它没有解码器，也不生成输出文本，而这一页跟随的是解码器的输出，"
+    "所以这里没有可以展示的内容。注意力相关的页面（单个注意力头、所有注意力头、聚焦一个 token、平均与注意力展开、对比两个句子、"
+    "注意力头统计）和“模型内部”里的页面都可以用于它。",
     "io.tokens": "token 数：输入 → 输出",
     "analysis.empty": "输入为空。请在侧边栏输入一个句子（或点击“使用示例句子”）。",
     "analysis.running": "模型运行中 …",
