@@ -20,8 +20,9 @@ result = current_analysis(view)
 patterns = result.attention(view.kind)
 scores = result.attention(view.kind, "scores")
 queries, keys = result.tokens_for(view.kind)
-df = viz.head_stats(patterns, key_mask=~np.isfinite(scores),
-                    special_tokens=result.kind_attention(view.kind).key_special, lang=lang)
+key_special = result.kind_attention(view.kind).key_special
+df = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=key_special,
+                    sink_tokens=viz.sink_keys(keys, key_special), lang=lang)
 labels = viz.column_labels("head_stats", lang)
 units = viz.column_help("head_stats", lang)
 

@@ -305,3 +305,21 @@ def test_cli_list_and_inspect(tmp_path):
     assert meta["source_tokens"][0] == "[CLS]" and meta["target_tokens"] == []
     arrays = np.load(out / "activations.npz")
     assert arrays[hook_name("encoder", 5, "pattern")].shape == (1, 12, 9, 9)
+
+
+# ------------------------------------------------------------------------------ attention sinks
+def test_sink_column_is_the_weight_on_special_and_punctuation_keys(minilm):
+    import viz
+
+    r = analyze(minilm, "Well, the bank raised rates.")
+    ka = r.kind_attention("encoder")
+    sinks = viz.sink_keys(ka.key_tokens, ka.key_special)
+    assert [t for t, s in zip(ka.key_tokens, sinks, strict=True) if s] == ["[CLS]", ",", ".", "[SEP]"]
+    df = viz.head_stats(ka.pattern, key_mask=ka.mask, special_tokens=ka.key_special, sink_tokens=sinks)
+    direct = ka.pattern[..., sinks].sum(-1).mean(-1).reshape(-1)  # [layer * head]
+    np.testing.assert_allclose(df["sinks"].to_numpy(), direct, atol=1e-6)
+    assert (df["sinks"] >= df["special_tokens"] - 1e-9).all()
+    # BERT-style heads are known to park much weight on [SEP] and punctuation; measured, not assumed.
+    assert df["sinks"].max() > 0.5
+    with pytest.raises(ValueError, match="sink_tokens must be a bool array"):
+        viz.head_stats(ka.pattern, sink_tokens=sinks[:-1])

@@ -76,6 +76,7 @@ from viz.stats import (
     head_similarity,
     head_stats,
     js_divergence,
+    sink_keys,
 )
 from viz.stats_figures import head_similarity_heatmap, head_stats_bar, head_stats_scatter
 from viz.tokens import escape_text, token_labels
@@ -144,6 +145,7 @@ __all__ = [
     "head_similarity",
     "head_similarity_heatmap",
     "head_stats",
+    "sink_keys",
     "head_stats_bar",
     "head_stats_scatter",
     "hidden_cells",

@@ -115,6 +115,7 @@ _EN: dict[str, str] = {
     "stat.mean_distance": "mean_distance",
     "stat.first_token": "first_token",
     "stat.special_tokens": "special_tokens",
+    "stat.sinks": "sinks",
     "stat.diagonal": "diagonal",
     "stat.previous_token": "previous_token",
     "stat_axis.entropy": "entropy (nats) — high = spread out",
@@ -123,6 +124,7 @@ _EN: dict[str, str] = {
     "stat_axis.mean_distance": "mean attention distance (positions)",
     "stat_axis.first_token": "share on first token",
     "stat_axis.special_tokens": "share on special tokens",
+    "stat_axis.sinks": "share on attention sinks ([CLS]/[SEP], punctuation)",
     "stat_axis.diagonal": "weight on itself (k = q)",
     "stat_axis.previous_token": "weight on previous token (k = q−1)",
     "stats.scatter_title": "Heads by {x} and {y} (one dot per head)",
@@ -180,6 +182,7 @@ _EN: dict[str, str] = {
     "col.head_stats.mean_distance": "mean distance",
     "col.head_stats.first_token": "first token",
     "col.head_stats.special_tokens": "special tokens",
+    "col.head_stats.sinks": "sinks",
     "col.head_stats.diagonal": "diagonal",
     "col.head_stats.previous_token": "previous token",
     "col.head_stats.n_rows": "rows",
@@ -208,6 +211,9 @@ _EN: dict[str, str] = {
     "help.head_stats.first_token": "mean weight on key position 0 [0..1]",
     "help.head_stats.special_tokens": (
         "mean total weight on special keys [0..1] (NaN if no special mask given)"
+    ),
+    "help.head_stats.sinks": (
+        "mean total weight on attention sinks: special keys and punctuation [0..1] (NaN if not given)"
     ),
     "help.head_stats.diagonal": "mean weight on key k = q (rows with q < n_keys) [0..1]",
     "help.head_stats.previous_token": "mean weight on key k = q−1 (rows 1 ≤ q ≤ n_keys) [0..1]",
@@ -439,6 +445,7 @@ _ZH: dict[str, str] = {
     "stat.mean_distance": "平均距离",
     "stat.first_token": "第一个 token 占比",
     "stat.special_tokens": "特殊 token 占比",
+    "stat.sinks": "注意力汇聚点占比",
     "stat.diagonal": "对角线权重",
     "stat.previous_token": "前一个 token 权重",
     "stat_axis.entropy": "熵（nats）—— 越高越分散",
@@ -447,6 +454,7 @@ _ZH: dict[str, str] = {
     "stat_axis.mean_distance": "平均注意力距离（位置数）",
     "stat_axis.first_token": "第一个 token 上的权重占比",
     "stat_axis.special_tokens": "特殊 token 上的权重占比",
+    "stat_axis.sinks": "注意力汇聚点（`[CLS]`/`[SEP]`、标点）上的权重占比",
     "stat_axis.diagonal": "对自身的权重（k = q）",
     "stat_axis.previous_token": "对前一个 token 的权重（k = q−1）",
     "stats.scatter_title": "按{x}和{y}排布的注意力头（每个点是一个头）",
@@ -501,6 +509,7 @@ _ZH: dict[str, str] = {
     "col.head_stats.mean_distance": "平均距离",
     "col.head_stats.first_token": "第一个 token",
     "col.head_stats.special_tokens": "特殊 token",
+    "col.head_stats.sinks": "汇聚点",
     "col.head_stats.diagonal": "对角线",
     "col.head_stats.previous_token": "前一个 token",
     "col.head_stats.n_rows": "行数",
@@ -528,6 +537,9 @@ _ZH: dict[str, str] = {
     "help.head_stats.first_token": "落在键位置 0 上的权重的平均 [0..1]",
     "help.head_stats.special_tokens": (
         "落在特殊键上的权重总和的平均 [0..1]（没有给出特殊 token 的掩码时为空）"
+    ),
+    "help.head_stats.sinks": (
+        "落在注意力汇聚点（attention sink）上的权重总和的平均：特殊键和标点 [0..1]（没有给出时为空）"
     ),
     "help.head_stats.diagonal": "落在键 k = q 上的权重的平均（只算 q < n_keys 的行）[0..1]",
     "help.head_stats.previous_token": "落在键 k = q−1 上的权重的平均（只算 1 ≤ q ≤ n_keys 的行）[0..1]",

@@ -8,6 +8,8 @@ largest possible JS divergence.
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pandas as pd
 
@@ -26,6 +28,7 @@ HEAD_STATS_COLUMNS: dict[str, str] = {
     "mean_distance": "mean over rows of sum_k w_k·|q−k| [positions]",
     "first_token": "mean weight on key position 0 [0..1]",
     "special_tokens": "mean total weight on special keys [0..1] (NaN if no special mask given)",
+    "sinks": "mean total weight on attention sinks: special keys and punctuation [0..1] (NaN if not given)",
     "diagonal": "mean weight on key k = q (rows with q < n_keys) [0..1]",
     "previous_token": "mean weight on key k = q−1 (rows 1 ≤ q ≤ n_keys) [0..1]",
     "n_rows": "number of valid query rows averaged over",
@@ -125,6 +128,7 @@ def head_stats(
     key_mask: np.ndarray | None = None,
     query_mask: np.ndarray | None = None,
     special_tokens: np.ndarray | None = None,
+    sink_tokens: np.ndarray | None = None,
     lang: str = "en",
 ) -> pd.DataFrame:
     """One row per head with summary statistics (see :data:`HEAD_STATS_COLUMNS`).
@@ -134,6 +138,7 @@ def head_stats(
     (e.g. ``~np.isfinite(scores)``); rows with every key masked are skipped and the number of
     attendable keys feeds ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded
     query row to skip. ``special_tokens``: bool ``[key]``, True for special tokens.
+    ``sink_tokens``: bool ``[key]``, True for the usual attention sinks (see :func:`sink_keys`).
     Each statistic is the mean over valid query rows; entropies are in nats. The table's
     ``attrs["units"]`` repeats the column meanings, in ``lang`` ("en" or "zh"). The column names
     are the same in every language (the data's identifiers); show them with
@@ -160,6 +165,14 @@ def head_stats(
         if sp.dtype != bool or sp.shape != (n_k,):
             raise ValueError(
                 f"special_tokens must be a bool array of shape ({n_k},), got {sp.dtype} {sp.shape}"
+            )
+
+    sinks = None
+    if sink_tokens is not None:
+        sinks = np.asarray(sink_tokens)
+        if sinks.dtype != bool or sinks.shape != (n_k,):
+            raise ValueError(
+                f"sink_tokens must be a bool array of shape ({n_k},), got {sinks.dtype} {sinks.shape}"
             )
 
     valid = _valid_rows(p, km, qm)  # [L, H, q]
@@ -190,6 +203,9 @@ def head_stats(
         "special_tokens": _row_mean((w * sp).sum(axis=-1), valid)
         if sp is not None
         else np.full((n_layers, n_heads), np.nan),
+        "sinks": _row_mean((w * sinks).sum(axis=-1), valid)
+        if sinks is not None
+        else np.full((n_layers, n_heads), np.nan),
         "diagonal": _row_mean(diag_vals, valid & diag_rows),
         "previous_token": _row_mean(prev_vals, valid & prev_rows),
         "n_rows": valid.sum(axis=-1),
@@ -197,6 +213,17 @@ def head_stats(
     df = pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in table.items()})
     df.attrs["units"] = {col: label(lang, f"help.head_stats.{col}") for col in HEAD_STATS_COLUMNS}
     return df
+
+
+def sink_keys(tokens: list[str], special: np.ndarray) -> np.ndarray:
+    """bool ``[key]``: the keys heads often park weight on ("attention sinks"): special tokens
+    (``special``, e.g. [CLS]/[SEP] from the tokenizer's ids) and tokens made only of punctuation."""
+    sp = np.asarray(special, dtype=bool)
+    if sp.shape != (len(tokens),):
+        raise ValueError(f"special must have one entry per token ({len(tokens)}), got shape {sp.shape}")
+    punct = np.array([bool(t) and all(unicodedata.category(c).startswith("P") for c in t) for t in tokens],
+                     dtype=bool)
+    return sp | punct
 
 
 #: Query rows compared by :func:`head_divergence` at most; longer inputs use evenly spaced rows.
