@@ -705,3 +705,15 @@ def test_cli_model_and_model_dir_are_exclusive(folder, capsys):
         main(["translate", "--model", "reverse", "--model-dir", str(folder), "abc"])
     assert exit_.value.code == 2
     assert "not allowed with" in capsys.readouterr().err
+
+
+def test_the_upload_limit_is_the_same_everywhere():
+    """Streamlit's widget limit (.streamlit/config.toml), the page's and the zip check's are one figure."""
+    import tomllib
+
+    from app_support.user_models import UPLOAD_LIMIT_MB
+    from model.user_models import LIMITS
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] == UPLOAD_LIMIT_MB == LIMITS.max_zip_bytes // 2**20 == 200
