@@ -462,16 +462,15 @@ def cmd_atlas(args) -> int:
     import torch
 
     from .atlas import AtlasError, load_or_compute
-    from .registry import load_model
 
     torch.set_num_threads(args.threads)
-    bundle = load_model(args.model)
+    bundle = load_bundle(args)
     last = [-1]
 
     def progress(done: int, total: int) -> None:
         if done != last[0]:
             last[0] = done
-            print(f"\ratlas of {args.model}: {done}/{total} sentences", end="", file=sys.stderr, flush=True)
+            print(f"\ratlas of {bundle.name}: {done}/{total} sentences", end="", file=sys.stderr, flush=True)
 
     try:
         atlas, cached = load_or_compute(bundle, args.sentences, progress=progress, force=args.force)
@@ -597,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("atlas", help="each head's statistics and roles over the test split "
                        "(cached in runs/atlas/)")
-    s.add_argument("--model", default="default")
+    _model_args(s)
     s.add_argument("--sentences", type=_positive_int, default=None,
                    help="translation: sentences sampled from the test split (default 200); "
                    "didactic: all test words unless fewer are asked for")

@@ -717,3 +717,11 @@ def test_the_upload_limit_is_the_same_everywhere():
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["maxUploadSize"] == UPLOAD_LIMIT_MB == LIMITS.max_zip_bytes // 2**20 == 200
+
+
+def test_cli_atlas_takes_model_dir(folder, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ATTENTION_LENS_ATLAS_DIR", str(tmp_path / "atlas"))
+    assert main(["atlas", "--model-dir", str(folder), "--sentences", "4"]) == 0
+    out = capsys.readouterr()
+    assert "mine" in out.err and out.out.strip()
+    assert (tmp_path / "atlas" / "mine").is_dir()
