@@ -70,7 +70,7 @@ def head_matrix(
     layers, heads = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
     clicks = click_target_trace(heads.ravel(), layers.ravel(), np.stack([layers.ravel(), heads.ravel()], 1),
                                 lang=lang)
-    layout = theme.theme_layout(theme.pick_title(escape_text(title), ""), height=140 + 56 * n_layers,
+    layout = theme.theme_layout(theme.pick_title(title, ""), height=140 + 56 * n_layers,
                                 width=160 + 64 * n_heads)
     layout.update(
         xaxis={"title": {"text": label(lang, "axis.head")}, "tickmode": "array",
