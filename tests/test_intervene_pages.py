@@ -209,3 +209,39 @@ def test_attribution_page_on_the_translation_model():
     r = attribute(bundle("default"), "我吃了一个苹果", None, 8)
     np.testing.assert_allclose(arr(trace(figures(at)[0], "attribution")["z"]), r.integrated, rtol=1e-5,
                                atol=1e-6)
+
+
+# --------------------------------------------------------------------------- in the app: links, odd input
+
+
+@pytest.mark.parametrize("page", ["ablation", "patching", "attribution"])
+def test_the_pages_keep_their_choices_in_the_link_and_survive_odd_values(page):
+    from app_support import pages as registry
+    from app_support.url_state import UNDECLARED
+
+    from .test_app_pages import open_app
+
+    odd = {"heads": "cross.1.0,,x.y.z,cross.99.0", "mode": "sideways", "a": "listen", "b": "", "token": "<b>",
+           "site": "nowhere", "step": "²", "steps": "999"}
+    own = registry.page(page).params
+    at = open_app("reverse", "attention", page, **{k: v for k, v in odd.items() if k in own})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    undeclared = at.session_state[UNDECLARED] if UNDECLARED in at.session_state else set()
+    assert not undeclared
+    assert set(at.query_params.keys()) <= set(registry.params_of(registry.page(page).url_path))
+    if page == "ablation":
+        assert at.query_params["heads"] == "cross.1.0" and at.query_params["mode"] == "zero"
+    if page == "patching":  # sentence B empty: said, nothing run
+        assert any("B" in str(i.value) for i in at.info)
+    if page == "attribution":
+        assert at.query_params["steps"] == "32" and at.query_params["step"] == "0"
+
+
+@pytest.mark.parametrize("page", ["ablation", "attribution"])
+def test_empty_input_says_so(page):
+    from .test_app_pages import open_app
+
+    at = open_app("reverse", "  ", page)
+    assert not at.exception and not at.error
+    assert tr("en", "analysis.empty") in [str(i.value) for i in at.info]
+    assert not at.get("plotly_chart")
