@@ -123,11 +123,12 @@ def test_sampling_page_shows_the_distribution_sampled_from_and_the_drawn_token(s
     order = np.argsort(-probs, kind="stable")[: len(shown_raw)]
     np.testing.assert_allclose(shown_raw, raw[order], atol=1e-5)
     assert int((probs > 0).sum()) == drawn.n_kept <= SAMPLE.top_k
-    # The drawn token's bar is the one marked (in its own colour), and it lies inside the kept set.
-    colours = bars[1]["marker"]["color"]
-    marked = [i for i, c in enumerate(colours) if c == viz_theme.NEGATIVE]
-    assert len(marked) == 1 and probs[drawn.token_id] > 0
-    assert order[marked[0]] == drawn.token_id
+    # The drawn token is the one marked, and it lies inside the kept set.
+    mark = [t for t in fig["data"] if t["type"] == "scatter"]
+    assert len(mark) == 1 and mark[0]["marker"]["color"] == viz_theme.NEGATIVE
+    marked = int(arr(mark[0]["y"])[0])
+    assert probs[drawn.token_id] > 0
+    assert order[marked] == drawn.token_id
 
 
 # --------------------------------------------------------------------------- teacher forcing

@@ -282,8 +282,8 @@ def sampling_bars(
 ) -> go.Figure:
     """One sampling step: each candidate's probability under the model (temperature 1, nothing cut)
     and in the distribution actually sampled from (after temperature, top-k, top-p), most likely
-    first; the drawn token (index ``sampled``) is marked. ``n_kept``: size of the kept set, for the
-    title (the figure may show fewer). Words are in ``lang``."""
+    first; the drawn token (index ``sampled``) is marked beside its bars. ``n_kept``: size of the kept
+    set, for the title (the figure may show fewer). Words are in ``lang``."""
     f = as_array(filtered, 1, "filtered", dims="[candidate]", dtype=np.float64)
     r = as_array(raw, 1, "raw", dims="[candidate]", dtype=np.float64)
     if r.shape != f.shape:
@@ -298,19 +298,22 @@ def sampling_bars(
     hover = "%{customdata}<br>p = %{x:.4f}<extra></extra>"
     fig.add_trace(go.Bar(x=r, y=y, orientation="h", name=label(lang, "sample.raw"),
                          marker_color=theme.MASK_COLOR, customdata=labels, hovertemplate=hover))
-    colours = [theme.NEGATIVE if i == sampled else theme.ACCENT for i in range(len(labels))]
-    fig.add_trace(go.Bar(x=f, y=y, orientation="h", name=label(lang, "sample.filtered"), marker_color=colours,
-                         text=[f"{v:.1%}" for v in f], textposition="outside", customdata=labels,
-                         hovertemplate=hover))
-    fig.add_annotation(x=float(max(f[sampled], r[sampled])), y=sampled, xanchor="left", xshift=48,
-                       text=label(lang, "sample.drawn"), showarrow=False, font={"color": theme.NEGATIVE})
+    fig.add_trace(go.Bar(x=f, y=y, orientation="h", name=label(lang, "sample.filtered"),
+                         marker_color=theme.ACCENT, text=[f"{v:.1%}" for v in f], textposition="outside",
+                         customdata=labels, hovertemplate=hover))
+    # The drawn token: a marker of its own (a trace of its own, so the legend names it) beside its bar.
+    top = float(max(f.max(), r.max()))
+    fig.add_trace(go.Scatter(x=[float(max(f[sampled], r[sampled])) + 0.18 * top], y=[sampled], mode="markers",
+                             name=label(lang, "sample.drawn"), cliponaxis=False,
+                             marker={"symbol": "triangle-left", "size": 14, "color": theme.NEGATIVE},
+                             customdata=[labels[sampled]],
+                             hovertemplate=label(lang, "sample.drawn") + ": %{customdata}<extra></extra>"))
     kept = len(labels) if n_kept is None else int(n_kept)
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "sample.title", n=kept)),
                       height=max(300, 46 * len(labels) + 170), width=640)
-    top = float(max(f.max(), r.max()))
     fig.update_layout(
         barmode="group",
-        xaxis={"title": {"text": label(lang, "axis.probability")}, "range": [0, min(1.0, top * 1.35) or 1.0],
+        xaxis={"title": {"text": label(lang, "axis.probability")}, "range": [0, min(1.0, top * 1.3) or 1.0],
                "tickformat": ".0%"},
         yaxis={**theme.token_axis(labels, label(lang, "axis.candidate_token"), reversed_=True)},
         legend={"orientation": "h", "y": -0.18},
@@ -363,12 +366,13 @@ def token_losses(
             customdata=[choice[i] for i in idx],
             hovertemplate=label(lang, "tf.differs_hover", model="%{customdata}") + "<extra></extra>",
         ))
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, "tf.title")), height=440,
+    theme.apply_theme(fig, theme.pick_title(title, label(lang, "tf.title")), height=540,
                       width=max(620, 56 * len(labels) + 200))
     fig.update_layout(
         barmode="group",
         xaxis={**theme.token_axis(labels, label(lang, "tf.axis_token")), "tickangle": -45},
         yaxis={"title": {"text": label(lang, "tf.axis_loss")}, "range": [0, top * 1.3]},
-        legend={"orientation": "h", "y": -0.3},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.45},
+        margin={"b": 190},
     )
     return fig
