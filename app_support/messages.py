@@ -23,11 +23,12 @@ if TYPE_CHECKING:
     from app_support.sidebar import View
 
 
-def note_clipped(cut_from: int | None, which: str = "sentence") -> None:
-    """The visible note for a text that :func:`clip_input` cut (``which``: sentence, sentence_a/b)."""
+def note_clipped(cut_from: int | None, which: str = "sentence", limit: int = M.MAX_INPUT_CHARS) -> None:
+    """The visible note for a text that :func:`clip_input` cut to ``limit`` characters
+    (``which``: sentence, sentence_a/b)."""
     if cut_from:
         what = t(f"note.clipped.{which}")
-        st.warning(t("note.clipped", what=what, cut_from=cut_from, limit=M.MAX_INPUT_CHARS),
+        st.warning(t("note.clipped", what=what, cut_from=cut_from, limit=limit),
                    icon=":material/content_cut:")
 
 

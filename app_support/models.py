@@ -2,15 +2,25 @@
 
 * Models are loaded once per process with ``st.cache_resource`` (keyed by name and the weight
   file's modification time, so a re-shipped model is picked up without a restart).
-* One input's analysis (``model.analysis.analyze``) is cached with ``st.cache_data`` keyed by
-  (model, text, direction, target, decoding strategy). Only the attention activations are kept in the cached
-  copy: every page reads attention, and dropping q/k/v/MLP/residual tensors keeps each cache
-  entry small (it is pickled on every hit).
+* One input's analysis (``model.analysis.analyze``) is cached per (model, text, direction, target,
+  decoding strategy) in :data:`ANALYSES`, a least-recently-used cache shared by every session and
+  bounded in bytes (``st.cache_data`` bounds entries only, and one MiniLM analysis at 512 tokens is
+  ~150 MB). Only attention patterns and scores are kept: every page that reads the cached analysis
+  draws those, and q/k/v/MLP/residual tensors would double an entry. The cached arrays are
+  read-only: every session gets the same object (no pickled copy per hit).
+* The input limit is per model: the model reads at most ``cfg.max_len`` tokens (and says so when
+  it truncates); the text boxes take at most :func:`input_char_limit` characters, a safety bound
+  sized from that token limit.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import fields, is_dataclass
 
 import numpy as np
 import streamlit as st
@@ -31,8 +41,12 @@ from model.registry import (
 from model.training.checkpoint import Bundle, CheckpointError
 
 __all__ = [
+    "ANALYSES",
     "DEFAULT_MODEL",
     "MAX_INPUT_CHARS",
+    "ByteLRU",
+    "input_char_limit",
+    "nbytes",
     "attention_hooks_only",
     "get_analysis",
     "get_bundle",
@@ -42,8 +56,14 @@ __all__ = [
     "model_label",
 ]
 
-#: Longest input the text box accepts (the model reads far fewer tokens and says so).
-MAX_INPUT_CHARS = 1000
+#: Characters allowed per token of a model's limit: a safety bound on the text boxes, far above
+#: real text (English runs ~4-5 characters per WordPiece token), so the model's own token limit
+#: is what cuts an input, with its note.
+CHARS_PER_TOKEN = 16
+#: The smallest character limit any model gets (models that read few tokens still take a paragraph).
+MIN_INPUT_CHARS = 1000
+#: Longest text any box accepts, whatever the model (512 tokens x 16 = 8,192 for MiniLM).
+MAX_INPUT_CHARS = 16_384
 
 _ATTENTION_SUFFIXES = (".hook_pattern", ".hook_scores")
 
@@ -89,17 +109,165 @@ def get_bundle(name: str) -> Bundle:
     return _load(name, _stamp(name))
 
 
+def input_char_limit(name: str) -> int:
+    """Characters the text boxes take for model ``name``: CHARS_PER_TOKEN per token the model reads,
+    at least MIN_INPUT_CHARS and at most MAX_INPUT_CHARS (MIN_INPUT_CHARS if it cannot be loaded)."""
+    try:
+        max_len = int(get_bundle(name).cfg.max_len)
+    except (CheckpointError, UnknownModelError, OSError):
+        return MIN_INPUT_CHARS
+    return min(MAX_INPUT_CHARS, max(MIN_INPUT_CHARS, CHARS_PER_TOKEN * max_len))
+
+
 def attention_hooks_only(result: Analysis) -> Analysis:
     """Drop every activation except attention patterns and scores (in place); returns it."""
     result.activations = {k: v for k, v in result.activations.items() if k.endswith(_ATTENTION_SUFFIXES)}
     return result
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+def nbytes(obj: object, _seen: set[int] | None = None) -> int:
+    """Bytes held by the arrays and tensors in ``obj`` (dataclasses, dicts, lists, tuples walked;
+    each object counted once). Strings and numbers count their length only: arrays dominate."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, torch.Tensor):
+        return int(obj.element_size() * obj.nelement())
+    if isinstance(obj, str | bytes):
+        return len(obj)
+    if isinstance(obj, dict):
+        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
+    if isinstance(obj, list | tuple | set | frozenset):
+        return sum(nbytes(v, seen) for v in obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return sum(nbytes(getattr(obj, f.name, None), seen) for f in fields(obj))
+    return 8
+
+
+class ByteLRU:
+    """A least-recently-used cache bounded in bytes and in entries, safe across threads.
+
+    After each insertion the oldest entries are evicted while the total is over ``max_bytes`` (or
+    the count over ``max_entries``), except the newest: it never holds more than ``max_bytes``
+    plus one entry (a single entry over the bound is kept alone, so its page can still be served).
+    Values are computed outside the lock (two sessions asking for the same new key may both
+    compute it; the first stored wins).
+    """
+
+    def __init__(self, max_bytes: int, max_entries: int = 64,
+                 sizeof: Callable[[object], int] = nbytes):
+        if max_bytes < 0 or max_entries < 1:
+            raise ValueError("max_bytes must be >= 0 and max_entries >= 1")
+        self.max_bytes = int(max_bytes)
+        self.max_entries = int(max_entries)
+        self._sizeof = sizeof
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()  # key -> (value, bytes)
+        self._bytes = 0
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the values held now (as ``sizeof`` counts them)."""
+        return self._bytes
+
+    def keys(self) -> list[Hashable]:
+        """Keys, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def get(self, key: Hashable, default: object = None) -> object:
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key][0]
+
+    def put(self, key: Hashable, value: object) -> object:
+        """Store ``value`` under ``key`` (newest), evict what is over the bounds; returns the stored
+        value (the one already there if another thread stored it first)."""
+        size = int(self._sizeof(value))
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key][0]
+            self._items[key] = (value, size)
+            self._bytes += size
+            while len(self._items) > 1 and (self._bytes > self.max_bytes
+                                            or len(self._items) > self.max_entries):
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._bytes -= dropped
+            return value
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], object]) -> object:
+        """The cached value of ``key``, else ``compute()`` stored (exceptions are not cached)."""
+        missing = object()
+        value = self.get(key, missing)
+        if value is not missing:
+            self.hits += 1
+            return value
+        self.misses += 1
+        return self.put(key, compute())
+
+    def discard(self, predicate: Callable[[Hashable], bool]) -> int:
+        """Drop the entries whose key matches; returns how many."""
+        with self._lock:
+            gone = [k for k in self._items if predicate(k)]
+            for k in gone:
+                self._bytes -= self._items.pop(k)[1]
+            return len(gone)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+#: Bytes the shared analysis cache may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 512 MB:
+#: three MiniLM analyses at 512 tokens, or hundreds of short ones).
+ANALYSIS_CACHE_BYTES = int(float(os.environ.get("ATTENTION_LENS_ANALYSIS_CACHE_MB", "512") or 512) * 2**20)
+ANALYSES = ByteLRU(ANALYSIS_CACHE_BYTES, max_entries=64)
+
+
+def _read_only(result: Analysis) -> Analysis:
+    """Make the cached arrays read-only: every session shares them, a page must never write."""
+    for value in result.activations.values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    if isinstance(result.embedding, np.ndarray):
+        result.embedding.setflags(write=False)
+    return result
+
+
 def _analysis(name: str, stamp: int, text: str, direction: str | None, target: str | None,
               strategy: str = "greedy") -> Analysis:
-    return attention_hooks_only(analyze(get_bundle(name), text, direction, target,
-                                        strategy=Strategy.parse(strategy)))
+    bundle = get_bundle(name)
+    key = ("analysis", name, stamp, text, direction, target, strategy)
+
+    def compute() -> tuple[weakref.ref, Analysis]:
+        result = analyze(bundle, text, direction, target, strategy=Strategy.parse(strategy))
+        return weakref.ref(bundle), _read_only(attention_hooks_only(result))
+
+    ref, result = ANALYSES.get_or_compute(key, compute)
+    if ref() is not bundle:  # the model was loaded again since (e.g. a new copy): never serve stale
+        ANALYSES.discard(lambda k: k == key)
+        ref, result = ANALYSES.get_or_compute(key, compute)
+    return result
+
+
+def forget_analyses(name: str) -> int:
+    """Drop every cached analysis of model ``name`` (e.g. a session's own model when it ends)."""
+    return ANALYSES.discard(lambda k: len(k) > 1 and k[1] == name)
 
 
 def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None,

@@ -123,7 +123,8 @@ def _init_from_url(models: list[str]) -> None:
         model = M.DEFAULT_MODEL if M.DEFAULT_MODEL in models else models[0]
     st.session_state["model"] = model
     text = qp.get("text")
-    text, st.session_state[_TEXT_CUT] = clip_input(text if text is not None else _example(model))
+    text, st.session_state[_TEXT_CUT] = clip_input(text if text is not None else _example(model),
+                                                   M.input_char_limit(model))
     st.session_state["text"] = text
     direction = qp.get("dir", "auto")
     st.session_state["dir"] = direction if direction in ("auto", "zh->en", "en->zh") else "auto"
@@ -158,13 +159,17 @@ def _keep_language() -> None:
     st.session_state["_last_lang"] = st.session_state[LANG_KEY]
 
 
+def _example_in_box(name: str) -> str:
+    return _example(name)[: M.input_char_limit(name)]
+
+
 def _on_model_change() -> None:
-    st.session_state["text"] = _example(st.session_state["model"])[: M.MAX_INPUT_CHARS]
+    st.session_state["text"] = _example_in_box(st.session_state["model"])
     st.session_state["dir"] = "auto"
 
 
 def _use_example() -> None:
-    st.session_state["text"] = _example(st.session_state["model"])[: M.MAX_INPUT_CHARS]
+    st.session_state["text"] = _example_in_box(st.session_state["model"])
 
 
 def render_sidebar(page_path: str = "") -> View:
@@ -212,14 +217,17 @@ def render_sidebar(page_path: str = "") -> View:
                 st.caption(escape_md(desc))
             if not isinstance(st.session_state.get("text"), str):
                 st.session_state["text"] = _example(name)
+            char_limit = M.input_char_limit(name)
+            if len(st.session_state["text"]) > char_limit:  # typed under another model's limit
+                st.session_state["text"] = st.session_state["text"][:char_limit]
             st.text_input(
                 t("sidebar.input"),
                 key="text",
-                max_chars=M.MAX_INPUT_CHARS,
+                max_chars=char_limit,
                 help=t("sidebar.input_help", max_len=bundle.cfg.max_len),
             )
-            if st.session_state.get(_TEXT_CUT) and len(st.session_state["text"]) == M.MAX_INPUT_CHARS:
-                note_clipped(st.session_state[_TEXT_CUT])
+            if st.session_state.get(_TEXT_CUT) and len(st.session_state["text"]) == char_limit:
+                note_clipped(st.session_state[_TEXT_CUT], limit=char_limit)
             else:
                 st.session_state[_TEXT_CUT] = None
             st.button(t("sidebar.use_example"), icon=":material/restart_alt:", on_click=_use_example,

@@ -41,14 +41,15 @@ def url_int(value: object, lo: int | None = None, hi: int | None = None) -> int 
     return n
 
 
-def clip_input(text: str) -> tuple[str, int | None]:
-    """``text`` cut to the input boxes' limit, and its length before the cut (None if not cut).
+def clip_input(text: str, limit: int = MAX_INPUT_CHARS) -> tuple[str, int | None]:
+    """``text`` cut to ``limit`` characters (a box's ``max_chars``; the sidebar's is per model,
+    ``models.input_char_limit``), and its length before the cut (None if not cut).
 
     Text from a link bypasses a box's ``max_chars``; the same limit applies and the page says so.
     """
-    if len(text) <= MAX_INPUT_CHARS:
+    if len(text) <= limit:
         return text, None
-    return text[:MAX_INPUT_CHARS], len(text)
+    return text[:limit], len(text)
 
 
 def begin_run(page_path: str) -> None:

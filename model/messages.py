@@ -44,6 +44,10 @@ ENGLISH: dict[str, str] = {
         "The input is {tokens} word pieces long; the model reads at most {max_len} tokens ([CLS] and "
         "[SEP] included), so it was truncated to its first {kept} pieces."
     ),
+    "beyond_trained_length": (
+        "The input is {tokens} tokens long; the model reads up to {max_len}, but it was trained on "
+        "inputs of at most {trained} tokens, so what it does beyond that is less tested."
+    ),
     "unknown_words": "{count} word(s) unknown to this model's vocabulary, shown as [UNK]: {shown}",
     "input_uncased": "This model is uncased: it reads the input lower-cased, accents removed.",
     "no_decoder": "This model is encoder-only: it has no decoder, so it produces no output text.",

@@ -54,9 +54,12 @@ class EncodeTask:
     directions: list[str] = []
     name = "encode"
 
-    def __init__(self, tokenizer: WordPieceTokenizer, example: str = ""):
+    def __init__(self, tokenizer: WordPieceTokenizer, example: str = "", trained_len: int | None = None):
         self.tokenizer = tokenizer
         self.example = example
+        # Longest input (tokens, [CLS]/[SEP] included) the model was trained on, when its folder
+        # says (sentence-transformers' max_seq_length); longer inputs run with a note.
+        self.trained_len = trained_len
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
         text = _check_text(text)
@@ -77,6 +80,10 @@ class EncodeTask:
             shown = " ".join(repr(w) for w in unknown[:10])
             notes.append(Message("unknown_words", {"count": len(unknown), "shown": shown}, "warning"))
         source = [tok.bos_id, *ids, tok.eos_id]
+        if self.trained_len is not None and len(source) > self.trained_len:
+            notes.append(Message("beyond_trained_length",
+                                 {"tokens": len(source), "max_len": max_len, "trained": self.trained_len},
+                                 "info"))
         return Prepared(text, source, tok.tokens(source), [], None, notes, truncated_from)
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
@@ -89,7 +96,10 @@ class EncodeTask:
         return []
 
     def to_dict(self) -> dict:
-        return {"type": "encode", "tokenizer": "wordpiece", "example": self.example}
+        out = {"type": "encode", "tokenizer": "wordpiece", "example": self.example}
+        if self.trained_len is not None:
+            out["trained_len"] = self.trained_len
+        return out
 
     def save_tokenizer(self, directory: Path) -> None:
         self.tokenizer.save(Path(directory) / "tokenizer.json")
@@ -306,8 +316,17 @@ def load_bert_folder(path: Path | str, name: str | None = None, example: str | N
             "normalize": _lists_normalize(folder),
         },
     }
-    task = EncodeTask(tokenizer, example or "")
+    task = EncodeTask(tokenizer, example or "", _trained_len(folder, cfg.max_len))
     return Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+
+
+def _trained_len(folder: Path, max_len: int) -> int | None:
+    """sentence-transformers' max_seq_length (the length it trained on), if below ``max_len``."""
+    st_config = read_json(folder / "sentence_bert_config.json", default={})
+    value = st_config.get("max_seq_length") if isinstance(st_config, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < max_len:
+        return value
+    return None
 
 
 def _lists_normalize(folder: Path) -> bool:

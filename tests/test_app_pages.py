@@ -500,23 +500,26 @@ def test_url_int_never_raises_and_reads_ascii_digits_only():
 
 
 def test_text_from_the_url_is_cut_to_the_box_limit_and_says_so():
-    from app_support.models import MAX_INPUT_CHARS
+    from app_support.models import input_char_limit
 
+    limit = input_char_limit(DIDACTIC[0])  # per model
     long_text = "abcdefghij" * 1000  # 10,000 characters
+    assert limit < len(long_text)
     at = open_app(DIDACTIC[0], long_text)
-    assert at.text_input(key="text").value == long_text[:MAX_INPUT_CHARS]
+    assert at.text_input(key="text").value == long_text[:limit]
     assert any("10,000" in w and "cut" in w for w in texts(at, "warning")), texts(at, "warning")
-    assert at.query_params["text"] == long_text[:MAX_INPUT_CHARS]
+    assert at.query_params["text"] == long_text[:limit]
 
 
 def test_compare_sentences_from_the_url_are_cut_to_the_box_limit_and_say_so():
     from app_support.models import MAX_INPUT_CHARS
 
-    long_a = "banana" * 2000  # 12,000 characters
+    long_a = "banana" * 4000  # 24,000 characters
+    assert MAX_INPUT_CHARS < len(long_a)
     at = open_app(DIDACTIC[0], "attention", "compare", a=long_a, b="bandana", token="n")
     assert at.text_input(key="cmp_a").value == long_a[:MAX_INPUT_CHARS]
     assert at.text_input(key="cmp_b").value == "bandana"
-    assert any("Sentence A" in w and "12,000" in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("Sentence A" in w and "24,000" in w for w in texts(at, "warning")), texts(at, "warning")
     assert at.query_params["a"] == long_a[:MAX_INPUT_CHARS]
 
 

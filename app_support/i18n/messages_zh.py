@@ -20,6 +20,10 @@ MESSAGES_ZH: dict[str, str] = {
         "输入有 {tokens} 个词片（word piece）；模型最多读取 {max_len} 个 token（含 `[CLS]` 和 `[SEP]`），"
         "所以只保留了前 {kept} 个词片（已截断）。"
     ),
+    "beyond_trained_length": (
+        "输入有 {tokens} 个 token；模型最多读取 {max_len} 个，但它训练时的输入最多只有 {trained} 个 token，"
+        "超出部分的表现未经充分检验。"
+    ),
     "unknown_words": "有 {count} 个词不在这个模型的词表里，显示为 `[UNK]`：{shown}",
     "input_uncased": "这个模型不区分大小写：它读取的是转为小写、去掉重音符号后的输入。",
     "no_decoder": "这个模型只有编码器（encoder-only）：没有解码器，所以不生成输出文本。",

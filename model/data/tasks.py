@@ -233,7 +233,10 @@ def task_from_dict(data: dict, directory: Path):
 
         example = data.get("example", "")
         example = example if isinstance(example, str) else ""
-        return EncodeTask(WordPieceTokenizer.load(tokenizer_file), example)
+        trained = data.get("trained_len")
+        if not (isinstance(trained, int) and not isinstance(trained, bool) and trained > 0):
+            trained = None
+        return EncodeTask(WordPieceTokenizer.load(tokenizer_file), example, trained)
     if kind == "translation":
         from .translation_tokenizer import TranslationTokenizer
 

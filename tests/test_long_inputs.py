@@ -1,0 +1,224 @@
+"""Long inputs: the per-model input limit, the trained-length note, and the analysis cache's byte bound."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import models as M
+from app_support.models import ByteLRU, nbytes
+from model.analysis import analyze
+from model.registry import DEFAULT_MODEL, load_model
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+WORDS = "the bank raised interest rates while we sat on the river bank and watched boats".split()
+
+
+def english(n_words: int) -> str:
+    return " ".join(WORDS[(i * 5) % len(WORDS)] for i in range(n_words))
+
+
+# ------------------------------------------------------------------------------- the byte bound
+class Blob:
+    """A value of a stated size (ByteLRU's sizeof reads it)."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+
+def blob_lru(max_bytes: int, max_entries: int = 1000) -> ByteLRU:
+    return ByteLRU(max_bytes, max_entries, sizeof=lambda v: v.size)
+
+
+def test_the_oldest_entries_go_first_when_over_the_byte_bound():
+    lru = blob_lru(100)
+    for key in "abc":
+        lru.put(key, Blob(30))
+    assert lru.keys() == ["a", "b", "c"] and lru.nbytes == 90
+    lru.get("a")  # a is now the most recently used
+    lru.put("d", Blob(30))  # 120 > 100: the oldest (b) goes
+    assert lru.keys() == ["c", "a", "d"] and lru.nbytes == 90
+    lru.put("e", Blob(75))  # 165: c, a and d go (75 alone fits)
+    assert lru.keys() == ["e"] and lru.nbytes == 75
+
+
+def test_an_entry_over_the_bound_is_kept_alone():
+    lru = blob_lru(100)
+    lru.put("small", Blob(10))
+    lru.put("huge", Blob(500))
+    assert lru.keys() == ["huge"] and lru.nbytes == 500
+    lru.put("next", Blob(10))
+    assert lru.keys() == ["next"]
+
+
+def test_never_more_than_the_bound_plus_one_entry():
+    rng = random.Random(0)
+    bound = 1000
+    lru = blob_lru(bound, max_entries=20)
+    sizes: dict[int, int] = {}
+    for step in range(2000):
+        key = rng.randrange(60)
+        if rng.random() < 0.3:
+            lru.get(key)
+            continue
+        size = rng.choice([1, 50, 200, 400, 1500])
+        sizes.setdefault(key, size)
+        lru.put(key, Blob(sizes[key]))
+        held = [sizes[k] for k in lru.keys()]
+        assert lru.nbytes == sum(held)
+        assert len(held) <= 20
+        # over the bound only by the newest entry, and then only if it is alone
+        assert lru.nbytes <= bound or len(held) == 1, (step, held)
+        assert sum(held) - max(held) <= bound
+
+
+def test_the_entry_bound_also_holds():
+    lru = blob_lru(10**9, max_entries=3)
+    for key in range(5):
+        lru.put(key, Blob(1))
+    assert lru.keys() == [2, 3, 4]
+
+
+def test_hits_return_the_same_object_and_errors_are_not_cached():
+    lru = blob_lru(100)
+    calls = []
+
+    def make():
+        calls.append(1)
+        return Blob(5)
+
+    first = lru.get_or_compute("k", make)
+    assert lru.get_or_compute("k", make) is first and len(calls) == 1
+    assert (lru.hits, lru.misses) == (1, 1)
+
+    def fail():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        lru.get_or_compute("bad", fail)
+    assert "bad" not in lru and lru.keys() == ["k"]
+    assert lru.discard(lambda k: k == "k") == 1 and len(lru) == 0 and lru.nbytes == 0
+
+
+def test_bad_bounds_are_refused():
+    with pytest.raises(ValueError):
+        ByteLRU(-1)
+    with pytest.raises(ValueError):
+        ByteLRU(10, max_entries=0)
+
+
+def test_nbytes_counts_arrays_once():
+    a = np.zeros((10, 10), np.float32)
+    assert nbytes(a) == 400
+    assert nbytes({"x": a, "y": a}) == 400 + 2  # the same array twice counts once; keys count
+    assert nbytes([a, np.zeros(5, np.float64)]) == 440
+
+
+# ------------------------------------------------------------------ the app's analysis cache
+@pytest.fixture
+def small_cache(monkeypatch):
+    """The app's analysis cache, emptied and bounded to 2 analyses of the default model's example."""
+    bundle = load_model(DEFAULT_MODEL)
+    one = nbytes(M.attention_hooks_only(analyze(bundle, "我们走吧")))
+    cache = ByteLRU(int(2.5 * one), max_entries=64)
+    monkeypatch.setattr(M, "ANALYSES", cache)
+    return cache, one
+
+
+def test_the_app_cache_holds_attention_only_read_only_and_shared(small_cache):
+    cache, _ = small_cache
+    first = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    again = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    assert again is first and len(cache) == 1
+    assert first.activations and all(k.endswith((".hook_pattern", ".hook_scores")) for k in first.activations)
+    pattern = next(iter(first.activations.values()))
+    with pytest.raises(ValueError):
+        pattern[...] = 0  # a page can never write into what other sessions read
+    assert cache.nbytes == nbytes(cache.get(cache.keys()[0]))
+
+
+def test_the_app_cache_evicts_by_bytes(small_cache):
+    cache, one = small_cache
+    texts = ["我们走吧", "他们走吧", "你们走吧", "她们走吧", "我们走吧。"]
+    for text in texts:
+        M.get_analysis(DEFAULT_MODEL, text)
+        assert cache.nbytes <= cache.max_bytes or len(cache) == 1
+    kept = [k[3] for k in cache.keys()]
+    assert 1 <= len(kept) < len(texts) and kept == texts[-len(kept):]  # the newest, in order
+
+
+def test_a_reloaded_model_never_gets_a_stale_analysis(small_cache, monkeypatch):
+    first = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    other = load_model(DEFAULT_MODEL)  # a new copy of the model (e.g. re-shipped weights)
+    monkeypatch.setattr(M, "get_bundle", lambda name: other)
+    again = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    assert again is not first
+    assert np.array_equal(again.attention("encoder"), first.attention("encoder"))
+    assert M.forget_analyses(DEFAULT_MODEL) == 1 and len(small_cache[0]) == 0
+
+
+# ----------------------------------------------------------------------------- input limits
+def test_the_character_limit_follows_the_models_token_limit():
+    for name in ("minilm", DEFAULT_MODEL):
+        max_len = load_model(name).cfg.max_len
+        assert M.input_char_limit(name) == min(M.MAX_INPUT_CHARS,
+                                               max(M.MIN_INPUT_CHARS, M.CHARS_PER_TOKEN * max_len))
+    minilm = load_model("minilm")
+    assert minilm.cfg.max_len == 512
+    # Text long enough for 512 word pieces fits the box with room to spare.
+    text = english(600)
+    assert len(minilm.task.prepare(text, 512).source_ids) == 512
+    assert len(text) < M.input_char_limit("minilm")
+    assert M.input_char_limit("no-such-model") == M.MIN_INPUT_CHARS
+
+
+def notes_of(text: str) -> list[str]:
+    bundle = load_model("minilm")
+    return [m.code for m in bundle.task.prepare(text, bundle.cfg.max_len).notes]
+
+
+def test_minilm_says_when_the_input_is_longer_than_it_was_trained_on():
+    bundle = load_model("minilm")
+    assert bundle.task.trained_len == 256
+    short, long = english(200), english(400)
+    n_short = len(bundle.task.prepare(short, 512).source_ids)
+    n_long = len(bundle.task.prepare(long, 512).source_ids)
+    assert n_short <= 256 < n_long
+    assert "beyond_trained_length" not in notes_of(short)
+    assert "beyond_trained_length" in notes_of(long)
+    note = next(m for m in bundle.task.prepare(long, 512).notes if m.code == "beyond_trained_length")
+    assert note.kwargs == {"tokens": n_long, "max_len": 512, "trained": 256}
+
+
+def _open(text: str, model: str = "minilm", lang: str = "en") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.query_params.update({"model": model, "text": text, "lang": lang})
+    return at.run()
+
+
+@pytest.mark.slow
+def test_a_512_token_link_opens_whole_on_minilm_and_says_what_was_cut():
+    text = english(700)  # ~760 word pieces, ~3,900 characters: more than the model reads
+    at = _open(text)
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.text_input(key="text").value == text  # under the character limit: nothing cut
+    assert at.query_params["text"] == text
+    infos = " ".join(i.value for i in at.info)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "512 tokens" in warnings.replace("\\", "")  # the model truncated to 512 tokens, and said so
+    assert "256" in infos  # it was trained on 256 at most, and the page says so
+
+
+@pytest.mark.slow
+def test_a_link_over_the_models_character_limit_is_cut_and_says_so():
+    limit = M.input_char_limit("minilm")
+    text = "abc " * (limit // 2)  # twice the limit
+    at = _open(text)
+    assert at.text_input(key="text").value == text[:limit]
+    assert at.query_params["text"] == text[:limit]
+    cut = [w.value for w in at.warning if f"{len(text):,}" in w.value and f"{limit:,}" in w.value]
+    assert cut, [w.value for w in at.warning]
