@@ -1,6 +1,5 @@
 """All heads at a glance: every layer x head of one attention kind as small multiples."""
 
-import numpy as np
 import streamlit as st
 
 import viz
@@ -8,6 +7,7 @@ from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.selection import head_from_grid_selection
 from app_support.sidebar import current_view, open_head
+from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 
 lang = current_lang()
@@ -15,15 +15,15 @@ view = current_view()
 page_header(t("heads.title"), t("heads.intro"))
 result = current_analysis(view)
 
-patterns = result.attention(view.kind)
-scores = result.attention(view.kind, "scores")
-queries, keys = result.tokens_for(view.kind)
+shown = page_attention(result, view.kind)  # word pieces merged / [CLS], [SEP] hidden if the sidebar says so
+patterns = shown.pattern
+queries, keys = shown.query_tokens, shown.key_tokens
 n_layers, n_heads = patterns.shape[:2]
 fig = viz.all_heads_grid(
     patterns,
     queries,
     keys,
-    mask=~np.isfinite(scores),
+    mask=shown.mask,
     title=t("heads.figure_title", kind=view.kind_label, n_layers=n_layers, n_heads=n_heads),
     width=1150 if not view.present else 1300,
     lang=lang,

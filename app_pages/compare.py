@@ -11,6 +11,7 @@ from app_support.models import MAX_INPUT_CHARS, get_analysis
 from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
 from app_support.sidebar import current_view, keep_view_across_switch, open_head
+from app_support.token_display import page_attention
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
@@ -106,16 +107,17 @@ if st.button(t("compare.patch_link"), icon=":material/swap_horiz:", key="cmp_to_
     st.switch_page(pages.page("patching").file)
 
 kind, layer, head = view.kind, view.layer, view.head
-pa, pb = res_a.attention(kind), res_b.attention(kind)
-sa, sb = res_a.attention(kind, "scores"), res_b.attention(kind, "scores")
-qa, ka = res_a.tokens_for(kind)
-qb, kb = res_b.tokens_for(kind)
+# word pieces merged / [CLS], [SEP] hidden if the sidebar says so (the note is written once)
+shown_a, shown_b = page_attention(res_a, kind), page_attention(res_b, kind, note=False)
+pa, pb = shown_a.pattern, shown_b.pattern
+qa, ka = shown_a.query_tokens, shown_a.key_tokens
+qb, kb = shown_b.query_tokens, shown_b.key_tokens
 
 st.subheader(t("compare.subheader", kind=view.kind_label, layer=layer, head=head))
 fig = viz.compare_heatmaps(
     pa[layer, head], qa, pb[layer, head], qb,
     key_tokens_a=ka, key_tokens_b=kb,
-    mask_a=~np.isfinite(sa[layer, head]), mask_b=~np.isfinite(sb[layer, head]),
+    mask_a=shown_a.mask[layer, head], mask_b=shown_b.mask[layer, head],
     names=(t("compare.sentence_a"), t("compare.sentence_b")),
     lang=lang,
 )
@@ -129,8 +131,7 @@ if not shared:
 
 
 if st.session_state.get("cmp_token") not in shared:
-    special = {t for t, is_special in zip(qa, res_a.kind_attention(kind).query_special, strict=True)
-               if is_special}
+    special = {t for t, is_special in zip(qa, shown_a.query_special, strict=True) if is_special}
     st.session_state["cmp_token"] = viz.pick_shared_token(shared, st.session_state.get("cmp_word", ""),
                                                           special)
 token = st.selectbox(

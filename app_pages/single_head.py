@@ -10,6 +10,7 @@ from app_support.export import attention_downloads
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.sidebar import clamp_choice, current_view
+from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 
@@ -26,9 +27,11 @@ per_head = st.toggle(
 )
 set_url_param("scale", "head" if per_head else "fixed")
 
-pattern = result.attention(view.kind)[view.layer, view.head]
-scores = result.attention(view.kind, "scores")[view.layer, view.head]
-queries, keys = result.tokens_for(view.kind)
+shown = page_attention(result, view.kind)  # word pieces merged / [CLS], [SEP] hidden if the sidebar says so
+pattern = shown.pattern[view.layer, view.head]
+scores = None if shown.scores is None else shown.scores[view.layer, view.head]
+masked = shown.mask[view.layer, view.head]
+queries, keys = shown.query_tokens, shown.key_tokens
 
 # Hiding weak links: off, below a weight, or per row beyond the strongest links holding a share.
 # The URL holds whole numbers (hundredths of a weight, percent of a row), read with url_int.
@@ -99,6 +102,7 @@ fig = viz.attention_heatmap(
     queries,
     keys,
     scores_2d=scores,
+    mask_2d=masked,
     title=t("single.figure_title", layer=view.layer, head=view.head),
     zmax=None if per_head else 1.0,
     subtitle=view.kind_label,
@@ -110,7 +114,6 @@ fig = viz.attention_heatmap(
 )
 chart(fig, key="single_head_heatmap")
 
-masked = ~np.isfinite(scores)
 notes = [t("single.note_axes")]
 if masked.any():
     notes.append(t("single.note_masked"))
@@ -126,8 +129,9 @@ st.caption(" ".join(notes))
 
 with st.expander(t("single.numbers")):
     # the table shows the same window as the figure: a 512 x 512 table would be as heavy as the picture
-    labels_q = [f"{i}: {t}" for i, t in enumerate(queries)][q0 : q1 + 1]
-    labels_k = [f"{j}: {t}" for j, t in enumerate(keys)][k0 : k1 + 1]
+    # labelled with the model's positions (a merged word: its pieces' range; hidden tokens: none)
+    labels_q = [shown.queries.position_label(i) for i in range(n_q)][q0 : q1 + 1]
+    labels_k = [shown.keys.position_label(j) for j in range(n_k)][k0 : k1 + 1]
     shown = np.where(masked, np.nan, pattern)[q0 : q1 + 1, k0 : k1 + 1]
     table = pd.DataFrame(shown, index=labels_q, columns=labels_k)
     st.caption(t("single.numbers_caption"))

@@ -6,6 +6,7 @@ import viz
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.sidebar import clamp_choice, current_view
+from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 
@@ -14,27 +15,35 @@ view = current_view()
 page_header(t("page.focus.title"), t("focus.intro"))
 result = current_analysis(view)
 
-patterns = result.attention(view.kind)
-queries, keys = result.tokens_for(view.kind)
+shown = page_attention(result, view.kind)  # word pieces merged / [CLS], [SEP] hidden if the sidebar says so
+patterns = shown.pattern
+queries, keys = shown.query_tokens, shown.key_tokens
 
 SIDES = {side: text(lang, f"focus.side.{side}") for side in ("from", "to")}
 seed_from_url("focus_side", "side", lambda v: v if v in SIDES else None, "from")
 clamp_choice("focus_side", list(SIDES), "from")
 c1, c2 = st.columns([2, 3])
 side = c1.radio(t("focus.question"), list(SIDES), key="focus_side", format_func=SIDES.get, horizontal=False)
-tokens = queries if side == "from" else keys
-options = list(range(len(tokens)))
+group = shown.queries if side == "from" else shown.keys
+tokens = list(group.labels)
+# The widget and the URL hold the model's position (a merged word: its first piece), so the choice
+# survives merging pieces or hiding [CLS]/[SEP]; a hidden position falls back to the first shown one.
+options = [ps[0] for ps in group.positions]
 seed_from_url("focus_token", "token", lambda v: url_int(v, 0), 0)
-clamp_choice("focus_token", options, 0)
-idx = c2.selectbox(
+here = st.session_state.get("focus_token")
+if isinstance(here, int) and 0 <= here < group.n_positions and group.word_of_piece[here] >= 0:
+    st.session_state["focus_token"] = options[group.word_of_piece[here]]
+clamp_choice("focus_token", options, options[0])
+position = c2.selectbox(
     t("focus.token"),
     options,
     key="focus_token",
-    format_func=lambda i: f"#{i}  {tokens[i]}",
+    format_func=lambda p: "#" + group.position_label(group.word_of_piece[p]).replace(": ", "  ", 1),
     help=t("focus.token_help"),
 )
+idx = group.word_of_piece[position]  # the shown row (from) or column (to)
 set_url_param("side", side)
-set_url_param("token", idx)
+set_url_param("token", position)
 
 left, right = st.columns([1, 1])
 with left:

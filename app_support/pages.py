@@ -82,7 +82,8 @@ PAGES: tuple[PageSpec, ...] = (
 )
 
 #: Parameters every page keeps in its links: the shared sidebar's choices.
-APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present", "decode")
+APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present", "decode",
+                               "pieces", "special")  # word pieces merged, [CLS]/[SEP] hidden (token_display)
 
 REDIRECTS: tuple[Redirect, ...] = (
     # The positional-encoding lab was a tab of the model page.

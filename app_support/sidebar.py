@@ -23,6 +23,8 @@ from app_support import strategy as decoding
 from app_support.deck import back_link
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, preferred_lang, t, text, valid_lang
 from app_support.messages import note_clipped
+from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, has_word_pieces
+from app_support.token_display import url_params as token_url_params
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
@@ -52,6 +54,7 @@ class View:
     n_heads: int
     directions: tuple[str, ...]
     strategy: Strategy = GREEDY  # how the output is decoded (greedy for a model without a decoder)
+    display: TokenDisplay = AS_TOKENIZED  # word pieces merged, [CLS]/[SEP] hidden (WordPiece models only)
 
     @property
     def direction_arg(self) -> str | None:
@@ -133,6 +136,8 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0
     st.session_state["head"] = url_int(qp.get("head"), 0) or 0
     st.session_state["present"] = qp.get("present", "") in ("1", "true", "yes", "on")
+    st.session_state["pieces"] = qp.get("pieces") == "words"
+    st.session_state["special"] = qp.get("special") if qp.get("special") in SPECIALS else "show"
     decoding.seed_from_url(qp.get(decoding.PARAM))
 
 
@@ -170,6 +175,17 @@ def _on_model_change() -> None:
 
 def _use_example() -> None:
     st.session_state["text"] = _example_in_box(st.session_state["model"])
+
+
+def _token_display(bundle: Bundle, lang: str) -> TokenDisplay:
+    """Merge word pieces / hide [CLS] and [SEP]: offered for WordPiece models (the default elsewhere)."""
+    if not has_word_pieces(bundle.tokenizer):
+        return AS_TOKENIZED
+    st.toggle(t("tokens.merge"), key="pieces", help=t("tokens.merge_help"))
+    clamp_choice("special", list(SPECIALS), "show")
+    st.radio(t("tokens.special"), SPECIALS, key="special", horizontal=True,
+             format_func=lambda o: text(lang, f"tokens.special.{o}"), help=t("tokens.special_help"))
+    return TokenDisplay(merge=bool(st.session_state.get("pieces")), special=st.session_state["special"])
 
 
 def render_sidebar(page_path: str = "") -> View:
@@ -261,6 +277,7 @@ def render_sidebar(page_path: str = "") -> View:
             c2.selectbox(t("sidebar.head"), list(range(n_heads)), key="head",
                          format_func=lambda i: text(lang, "sidebar.head_option", i=i))
             strategy = decoding.controls(bundle.cfg.vocab_size) if n_layers.get("cross", 0) else GREEDY
+            display = _token_display(bundle, lang)
         st.toggle(t("sidebar.present"), key="present", help=t("sidebar.present_help"))
         st.caption(t("sidebar.link"))
 
@@ -276,6 +293,7 @@ def render_sidebar(page_path: str = "") -> View:
         n_heads=n_heads,
         directions=directions,
         strategy=strategy,
+        display=display,
     )
     st.session_state[_VIEW] = view
     params = {"lang": st.session_state[LANG_KEY], "model": view.model, "text": view.text, "kind": view.kind,
@@ -286,6 +304,7 @@ def render_sidebar(page_path: str = "") -> View:
         params["present"] = "1"
     if view.strategy != GREEDY:
         params[decoding.PARAM] = view.strategy.param
+    params.update(token_url_params(view.display))
     set_app_params(params)
     return view
 
