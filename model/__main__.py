@@ -153,9 +153,13 @@ def cmd_translate(args) -> int:
 def cmd_inspect(args) -> int:
     from .analysis import activations_npz, analyze, inspect_meta
 
+    try:
+        strategy = _strategy(args)
+    except ValueError as e:
+        return _fail(str(e))
     bundle = load_bundle(args)
     direction = None if args.direction == "auto" else args.direction
-    result = analyze(bundle, args.text, direction, target=args.target)
+    result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy)
     for note in result.notes:
         print(f"warning: {render(note)}", file=sys.stderr)
     out = Path(args.out)
@@ -524,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
     s.add_argument("--out", required=True)
+    _add_strategy_args(s)
     s.set_defaults(fn=cmd_inspect)
 
     s = sub.add_parser("train", help="train a preset (default, reverse, copy, sort)")

@@ -4,6 +4,7 @@ teacher-forced losses the decoding page shows against the training loss function
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 import sys
 
@@ -153,3 +154,13 @@ def test_evaluate_takes_the_strategy():
     run = cli("evaluate", "--model", "sort", "-n", "40", "--beam", "3")
     assert run.returncode == 0, run.stderr
     assert "beam3-lp1" in run.stderr and run.stdout.startswith("task\t")
+
+
+def test_inspect_writes_the_strategys_output_and_names_it(tmp_path):
+    run = cli("inspect", "--model", "default", "--text", "我吃了一个苹果", "--beam", "4",
+              "--out", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    meta = json.loads((tmp_path / "meta.json").read_text(encoding="utf-8"))
+    beam = analyze(bundle("default"), "我吃了一个苹果", strategy=Strategy.make("beam", beam=4))
+    assert meta["strategy"] == "beam4-lp1" and meta["output_text"] == beam.output_text
+    assert meta["target_tokens"] == beam.target_tokens
