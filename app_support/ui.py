@@ -138,6 +138,8 @@ _CHART_TOOLS_JS = """
     if (camera) camera.dispatchEvent(new MouseEvent('click', {bubbles: true}));
     setTimeout(function () { gd._context.toImageButtonOptions = old; }, 0);
   }
+  function setText(el, value) { if (el.textContent !== value) el.textContent = value; }
+  function setAttr(el, name, value) { if (el.getAttribute(name) !== value) el.setAttribute(name, value); }
   function decorate() {
     var labels = window.__alExportLabels;
     var boxes = document.querySelectorAll('[data-testid="stPlotlyChart"]');
@@ -157,15 +159,23 @@ _CHART_TOOLS_JS = """
         });
         box.insertAdjacentElement('afterend', bar);
       }
-      bar.setAttribute('aria-label', labels.group);
-      bar.querySelector('.al-export-png').textContent = labels.png;
-      bar.querySelector('.al-export-png').title = labels.png_help;
-      bar.querySelector('.al-export-svg').textContent = labels.svg;
-      bar.querySelector('.al-export-svg').title = labels.svg_help;
+      // only what differs is written: every write is a mutation the observer below sees
+      setAttr(bar, 'aria-label', labels.group);
+      var png = bar.querySelector('.al-export-png'), svg = bar.querySelector('.al-export-svg');
+      setText(png, labels.png);
+      setAttr(png, 'title', labels.png_help);
+      setText(svg, labels.svg);
+      setAttr(svg, 'title', labels.svg_help);
     }
   }
+  var pending = false;
+  function later() {
+    if (pending) return;
+    pending = true;
+    window.requestAnimationFrame(function () { pending = false; decorate(); });
+  }
   window.__alChartTools = decorate;
-  new MutationObserver(function () { decorate(); }).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
   decorate();
 })();
 </script>
