@@ -209,3 +209,22 @@ def test_the_page_in_both_languages(folder, lang):
         left = {s: untranslated(s, [name, "tiny.zip", "tiny-reverse", "attention"]) for s in own}
         assert not {s: f for s, f in left.items() if f}, left
     clear_session_resource_cache(_space_session(at.session_state["model"]))
+
+
+def test_a_bert_style_upload_opens_as_an_encoder_only_model(tmp_path):
+    from .test_user_models import tiny_bert_folder
+
+    bert = tiny_bert_folder(tmp_path / "bert")
+    at = _upload(_open(), "bert.zip", _zip_of(bert))
+    assert not at.error, [e.value for e in at.error]
+    name = at.session_state["model"]
+    assert user_model(name).fmt == "bert"
+    assert at.session_state["text"] == "The bank raised interest rates."
+    assert len(at.sidebar.radio(key="kind").options) == 1  # encoder self-attention only: no decoder
+    at.switch_page(PAGES["single"]).run()
+    assert not at.exception and not at.error
+    expected = analyze(load_model(name), "The bank raised interest rates.")
+    figure_text = " ".join(str(c.proto.spec) for c in at.get("plotly_chart"))
+    assert "[CLS]" in expected.source_tokens[0] and "bank" in expected.source_tokens
+    assert "bank" in figure_text
+    clear_session_resource_cache(_space_session(name))

@@ -725,3 +725,22 @@ def test_cli_atlas_takes_model_dir(folder, tmp_path, monkeypatch, capsys):
     out = capsys.readouterr()
     assert "mine" in out.err and out.out.strip()
     assert (tmp_path / "atlas" / "mine").is_dir()
+
+
+def test_all_sessions_together_hold_a_bounded_number_of_bytes(folder, monkeypatch):
+    import model.user_models as um
+
+    data = _files(folder)
+    size = sum(len(v) for v in data.values())
+    monkeypatch.setattr(um, "SERVER_MAX_BYTES", um.server_upload_bytes() + size + size // 2)
+    first, second = UserModelSpace("server-a"), UserModelSpace("server-b")
+    try:
+        first.add_zip(_zip(data), "a.zip")
+        with pytest.raises(UserModelError) as err:
+            second.add_zip(_zip(data), "b.zip")  # another owner, but the server is full
+        assert err.value.code == "server_bytes" and second.names == []
+        first.close()  # closing one owner frees its share for the others
+        assert second.add_zip(_zip(data), "b.zip").name in second.names
+    finally:
+        first.close()
+        second.close()
