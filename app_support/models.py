@@ -127,8 +127,11 @@ def attention_hooks_only(result: Analysis) -> Analysis:
 
 def nbytes(obj: object, _seen: set[int] | None = None) -> int:
     """Bytes held by the arrays and tensors in ``obj`` (dataclasses, dicts, lists, tuples walked;
-    each object counted once). Strings and numbers count their length only: arrays dominate."""
+    each object counted once, a view as the array it views). Strings and numbers count their length only: arrays dominate."""
     seen = set() if _seen is None else _seen
+    if isinstance(obj, np.ndarray):  # a view counts the array it views (once)
+        while isinstance(obj.base, np.ndarray):
+            obj = obj.base
     if id(obj) in seen:
         return 0
     seen.add(id(obj))
@@ -240,7 +243,9 @@ ANALYSES = ByteLRU(ANALYSIS_CACHE_BYTES, max_entries=64)
 
 
 def _read_only(result: Analysis) -> Analysis:
-    """Make the cached arrays read-only: every session shares them, a page must never write."""
+    """Make the cached arrays read-only: every session shares them, a page must never write.
+    Each kind's layers are stacked once (``Analysis.share_stacked``): pages read the stack as is."""
+    result.share_stacked()
     for value in result.activations.values():
         if isinstance(value, np.ndarray):
             value.setflags(write=False)

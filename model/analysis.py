@@ -71,6 +71,9 @@ class Analysis:
     # every token, [CLS]/[SEP] included, then L2-normalised if the model's pooling says so, as
     # sentence-transformers does); None for encoder-decoder models.
     embedding: np.ndarray | None = None
+    # (kind, "pattern"/"scores") -> [layer, head, query, key], read-only, when share_stacked() ran
+    # (the app's shared cache): attention() then returns it without copying the layers again.
+    stacked: dict = field(default_factory=dict, repr=False, compare=False)
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -84,9 +87,29 @@ class Analysis:
         return self.layer_counts[get_kind(kind).name]
 
     def attention(self, kind: str | AttentionKind, what: str = "pattern") -> np.ndarray:
-        """[layer, head, query_pos, key_pos] of one attention kind ("pattern" or "scores")."""
+        """[layer, head, query_pos, key_pos] of one attention kind ("pattern" or "scores").
+
+        A new array, or, after :meth:`share_stacked`, the shared read-only one."""
         k = get_kind(kind)
+        if (k.name, what) in self.stacked:
+            return self.stacked[(k.name, what)]
         return np.stack([self.activations[hook_name(k, i, what)][0] for i in range(self.n_layers(k))])
+
+    def share_stacked(self, whats: tuple[str, ...] = ("pattern", "scores")) -> Analysis:
+        """Stack each attention kind's layers once, read-only, and keep the per-layer activations as
+        views of the stack (no extra memory): for an analysis many readers share, where copying
+        72 heads at 512 tokens (75 MB) on every :meth:`attention` call would dominate a page."""
+        for name, n in self.layer_counts.items():
+            for what in whats:
+                hooks = [hook_name(name, i, what) for i in range(n)]
+                if not n or not all(h in self.activations for h in hooks):
+                    continue
+                whole = self.attention(name, what)  # [layer, head, q, k]
+                whole.setflags(write=False)
+                self.stacked[(get_kind(name).name, what)] = whole
+                for i, h in enumerate(hooks):
+                    self.activations[h] = whole[i][None]  # [1, head, q, k], a view
+        return self
 
     def kind_attention(self, kind: str | AttentionKind) -> KindAttention:
         """Pattern, scores, mask and tokens of one attention kind, in one object."""

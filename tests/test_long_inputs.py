@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from app_support import models as M
 from app_support.models import ByteLRU, nbytes
 from model.analysis import analyze
+from model.network.kinds import hook_name
 from model.registry import DEFAULT_MODEL, load_model
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -116,6 +117,7 @@ def test_nbytes_counts_arrays_once():
     assert nbytes(a) == 400
     assert nbytes({"x": a, "y": a}) == 400 + 2  # the same array twice counts once; keys count
     assert nbytes([a, np.zeros(5, np.float64)]) == 440
+    assert nbytes([a[0], a[1:3], a]) == 400  # views count the array they view, once
 
 
 # ------------------------------------------------------------------ the app's analysis cache
@@ -222,3 +224,117 @@ def test_a_link_over_the_models_character_limit_is_cut_and_says_so():
     assert at.query_params["text"] == text[:limit]
     cut = [w.value for w in at.warning if f"{len(text):,}" in w.value and f"{limit:,}" in w.value]
     assert cut, [w.value for w in at.warning]
+
+
+# ------------------------------------------------- head statistics at long inputs: same numbers
+def _entropy_float64(p: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The previous viz.entropy: every term in float64."""
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    terms = np.where(np.isnan(p), np.nan, terms)
+    return terms.sum(axis=axis)
+
+
+def _patterns(rng, shape, masked_keys=0):
+    logits = rng.normal(size=shape) * 3
+    if masked_keys:
+        logits[..., -masked_keys:] = -np.inf
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)).astype(np.float32)
+
+
+def test_the_faster_entropy_equals_the_float64_one():
+    import viz
+
+    rng = np.random.default_rng(1)
+    p = _patterns(rng, (3, 4, 9, 9), masked_keys=2)
+    p[0, 0, 0] = np.nan
+    p[1, 1, 1, 0] = -0.0
+    for arr in (p, p.astype(np.float64), [[0.5, 0.5, 0.0]], [[1, 0]]):
+        new, old = viz.entropy(arr), _entropy_float64(arr)
+        assert np.array_equal(np.isnan(new), np.isnan(old))
+        np.testing.assert_allclose(new, old, rtol=1e-6, atol=1e-6)
+
+
+def test_head_stats_in_float32_equal_the_float64_computation():
+    """Each column against a direct float64 computation of its definition."""
+    import viz
+
+    rng = np.random.default_rng(2)
+    n_layers, n_heads, n = 2, 3, 40
+    p = _patterns(rng, (n_layers, n_heads, n, n), masked_keys=5)
+    key_mask = np.zeros((n, n), bool)
+    key_mask[:, -5:] = True
+    special = np.zeros(n, bool)
+    special[[0, n - 6]] = True
+    sinks = special.copy()
+    sinks[7] = True
+    df = viz.head_stats(p, key_mask=key_mask, special_tokens=special, sink_tokens=sinks)
+    w = p.astype(np.float64)
+    q = np.arange(n)
+    expected = {
+        "entropy": _entropy_float64(w).mean(-1),
+        "entropy_norm": (_entropy_float64(w) / np.log(n - 5)).mean(-1),
+        "max_weight": w.max(-1).mean(-1),
+        "mean_distance": (w * np.abs(q[:, None] - q[None, :])).sum(-1).mean(-1),
+        "first_token": w[..., 0].mean(-1),
+        "special_tokens": w[..., special].sum(-1).mean(-1),
+        "sinks": w[..., sinks].sum(-1).mean(-1),
+        "diagonal": w[..., q, q].mean(-1),
+        "previous_token": w[..., q[1:], q[1:] - 1].mean(-1),
+    }
+    for col, values in expected.items():
+        np.testing.assert_allclose(df[col].to_numpy(), values.reshape(-1), rtol=1e-5, atol=1e-6, err_msg=col)
+    assert (df["n_rows"] == n).all()
+
+
+def test_head_divergence_on_the_sampled_rows_equals_the_full_float64_one_on_those_rows():
+    import viz
+
+    rng = np.random.default_rng(3)
+    p = _patterns(rng, (2, 3, 300, 300))
+    rows = viz.divergence_rows(300)
+    assert len(rows) < 300
+    fast = viz.head_divergence(p)
+    w = p.reshape(6, 300, 300)[:, rows].astype(np.float64)
+    for i in range(6):
+        for j in range(6):
+            m = 0.5 * (w[i] + w[j])
+            js = _entropy_float64(m) - 0.5 * (_entropy_float64(w[i]) + _entropy_float64(w[j]))
+            assert abs(fast[i, j] - js.mean()) < 1e-6
+
+
+def test_shared_stacks_equal_the_layers_and_cost_no_copy():
+    bundle = load_model(DEFAULT_MODEL)
+    fresh = M.attention_hooks_only(analyze(bundle, "我们走吧"))
+    shared = M.attention_hooks_only(analyze(bundle, "我们走吧")).share_stacked()
+    for kind in ("encoder", "decoder", "cross"):
+        for what in ("pattern", "scores"):
+            stack = shared.attention(kind, what)
+            assert np.array_equal(stack, fresh.attention(kind, what))
+            assert shared.attention(kind, what) is stack and not stack.flags.writeable
+            for i in range(shared.n_layers(kind)):  # the layers are views of the stack
+                layer = shared.activations[hook_name(kind, i, what)]
+                assert np.shares_memory(layer, stack)
+    assert nbytes(shared) <= nbytes(fresh) + 1000
+
+
+def _rollout_float64(p: np.ndarray) -> np.ndarray:
+    """The previous viz.attention_rollout: the whole [layer, head, q, k] in float64 first."""
+    p = np.nan_to_num(np.asarray(p, dtype=np.float64), nan=0.0)
+    eye = np.eye(p.shape[-1])
+    rollout = eye.copy()
+    for layer in p.mean(axis=1):
+        a = layer + eye
+        rollout = (a / a.sum(-1, keepdims=True)) @ rollout
+    return rollout
+
+
+def test_rollout_from_float32_equals_the_float64_one():
+    import viz
+
+    rng = np.random.default_rng(4)
+    p = _patterns(rng, (3, 4, 30, 30), masked_keys=3)
+    p[1, 2, 5] = np.nan
+    np.testing.assert_allclose(viz.attention_rollout(p), _rollout_float64(p), rtol=1e-12, atol=1e-14)

@@ -32,15 +32,17 @@ def attention_rollout(patterns: np.ndarray, add_residual: bool = True) -> np.nda
     zero. Requires square patterns (query = key tokens); it is an estimate of information
     flow, not a quantity the model computes.
     """
-    p = as_array(patterns, 4, "patterns", dtype=np.float64)
+    p = as_array(patterns, 4, "patterns", dtype=np.float32)  # as recorded; no float64 copy of every head
     n_q, n_k = p.shape[2:]
     if n_q != n_k:
         raise ValueError(
             f"attention rollout needs self-attention (square patterns), got {n_q} queries x {n_k} keys"
         )
+    if np.isnan(p).any():
+        p = np.nan_to_num(p, nan=0.0)
     eye = np.eye(n_q)
     rollout = eye.copy()
-    for layer in np.nan_to_num(p, nan=0.0).mean(axis=1):
+    for layer in p.mean(axis=1, dtype=np.float64):  # [q, k] per layer, float64
         a = layer + eye if add_residual else layer
         total = a.sum(axis=-1, keepdims=True)
         a = np.where(total > 0, a / np.where(total > 0, total, 1.0), 0.0)

@@ -38,13 +38,16 @@ HEAD_STATS_COLUMNS: dict[str, str] = {
 def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
     """Shannon entropy ``-Σ p log p`` in nats along ``axis`` (``0·log 0 = 0``).
 
-    ``p`` is used as given (not renormalised); NaN inputs give NaN.
+    ``p`` is used as given (not renormalised); NaN inputs give NaN. float32 input is computed in
+    float32 with float64 sums (no float64 copy of the whole array: at 512 tokens x 72 heads that
+    is 150 MB per temporary); other input in float64. Non-positive entries contribute 0.
     """
-    p = np.asarray(p, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    terms = np.where(np.isnan(p), np.nan, terms)
-    return terms.sum(axis=axis)
+    p = np.asarray(p)
+    if p.dtype != np.float32:
+        p = p.astype(np.float64)
+    logs = np.log(np.where(p > 0, p, 1), dtype=p.dtype)  # 0 where p <= 0 (NaN stays NaN below)
+    logs *= p  # p log p; NaN where p is NaN
+    return -logs.sum(axis=axis, dtype=np.float64)
 
 
 def _normalise(p: np.ndarray, axis: int) -> np.ndarray:
@@ -144,8 +147,10 @@ def head_stats(
     are the same in every language (the data's identifiers); show them with
     ``viz.column_labels("head_stats", lang)``.
     """
+    # float32 (the model's own precision) with float64 sums: a float64 copy of 72 heads at 512
+    # tokens would be 150 MB per temporary (results agree to ~1e-6; tests/test_long_inputs.py)
     p = as_array(
-        patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=np.float64
+        patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=np.float32
     )
     if p.ndim == 3:
         p = p[None]
@@ -176,9 +181,8 @@ def head_stats(
             )
 
     valid = _valid_rows(p, km, qm)  # [L, H, q]
-    w = np.nan_to_num(p, nan=0.0)
-    qpos = np.arange(n_q)[:, None]
-    kpos = np.arange(n_k)[None, :]
+    w = np.nan_to_num(p, nan=0.0) if np.isnan(p).any() else p  # [L, H, q, k]
+    distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float64)  # [q, k]
 
     ent = entropy(w)
     n_keys = (~km).sum(axis=-1) if km is not None else np.full(ent.shape, n_k)
@@ -198,12 +202,12 @@ def head_stats(
         "entropy": _row_mean(ent, valid),
         "entropy_norm": _row_mean(ent_norm, valid & (n_keys > 1)),
         "max_weight": _row_mean(w.max(axis=-1), valid),
-        "mean_distance": _row_mean((w * np.abs(qpos - kpos)).sum(axis=-1), valid),
+        "mean_distance": _row_mean(np.einsum("lhqk,qk->lhq", w, distance, dtype=np.float64), valid),
         "first_token": _row_mean(w[..., 0], valid),
-        "special_tokens": _row_mean((w * sp).sum(axis=-1), valid)
+        "special_tokens": _row_mean(w @ sp.astype(np.float64), valid)
         if sp is not None
         else np.full((n_layers, n_heads), np.nan),
-        "sinks": _row_mean((w * sinks).sum(axis=-1), valid)
+        "sinks": _row_mean(w @ sinks.astype(np.float64), valid)
         if sinks is not None
         else np.full((n_layers, n_heads), np.nan),
         "diagonal": _row_mean(diag_vals, valid & diag_rows),
@@ -266,17 +270,17 @@ def head_divergence(
     once, so only the mixture term is pairwise; it runs over the upper triangle in float32 with
     float64 sums (differences to a float64 computation ~1e-7 nats).
     """
-    p, _ = flatten_heads(patterns, dtype=np.float64)
+    p, _ = flatten_heads(patterns, dtype=np.float32)
     n, n_q, _ = p.shape
-    valid = _valid_rows(p, None, None)  # [n, q]
+    rows = divergence_rows(n_q, max_rows)
+    p = p[:, rows].astype(np.float64)  # [n, r, k]: only the rows used, in float64
+    valid = _valid_rows(p, None, None)  # [n, r]
     if query_mask is not None:
         qm = np.asarray(query_mask)
         if qm.dtype != bool or qm.shape != (n_q,):
             raise ValueError(f"query_mask must be a bool array of shape ({n_q},), got {qm.dtype} {qm.shape}")
-        valid &= ~qm
-    rows = divergence_rows(n_q, max_rows)
-    valid = valid[:, rows]  # [n, r]
-    w = np.nan_to_num(p[:, rows], nan=0.0)
+        valid &= ~qm[rows]
+    w = np.nan_to_num(p, nan=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         total = w.sum(axis=-1, keepdims=True)
         w = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)  # renormalised rows
