@@ -15,11 +15,12 @@ import torch
 from streamlit.runtime.caching import clear_session_resource_cache
 from streamlit.testing.v1 import AppTest
 
+from app_support import models as M
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.network.transformer import Transformer
-from model.registry import load_model, user_model, user_model_names
+from model.registry import UnknownModelError, load_model, user_model, user_model_names
 from model.training.checkpoint import save_checkpoint
 
 from .conftest import tiny_config
@@ -173,10 +174,16 @@ def test_the_session_ending_deletes_its_uploads(folder, tmp_path):
     name = at.session_state["model"]
     directory = user_model(name).directory
     assert directory.is_dir() and directory.is_relative_to(tmp_path / "uploads")
-    load_model(name)
+    at.switch_page(PAGES["single"]).run()  # the page loads it into the app's model cache
+    assert not at.exception
+    stamp = M._stamp(name)
+    cached = M._load(name, stamp)
+    assert M._load(name, stamp) is cached
     clear_session_resource_cache(_space_session(name))  # what Streamlit does when the session disconnects
     assert not directory.exists() and not directory.parent.exists()
     assert user_model(name) is None
+    with pytest.raises(UnknownModelError):  # not served from the cache any more: loading it again fails
+        M._load(name, stamp)
 
 
 def test_a_session_holds_at_most_three_models(folder):
