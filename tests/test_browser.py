@@ -379,3 +379,139 @@ def test_app_in_chromium():
     print(f"\nbrowser timings (target <= {TARGET_S:.1f} s):")
     for k, v in timings.items():
         print(f"  {k:<48} {v:6.3f}{'  (over target)' if v > TARGET_S else ''}")
+
+
+CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
+
+
+def test_intervene_pages_in_chromium():
+    """Ablation, patching and attribution open from links on the translation and a didactic model, the
+    compare page's button opens patching on its sentences, and the agreement measurement runs: no page
+    error, no Python exception shown."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
+    chromium = ensure_chromium()
+    ensure_cjk_font()
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server_intervene.log", "w")  # noqa: SIM115 - closed in the finally block
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    visits = [
+        "ablation?model=default&text=我吃了一个苹果&heads=cross.2.3,decoder.0.1&mode=mean",
+        "ablation?model=reverse&text=attention&heads=cross.1.0,cross.1.1,cross.1.2,cross.1.3&lang=zh",
+        "patching?model=default&a=苹果公司发布新品&b=我吃了一个苹果&token=苹&site=resid&kind=encoder&layer=2",
+        "patching?model=reverse&a=listen&b=silent&kind=cross&layer=1&head=1",
+        "attribution?model=default&text=我吃了一个苹果&steps=8",
+        "attribution?model=reverse&text=attention&step=2&lang=zh",
+    ]
+    try:
+        wait_healthy(port, server)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 1100})
+                page_errors: list[str] = []
+                page.on("pageerror", lambda e: page_errors.append(str(e)))
+                base = f"http://127.0.0.1:{port}"
+                for path in visits:
+                    page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+                    page.wait_for_function(CHARTS_AT_LEAST, arg=4, timeout=240_000)
+                    page.wait_for_timeout(500)
+                    assert page.locator('[data-testid="stException"]').count() == 0, path
+                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+                # the agreement over many sentences, on demand
+                page.get_by_role("button", name="在 12 个句子上测量").click(timeout=240_000)
+                page.wait_for_function(CHARTS_AT_LEAST, arg=5, timeout=240_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                # the compare page hands its two sentences to the patching page
+                page.goto(f"{base}/compare?model=reverse&a=listen&b=silent", wait_until="domcontentloaded")
+                page.get_by_role("button", name="Patch A into B (activation patching)").click(timeout=240_000)
+                page.wait_for_url("**/patching**", timeout=120_000)
+                page.wait_for_function(CHARTS_AT_LEAST, arg=4, timeout=240_000)
+                box = page.get_by_role("textbox", name="Sentence A (the activation comes from here)")
+                assert box.input_value(timeout=240_000) == "listen"
+                assert page.locator('[data-testid="stException"]').count() == 0
+                assert not page_errors, f"JavaScript errors: {page_errors}"
+            finally:
+                browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
+        log.close()
+
+
+DECODING_CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
+
+
+def test_decoding_strategies_in_chromium():
+    """The decoding page from links with beam search (tree, step table, teacher forcing) and sampling
+    (in Chinese), and the sidebar's strategy switch writing ?decode= into the address: no page error,
+    no Python exception shown."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
+    chromium = ensure_chromium()
+    ensure_cjk_font()
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server_decoding.log", "w")  # noqa: SIM115 - closed in the finally block
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    visits = [  # (link, charts it draws at least, screenshot)
+        ("decoding?model=default&text=我吃了一个苹果&decode=beam4-lp1&step=1&ref=I%20ate%20an%20apple.", 6,
+         "decoding_beam.png"),
+        ("decoding?model=default&text=苹果公司今天发布了一款新手机&decode=sample-t1.2-k20-p0.9-s3&lang=zh", 5,
+         "decoding_sample_zh.png"),
+        ("decoding?model=reverse&text=attention&decode=beam3-lp0&ref=noitnetta", 6, None),
+    ]
+    try:
+        wait_healthy(port, server)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 1100})
+                page_errors: list[str] = []
+                page.on("pageerror", lambda e: page_errors.append(str(e)))
+                base = f"http://127.0.0.1:{port}"
+                for path, charts, png in visits:
+                    page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+                    page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=charts, timeout=180_000, polling=500)
+                    page.wait_for_timeout(500)
+                    assert page.locator('[data-testid="stException"]').count() == 0, path
+                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+                    if png:
+                        save_small_png(page, SCREENSHOTS / png)
+                # Greedy by default; choosing beam search in the sidebar puts it into the link.
+                page.goto(f"{base}/decoding?model=reverse&text=attention", wait_until="domcontentloaded")
+                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=4, timeout=180_000, polling=500)
+                assert "decode=" not in page.evaluate("location.search")
+                page.get_by_text("beam search", exact=True).click()
+                page.wait_for_function("() => location.search.includes('decode=beam4-lp1')", timeout=60_000,
+                                       polling=500)
+                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=5, timeout=180_000, polling=500)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                assert not page_errors, f"JavaScript errors: {page_errors}"
+            finally:
+                browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
+        log.close()
