@@ -515,3 +515,70 @@ def test_decoding_strategies_in_chromium():
             server.kill()
             server.wait(timeout=5)
         log.close()
+
+
+DECODING_CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
+
+
+def test_decoding_strategies_in_chromium():
+    """The decoding page from links with beam search (tree, step table, teacher forcing) and sampling
+    (in Chinese), and the sidebar's strategy switch writing ?decode= into the address: no page error,
+    no Python exception shown."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
+    chromium = ensure_chromium()
+    ensure_cjk_font()
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server_decoding.log", "w")  # noqa: SIM115 - closed in the finally block
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    visits = [  # (link, charts it draws at least, screenshot)
+        ("decoding?model=default&text=我吃了一个苹果&decode=beam4-lp1&step=1&ref=I%20ate%20an%20apple.", 6,
+         "decoding_beam.png"),
+        ("decoding?model=default&text=苹果公司今天发布了一款新手机&decode=sample-t1.2-k20-p0.9-s3&lang=zh", 5,
+         "decoding_sample_zh.png"),
+        ("decoding?model=reverse&text=attention&decode=beam3-lp0&ref=noitnetta", 6, None),
+    ]
+    try:
+        wait_healthy(port, server)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 1100})
+                page_errors: list[str] = []
+                page.on("pageerror", lambda e: page_errors.append(str(e)))
+                base = f"http://127.0.0.1:{port}"
+                for path, charts, png in visits:
+                    page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+                    page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=charts, timeout=180_000, polling=500)
+                    page.wait_for_timeout(500)
+                    assert page.locator('[data-testid="stException"]').count() == 0, path
+                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+                    if png:
+                        save_small_png(page, SCREENSHOTS / png)
+                # Greedy by default; choosing beam search in the sidebar puts it into the link.
+                page.goto(f"{base}/decoding?model=reverse&text=attention", wait_until="domcontentloaded")
+                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=4, timeout=180_000, polling=500)
+                assert "decode=" not in page.evaluate("location.search")
+                page.get_by_test_id("stSidebarUserContent").get_by_text("beam search", exact=True).click()
+                page.wait_for_function("() => location.search.includes('decode=beam4-lp1')", timeout=60_000,
+                                       polling=500)
+                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=5, timeout=180_000, polling=500)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                assert not page_errors, f"JavaScript errors: {page_errors}"
+            finally:
+                browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
+        log.close()
