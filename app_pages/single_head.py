@@ -27,10 +27,11 @@ per_head = st.toggle(
 )
 set_url_param("scale", "head" if per_head else "fixed")
 
-shown = page_attention(result, view.kind)  # word pieces merged / [CLS], [SEP] hidden if the sidebar says so
-pattern = shown.pattern[view.layer, view.head]
-scores = None if shown.scores is None else shown.scores[view.layer, view.head]
-masked = shown.mask[view.layer, view.head]
+# this head only, word pieces merged / [CLS], [SEP] hidden if the sidebar says so
+shown = page_attention(result, view.kind, heads=(view.layer, view.head))
+pattern = shown.pattern[0, 0]
+scores = None if shown.scores is None else shown.scores[0, 0]
+masked = shown.mask[0, 0]
 queries, keys = shown.query_tokens, shown.key_tokens
 
 # Hiding weak links: off, below a weight, or per row beyond the strongest links holding a share.

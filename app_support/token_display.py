@@ -20,6 +20,7 @@ import streamlit as st
 from app_support.i18n import t
 from model.analysis import Analysis
 from model.data.tokenizers import WordPieceTokenizer, word_starts
+from model.network.kinds import get_kind
 from viz.wordpieces import Grouping, group_pieces, merge_mask, merge_pieces
 
 PIECES_PARAM = "pieces"  # URL parameter and sidebar widget key: True / "words" = merge pieces into words
@@ -103,6 +104,15 @@ def _unit(grouping: Grouping, position: int) -> int | None:
     return None if unit < 0 else unit
 
 
+def _select(x: np.ndarray, keep: list[int], axis: int) -> np.ndarray:
+    """``x`` at positions ``keep`` along ``axis``: a view when they are one run."""
+    if keep == list(range(keep[0], keep[0] + len(keep))):
+        idx: list[object] = [slice(None)] * x.ndim
+        idx[axis] = slice(keep[0], keep[0] + len(keep))
+        return x[tuple(idx)]
+    return np.take(x, keep, axis=axis)
+
+
 def _grouping(tokens: list[str], special: np.ndarray, display: TokenDisplay) -> Grouping:
     hide = special if display.hide and not special.all() else np.zeros_like(special)
     # a special token is a unit of its own: it neither joins a word nor takes the piece after it
@@ -111,27 +121,43 @@ def _grouping(tokens: list[str], special: np.ndarray, display: TokenDisplay) -> 
     return group_pieces(tokens, merge=display.merge, hidden=hide.tolist(), starts=starts.tolist())
 
 
-def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKENIZED) -> ShownAttention:
+def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKENIZED,
+                    heads: tuple[int, int] | None = None) -> ShownAttention:
     """Pattern, scores, mask and labels of ``kind`` as drawn under ``display``.
 
     With the default display this is the model's own pattern, unchanged. A sentence made only of
-    special tokens keeps them (there would be nothing left to show).
+    special tokens keeps them (there would be nothing left to show). ``heads=(layer, head)``
+    computes that one head only (arrays ``[1, 1, query, key]``): a page that draws one head does
+    not merge all of them.
     """
-    ka = result.kind_attention(kind)
-    q_group = _grouping(ka.query_tokens, ka.query_special, display)
-    k_group = _grouping(ka.key_tokens, ka.key_special, display)
+    pattern = result.attention(kind)  # [layer, head, query, key]
+    scores = result.attention(kind, "scores")  # same shape, -inf where masked
+    if heads is not None:
+        layer, head = heads
+        pattern = pattern[layer : layer + 1, head : head + 1]
+        scores = scores[layer : layer + 1, head : head + 1]
+    queries, keys = result.tokens_for(kind)
+    special = {"source": result.source_special, "target": result.target_special}
+    k = get_kind(kind)
+    q_special = np.array(special[k.queries], dtype=bool)
+    k_special = np.array(special[k.keys], dtype=bool)
+    mask = np.isneginf(scores)  # [layer, head, query, key]
+    q_group = _grouping(queries, q_special, display)
+    k_group = _grouping(keys, k_special, display)
     if q_group.is_identity and k_group.is_identity:
-        return ShownAttention(ka.pattern, ka.scores, ka.mask, q_group, k_group, ka.query_special,
-                              ka.key_special, display)
+        return ShownAttention(pattern, scores, mask, q_group, k_group, q_special, k_special, display)
     q_keep = [ps[0] for ps in q_group.positions]
     k_keep = [ps[0] for ps in k_group.positions]
-    pattern = merge_pieces(ka.pattern, q_group, k_group, renormalise=display.renormalise)
-    mask = merge_mask(ka.mask, q_group, k_group)
-    scores = None
+    shown = merge_pieces(pattern, q_group, k_group, renormalise=display.renormalise)
+    if mask.any():
+        mask = merge_mask(mask, q_group, k_group)
+    else:  # nothing masked (an encoder on one sentence): nothing to merge
+        mask = np.zeros(shown.shape, dtype=bool)
+    kept_scores = None
     if not display.merge:  # only rows and columns dropped: the kept scores are the model's own
-        scores = ka.scores[..., q_keep, :][..., k_keep]
-    return ShownAttention(pattern, scores, mask, q_group, k_group, ka.query_special[q_keep],
-                          ka.key_special[k_keep], display)
+        kept_scores = _select(_select(scores, q_keep, -2), k_keep, -1)
+    return ShownAttention(shown, kept_scores, mask, q_group, k_group, q_special[q_keep], k_special[k_keep],
+                          display)
 
 
 def current_display() -> TokenDisplay:
@@ -151,10 +177,12 @@ def display_note(display: TokenDisplay) -> str:
     return " ".join(parts)
 
 
-def page_attention(result: Analysis, kind: str, *, note: bool = True) -> ShownAttention:
-    """The attention a page draws for ``kind``, under the sidebar's choice; says which when not plain."""
+def page_attention(result: Analysis, kind: str, *, note: bool = True,
+                   heads: tuple[int, int] | None = None) -> ShownAttention:
+    """The attention a page draws for ``kind`` (one ``(layer, head)`` only, if given) under the sidebar's
+    choice; says which when it is not the model's own token x token pattern."""
     display = current_display()
-    shown = shown_attention(result, kind, display)
+    shown = shown_attention(result, kind, display, heads)
     if note and display.active:
         st.caption(display_note(display))
     return shown

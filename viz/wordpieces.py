@@ -165,18 +165,37 @@ def _as_grouping(g: Grouping | Sequence[int], n: int, axis: str) -> Grouping:
     return grouping
 
 
+def _index(ndim: int, axis: int, where: object) -> tuple:
+    idx: list[object] = [slice(None)] * ndim
+    idx[axis] = where
+    return tuple(idx)
+
+
 def _reduce(x: np.ndarray, grouping: Grouping, axis: int, how: str) -> np.ndarray:
-    """Sum (or mean) ``x`` over each unit's positions along ``axis``; hidden positions are dropped."""
-    keep = np.array([p for ps in grouping.positions for p in ps])  # shown positions, units in order
-    starts = np.cumsum([0] + [len(ps) for ps in grouping.positions[:-1]])
-    taken = np.take(x, keep, axis=axis)
+    """Sum (``"sum"``), mean (``"mean"``) or logical or (``"any"``) of ``x`` over each unit's positions
+    along ``axis``; hidden positions are dropped.
+
+    The shown positions are selected first (a view when they are one run, as with [CLS] ... [SEP]
+    hidden); when every unit is one position that is all, otherwise one ``reduceat`` over the units'
+    runs. (A matrix product was as fast on one thread but many times slower when BLAS threads compete
+    for a busy machine's cores.)
+    """
+    positions = grouping.positions
+    keep = [p for ps in positions for p in ps]  # shown positions, units in order
+    if keep == list(range(keep[0], keep[0] + len(keep))):
+        shown = x[_index(x.ndim, axis, slice(keep[0], keep[0] + len(keep)))]
+    else:
+        shown = np.take(x, keep, axis=axis)
+    if len(keep) == len(positions):
+        return shown
+    starts = np.cumsum([0] + [len(ps) for ps in positions[:-1]])
     if how == "any":
-        return np.logical_or.reduceat(taken, starts, axis=axis)
-    out = np.add.reduceat(taken, starts, axis=axis)
+        return np.logical_or.reduceat(shown, starts, axis=axis)
+    out = np.add.reduceat(shown, starts, axis=axis)
     if how == "mean":
         shape = [1] * x.ndim
-        shape[axis] = len(starts)
-        out = out / np.array([len(ps) for ps in grouping.positions], dtype=out.dtype).reshape(shape)
+        shape[axis] = len(positions)
+        out /= np.array([len(ps) for ps in positions], dtype=out.dtype).reshape(shape)
     return out
 
 
