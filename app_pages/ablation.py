@@ -58,7 +58,7 @@ def _add(codes: list[str]) -> None:
 sidebar_head = format_heads([(view.kind, view.layer, view.head)])
 group = [format_heads([h]) for h in group_heads(cfg, view.kind, view.layer)]
 cols = st.columns(3)
-cols[0].button(t("ablation.add_sidebar", head=head_label(sidebar_head)), on_click=_add,
+cols[0].button(t("ablation.add_sidebar", name=head_label(sidebar_head)), on_click=_add,
                args=([sidebar_head],), key="abl_add_one")
 cols[1].button(t("ablation.add_group", kind=view.kind_label, layer=view.layer), on_click=_add, args=(group,),
                key="abl_add_group")

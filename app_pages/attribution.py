@@ -114,7 +114,7 @@ st.markdown(t("attribution.step.which", step=step, token=escape_md(r.output_toke
 series = {
     t("attribution.series.ig"): r.integrated[step],
     t("attribution.series.gxi"): r.grad_x_input[step],
-    t("attribution.series.head", layer=layer, head=head): r.cross[layer, head, step],
+    t("attribution.series.head", l=layer, h=head): r.cross[layer, head, step],
     t("attribution.series.mean"): r.mean_attention[step],
     t("attribution.series.rollout"): r.rollout[step],
 }
@@ -124,7 +124,7 @@ chart(
 )
 target = np.abs(r.integrated[step])
 rho = {name: spearman(np.abs(values), target) for name, values in series.items()}
-head_name = t("attribution.series.head", layer=layer, head=head)
+head_name = t("attribution.series.head", l=layer, h=head)
 st.markdown(
     t(
         "attribution.step.rho",
@@ -137,7 +137,7 @@ st.markdown(
     )
 )
 labels = [
-    t("attribution.row_label", layer=la, head=h) for la in range(n_cross) for h in range(r.cross.shape[1])
+    t("attribution.row_label", l=la, h=h) for la in range(n_cross) for h in range(r.cross.shape[1])
 ]
 chart(
     heads_over_source(

@@ -38,14 +38,14 @@ EN = {
     "the shapes compare.",
     "attribution.series.ig": "integrated gradients",
     "attribution.series.gxi": "gradient × input",
-    "attribution.series.head": "cross-attention L{layer} H{head}",
+    "attribution.series.head": "cross-attention L{l} H{h}",
     "attribution.series.mean": "cross-attention, mean of all heads",
     "attribution.series.rollout": "rollout through the encoder",
     "attribution.bars_title": "Step {step}: what the output token used vs where attention looks",
     "attribution.step.rho": "Rank agreement with |integrated gradients| at this step (Spearman ρ): cross-attention "
     "layer {layer} head {head} **{rho_head}**, mean of all heads **{mean}**, rollout **{rollout}**, gradient × "
     "input **{gxi}**. One step of one sentence is noise: see the measurement over many sentences below.",
-    "attribution.row_label": "L{layer} H{head}",
+    "attribution.row_label": "L{l} H{h}",
     "attribution.heads_title": "Step {step}: cross-attention of every head over the source",
     "attribution.step.caption": "The head in the bars is the sidebar's (for another attention kind, its layer and "
     "head in cross-attention). Rollout: the cross-attention row (mean over layers and heads) carried through the "
@@ -103,14 +103,14 @@ ZH = {
     "attribution.step.which": "步骤 {step} 选择了 {token}。每组数值都缩放到总和为 1（取绝对值），以便比较形状。",
     "attribution.series.ig": "积分梯度",
     "attribution.series.gxi": "梯度 × 输入",
-    "attribution.series.head": "交叉注意力 L{layer} H{head}",
+    "attribution.series.head": "交叉注意力 L{l} H{h}",
     "attribution.series.mean": "交叉注意力，所有头的平均",
     "attribution.series.rollout": "穿过编码器的注意力展开",
     "attribution.bars_title": "步骤 {step}：输出 token 用了什么，注意力看向哪里",
     "attribution.step.rho": "这一步与 |积分梯度| 的排序一致程度（斯皮尔曼 ρ）：交叉注意力第 {layer} 层头 {head} "
     "**{rho_head}**，所有头的平均 **{mean}**，注意力展开 **{rollout}**，梯度 × 输入 **{gxi}**。一个句子的一步只是噪声："
     "请看下面在许多句子上的测量。",
-    "attribution.row_label": "L{layer} H{head}",
+    "attribution.row_label": "L{l} H{h}",
     "attribution.heads_title": "步骤 {step}：每个头的交叉注意力在源上的分布",
     "attribution.step.caption": "条形图中的头是侧边栏选中的头（如果是别的注意力类型，就取交叉注意力中相同的层和头）。"
     "注意力展开：把交叉注意力的这一行（对各层和各头取平均）穿过编码器的注意力展开——只是对经由注意力的信息流的估计，"

@@ -99,7 +99,7 @@ ZH = {
     "patching.token_none": "（无）",
     "patching.site": "修补什么",
     "patching.site.head": "{kind}第 {layer} 层头 {head} 的输出",
-    "patching.site.resid": "{stack}第 {layer} 块之后的残差流（残差连接）",
+    "patching.site.resid": "{stack}第 {layer} 层（块）之后的残差流（残差连接）",
     "patching.stack.encoder": "编码器",
     "patching.stack.decoder": "解码器",
     "patching.site_help": "头（注意力类型、层、头）和层取自侧边栏。一个头的输出是它的 z（在输出投影 W_o 之前）；"
