@@ -16,7 +16,7 @@ from app_support import models as M
 from app_support import pages
 from app_support import pitfalls as PF
 from app_support.i18n import current_lang, t
-from app_support.messages import current_analysis, show_input_error
+from app_support.messages import current_analysis, show_input_error, show_notes
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens
 from app_support.url_state import seed_from_url, set_url_param, url_int
@@ -26,7 +26,6 @@ from model.network.kinds import hook_name
 from viz import deck as VD
 from viz.export import deck_html
 
-st.set_page_config(initial_sidebar_state="collapsed")
 view = current_view()
 lang = current_lang()
 DK.install_deck_look()
@@ -60,7 +59,7 @@ def _switch_model() -> None:
 
 st.session_state["deck_text"] = view.text
 with st.container(key="deck_bar"):
-    bar = st.columns([6, 2.2, 1.4, 1.4], vertical_alignment="bottom")
+    bar = st.columns([5, 2, 1.7, 1.7], vertical_alignment="bottom")
     bar[0].text_input(t("deck.sentence"), key="deck_text", on_change=_sentence_changed,
                       max_chars=M.MAX_INPUT_CHARS, help=t("deck.sentence_help"))
     counter = (t("deck.counter", n=n, total=len(DK.TALK)) if n <= len(DK.TALK)
@@ -187,7 +186,10 @@ with st.container(key="deck_body"):
                       key="deck_switch")
         result = None
     else:
-        result = current_analysis(view)
+        result = current_analysis(view, show=False)
+        output = result.output_text
+        st.caption(escape_md(result.prepared.text) + (f" → {escape_md(output)}" if output.strip() else ""))
+        show_notes(result)
     if result is not None:
         try:
             built = BUILD[slide](result)

@@ -129,22 +129,31 @@ def back_link(page_path: str) -> None:
 
 # --------------------------------------------------------------------------- the deck's look and keys
 
-#: Projector sizes: slide text 1.6rem (25.6 px) and the title 3rem, whatever the window; the sidebar
-#: stays available but starts folded. Scoped to the slide's container.
+#: Projector sizes: slide text 1.6rem (25.6 px) and the title 2.5rem, whatever the window. Scoped to the
+#: slide's container.
 DECK_CSS = """
 <style>
   .st-key-deck_body p, .st-key-deck_body li { font-size: 1.6rem !important; line-height: 1.35; }
-  .st-key-deck_body h1 { font-size: 3rem !important; padding-top: .2rem; }
+  .st-key-deck_body h1 { font-size: 2.5rem !important; padding-top: .1rem; }
   .st-key-deck_bar p { font-size: 1.3rem !important; }
 </style>
 """
 
-#: ← → PageUp PageDown click the deck's previous/next buttons (presentation clickers send PageUp/PageDown).
-#: Installed once per browser page; it does nothing while no deck buttons are on the page or while the
-#: focus is in a text box.
+#: The sidebar folds when the deck opens (it stays one click away). ← → PageUp PageDown click the deck's
+#: previous/next buttons (presentation clickers send PageUp/PageDown): installed once per browser page, the
+#: listener does nothing while no deck buttons are on the page or while the focus is in a text box.
 DECK_KEYS_JS = """
 <script>
 (function () {
+  // the sidebar folds when the deck opens (once per visit; the presenter may open it again)
+  var tries = 0;
+  (function fold() {
+    var bar = document.querySelector('[data-testid="stSidebar"]');
+    var button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && bar.getAttribute('data-collapsed') === 'false' && button) { button.click(); return; }
+    if (bar && bar.getAttribute('data-collapsed') === 'true') return;
+    if (++tries < 50) setTimeout(fold, 100);
+  })();
   if (window.__alDeckKeys) return;
   window.__alDeckKeys = true;
   document.addEventListener('keydown', function (e) {

@@ -113,35 +113,48 @@ def html_download(fig: go.Figure, key: str, *, label: str | None = None) -> None
 
 
 #: Browser-side export buttons: for every plotly chart on the page, a row "PNG ×2 · SVG" right under it.
-#: They run plotly's own toImage (the toolbar's camera) with the format switched, so no renderer is
-#: needed on the server. Installed once per page load; a MutationObserver decorates charts as they appear.
+#: They run plotly.js's own image export in the browser (``Plotly.downloadImage``, else the toolbar's
+#: camera with the format switched), so no renderer is needed on the server. Installed once per page
+#: load; a MutationObserver decorates charts as they appear.
 _CHART_TOOLS_JS = """
 <script>
 (function () {
   window.__alExportLabels = __LABELS__;
   if (window.__alChartTools) { window.__alChartTools(); return; }
-  function save(box, format) {
-    var gd = box.querySelector('.js-plotly-plot');
+  function save(bar, format) {
+    var box = bar.previousElementSibling;  // the chart the row belongs to, found at click time
+    var gd = box && box.querySelector ? box.querySelector('.js-plotly-plot') : null;
     if (!gd || !gd._context) return;
     var old = gd._context.toImageButtonOptions || {};
     var opts = {};
     for (var k in old) opts[k] = old[k];
     opts.format = format;
     opts.scale = format === 'png' ? Math.max(__SCALE__, old.scale || 0) : 1;
-    gd._context.toImageButtonOptions = opts;
-    var buttons = gd.querySelectorAll('.modebar-btn');
-    var camera = null;
-    for (var i = 0; i < buttons.length; i++) {
-      var title = buttons[i].getAttribute('data-title') || '';
-      if (title.indexOf('Download') === 0) { camera = buttons[i]; break; }
+    if (window.Plotly && window.Plotly.downloadImage) {
+      opts.width = gd._fullLayout.width;
+      opts.height = gd._fullLayout.height;
+      window.Plotly.downloadImage(gd, opts);
+      return;
     }
-    if (camera) camera.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    gd._context.toImageButtonOptions = opts;  // else: the toolbar's own camera, with the format switched
+    var buttons = gd.querySelectorAll('.modebar-btn');
+    for (var i = 0; i < buttons.length; i++) {
+      if ((buttons[i].getAttribute('data-title') || '').indexOf('Download') === 0) {
+        buttons[i].dispatchEvent(new MouseEvent('click', {bubbles: true}));
+        break;
+      }
+    }
     setTimeout(function () { gd._context.toImageButtonOptions = old; }, 0);
   }
   function setText(el, value) { if (el.textContent !== value) el.textContent = value; }
   function setAttr(el, name, value) { if (el.getAttribute(name) !== value) el.setAttribute(name, value); }
   function decorate() {
     var labels = window.__alExportLabels;
+    var rows = document.querySelectorAll('.al-export');
+    for (var r = 0; r < rows.length; r++) {  // a row whose chart is gone goes too
+      var prev = rows[r].previousElementSibling;
+      if (!prev || prev.getAttribute('data-testid') !== 'stPlotlyChart') rows[r].remove();
+    }
     var boxes = document.querySelectorAll('[data-testid="stPlotlyChart"]');
     for (var i = 0; i < boxes.length; i++) {
       var box = boxes[i];
@@ -154,7 +167,7 @@ _CHART_TOOLS_JS = """
           var b = document.createElement('button');
           b.type = 'button';
           b.className = 'al-export-' + format;
-          b.addEventListener('click', function () { save(box, format); });
+          b.addEventListener('click', function (e) { save(e.currentTarget.parentNode, format); });
           bar.appendChild(b);
         });
         box.insertAdjacentElement('afterend', bar);
