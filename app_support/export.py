@@ -68,7 +68,10 @@ def attention_downloads(result: Analysis, name: str, *, key: str = "attention_ex
     choices = scopes(patterns)
     st.markdown(f"**{t('export.header')}**")
     left, mid, right = st.columns([2, 1, 1], vertical_alignment="bottom")
-    scope = left.selectbox(t("export.scope"), choices, format_func=_scope_label, key=f"{key}_scope")
+    # Labels fixed while the page runs: the widget may format its options again outside the
+    # script run (e.g. in tests), where the session's language is not known.
+    labels = {choice: _scope_label(choice) for choice in choices}
+    scope = left.selectbox(t("export.scope"), choices, format_func=labels.__getitem__, key=f"{key}_scope")
     rows = csv_row_count(select(patterns, scope))
     base = f"attention-lens-{name}"
     suffix = scope[0] if scope[1] is None else f"{scope[0]}-layer{scope[1]}"
