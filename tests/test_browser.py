@@ -318,7 +318,7 @@ def test_app_in_chromium():
 
                 # 5b) The "How it works" pages open from a link and draw without a page error.
                 how_pages = ("worked", "masks", "positional", "architecture", "cost", "pitfalls", "training",
-                             "variants")
+                             "variants", "deck")
                 visits = [(model, sentences[0]), ("reverse", "attention")]
                 for (visit_model, text), path in [(v, p) for v in visits for p in how_pages]:
                     url = f"{base}/{path}?model={visit_model}&text={text}"

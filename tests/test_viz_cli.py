@@ -5,7 +5,9 @@ URL); bad input gives one ``error:`` line, exit status 2, and writes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
 import subprocess
@@ -134,14 +136,37 @@ def test_viz_cli_never_imports_torch(inspect_dir, tmp_path):
 # --------------------------------------------------------------------------- bad input
 
 
-def _bad(inspect_dir: Path, tmp_path: Path, *args: str, env: dict | None = None, match: str = "") -> str:
+@contextlib.contextmanager
+def _environ(env: dict | None):
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _bad(inspect_dir: Path, tmp_path: Path, *args: str, env: dict | None = None, match: str = "",
+         process: bool = False) -> str:
+    """Run the command (in this process, or as ``python -m viz`` with ``process``): one ``error:`` line on
+    stderr, exit status 2, nothing on stdout, and no file added anywhere under ``tmp_path``."""
     before = files_under(tmp_path)
-    done = run(*args, env=env)
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    if process:
+        done = run(*args, env=env)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        from viz.__main__ import main
+
+        out_buf, err_buf = io.StringIO(), io.StringIO()
+        with _environ(env), contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
+            code = main(list(args))
+        out, err = out_buf.getvalue(), err_buf.getvalue()
+    assert code == 2, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert match in lines[0], lines[0]
-    assert done.stdout == ""
+    assert out == ""
     assert files_under(tmp_path) == before, "nothing is written"
     return lines[0]
 
@@ -156,7 +181,7 @@ def _export(d: Path, out: Path, **over: str) -> list[str]:
 
 def test_unknown_format(inspect_dir, tmp_path):
     _bad(inspect_dir, tmp_path, *_export(inspect_dir, tmp_path / "x.gif", format="gif"),
-         match="unknown format")
+         match="unknown format", process=True)  # also as a real process: its exit status is 2
 
 
 def test_out_suffix_must_match_the_format(inspect_dir, tmp_path):
@@ -215,7 +240,7 @@ def test_no_browser_says_what_to_install_and_writes_nothing(inspect_dir, tmp_pat
     empty.mkdir()
     env = {"BROWSER_PATH": "", "PATH": str(empty)}
     line = _bad(inspect_dir, tmp_path, *_export(inspect_dir, tmp_path / "x.png"), env=env,
-                match="apt-get install chromium fonts-noto-cjk")
+                match="apt-get install chromium fonts-noto-cjk", process=True)
     assert "BROWSER_PATH=/usr/bin/chromium" in line
     _bad(inspect_dir, tmp_path, "deck", str(inspect_dir), "--out", str(tmp_path / "slides"), env=env,
          match="no Chromium found")
