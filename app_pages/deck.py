@@ -176,14 +176,16 @@ def deck_file(result) -> str:
 
 # --------------------------------------------------------------------------- the slide
 
+if view.model != M.DEFAULT_MODEL:  # the talk is written for the translation model: one click away
+    note, switch = st.columns([5, 2], vertical_alignment="center")
+    note.caption(t("deck.other_model", model=escape_md(model_name)))
+    switch.button(t("deck.switch"), on_click=_switch_model, icon=":material/translate:", key="deck_switch")
+
 with st.container(key="deck_body"):
     st.title(f"{n} · {t(f'deck.{n}.title')}" if n <= len(DK.TALK) else t(f"deck.{n}.title"))
     problems = DK.slide_problems(bundle, slide)
     if problems:
         st.info(t(f"deck.needs.{problems[0]}", model=escape_md(model_name)), icon=":material/swap_horiz:")
-        if view.model != M.DEFAULT_MODEL:
-            st.button(t("deck.switch"), on_click=_switch_model, icon=":material/translate:",
-                      key="deck_switch")
         result = None
     else:
         result = current_analysis(view, show=False)
