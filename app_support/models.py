@@ -15,7 +15,10 @@
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -80,6 +83,37 @@ def configure_torch() -> None:
 
 configure_torch()
 
+#: Arrays at least this big get their own memory mapping, returned to the system when freed
+#: (ATTENTION_LENS_MMAP_THRESHOLD, bytes; 0 leaves the C library's default). glibc's default
+#: threshold grows with the largest block freed (up to 32 MB), after which every per-layer
+#: tensor of a 512-token analysis (12.6 MB) lands on the heap, and a server that kept answering
+#: long inputs held hundreds of MB of freed, fragmented heap (bench/bench_memory.py).
+MMAP_THRESHOLD = int(os.environ.get("ATTENTION_LENS_MMAP_THRESHOLD", str(256 << 10)) or 0)
+
+
+def configure_malloc() -> bool:
+    """Set glibc's mmap threshold to MMAP_THRESHOLD (Linux with glibc only); True if it was set."""
+    if MMAP_THRESHOLD <= 0 or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(-3, MMAP_THRESHOLD))  # -3 = M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # another C library (musl): leave it as it is
+        return False
+
+
+def release_memory() -> None:
+    """Collect cyclic garbage and hand freed heap pages back to the system (glibc ``malloc_trim``)."""
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+
+
+configure_malloc()
+
 def list_models() -> list[str]:
     """Models the picker offers, in menu order (not cached: new models appear at once).
 
@@ -127,7 +161,8 @@ def attention_hooks_only(result: Analysis) -> Analysis:
 
 def nbytes(obj: object, _seen: set[int] | None = None) -> int:
     """Bytes held by the arrays and tensors in ``obj`` (dataclasses, dicts, lists, tuples walked;
-    each object counted once, a view as the array it views). Strings and numbers count their length only: arrays dominate."""
+    each object counted once, a view as the array it views). Strings and numbers count their
+    length only: arrays dominate."""
     seen = set() if _seen is None else _seen
     if isinstance(obj, np.ndarray):  # a view counts the array it views (once)
         while isinstance(obj.base, np.ndarray):
@@ -236,9 +271,10 @@ class ByteLRU:
             self._bytes = 0
 
 
-#: Bytes the shared analysis cache may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 512 MB:
-#: three MiniLM analyses at 512 tokens, or hundreds of short ones).
-ANALYSIS_CACHE_BYTES = int(float(os.environ.get("ATTENTION_LENS_ANALYSIS_CACHE_MB", "512") or 512) * 2**20)
+#: Bytes the shared analysis cache may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 320 MiB:
+#: two MiniLM analyses at 512 tokens (144 MiB each: patterns and scores of 72 heads), or hundreds
+#: of short ones), so the server stays under 1.5 GB over a long session (bench/bench_memory.py).
+ANALYSIS_CACHE_BYTES = int(float(os.environ.get("ATTENTION_LENS_ANALYSIS_CACHE_MB", "320") or 320) * 2**20)
 ANALYSES = ByteLRU(ANALYSIS_CACHE_BYTES, max_entries=64)
 
 
@@ -260,8 +296,16 @@ def _analysis(name: str, stamp: int, text: str, direction: str | None, target: s
     key = ("analysis", name, stamp, text, direction, target, strategy)
 
     def compute() -> tuple[weakref.ref, Analysis]:
-        result = analyze(bundle, text, direction, target, strategy=Strategy.parse(strategy))
-        return weakref.ref(bundle), _read_only(attention_hooks_only(result))
+        # Free the previous runs' cyclic garbage first (page scripts stopped by st.stop() leave
+        # frames holding their arrays in reference cycles; the collector's thresholds count
+        # objects, not bytes): at 512 tokens each holds ~100 MB, and the server's memory then
+        # grew by ~45 MB per new input (bench/bench_memory.py). Once per new analysis, before it
+        # and after it (its other activations, dropped below, were ~130 MB at 512 tokens).
+        release_memory()
+        result = _read_only(attention_hooks_only(
+            analyze(bundle, text, direction, target, strategy=Strategy.parse(strategy))))
+        release_memory()
+        return weakref.ref(bundle), result
 
     ref, result = ANALYSES.get_or_compute(key, compute)
     if ref() is not bundle:  # the model was loaded again since (e.g. a new copy): never serve stale

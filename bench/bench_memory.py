@@ -76,7 +76,7 @@ def main() -> None:
         seconds = time.perf_counter() - t0
         rss.append(rss_bytes())
         problems = "; ".join([str(e.message) for e in at.exception] + [str(e.value) for e in at.error])[:60]
-        if i % 5 == 0 or i == 1 or problems:
+        if i % 5 == 0 or i <= len(args.pages) or problems:
             cache = M.ANALYSES.nbytes / MB
             print(f"{i:>5} {page.key:<11} {seconds:>6.1f} {rss[-1] / MB:>7.0f} {cache:>9.0f} "
                   f"{len(M.ANALYSES):>7}  {problems}", flush=True)
