@@ -96,7 +96,7 @@ def slide_attention(result):
 def slide_heads(result):
     cfg = bundle.cfg
     path = hook_name(view.kind, view.layer, "q").rsplit(".", 1)[0]
-    fig = viz.split_merge_figure(viz.split_merge_stages(result.trace, path), lang=lang)
+    fig = VD.wrap_labels(viz.split_merge_figure(viz.split_merge_stages(result.trace, path), lang=lang))
     fmt = {"d_model": cfg.d_model, "h": cfg.n_heads, "d_head": cfg.d_head}
     return fig, [t("deck.2.line1", **fmt), t("deck.2.line2")], t("deck.2.notes", h=cfg.n_heads)
 

@@ -141,6 +141,20 @@ def test_projector_fonts_reach_the_minimum_and_keep_larger_ones():
     assert arch.layout.height == int(before * 1.6)  # its box labels were 10 px: it grows (capped)
 
 
+def test_long_labels_wrap_and_shapes_stay_whole():
+    result = full("default", "我吃了一个苹果")
+    fig = viz.split_merge_figure(viz.split_merge_stages(result.trace, "encoder.blocks.0.attn"))
+    before = [a.text for a in fig.layout.annotations]
+    VD.wrap_labels(fig, 12)
+    after = [a.text for a in fig.layout.annotations]
+    for old, new in zip(before, after, strict=True):
+        assert new.replace("<br>", " ") == old.replace("<br>", " ")
+        if VD._REAL_SHAPE.match(old) or len(old) <= 12:
+            assert new == old
+    assert any("<br>" in a and "<br>" not in b for a, b in zip(after, before, strict=True))
+    assert "(1, 8, 256)" in after
+
+
 def font_sizes(node) -> list[float]:
     out = []
     if isinstance(node, dict):

@@ -12,6 +12,8 @@ of every figure are kept to :data:`COLORBLIND_SAFE` (tested).
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -89,6 +91,21 @@ def for_projector(fig: go.Figure, minimum: int = PROJECTOR_MIN_FONT, *, max_grow
     smallest = min(note_sizes or [minimum])
     if smallest < minimum and layout.height:
         fig.update_layout(height=int(layout.height * min(max_grow, minimum / smallest)))
+    return fig
+
+
+_REAL_SHAPE = re.compile(r"^\([0-9, ]+\)$")
+
+
+def wrap_labels(fig: go.Figure, width: int = 12) -> go.Figure:
+    """Break annotation labels longer than ``width`` characters onto several lines (in place), so labels
+    set side by side at projector size do not run into each other. Labels that already have line breaks
+    and real shapes such as "(1, 8, 256)" are kept whole."""
+    for note in fig.layout.annotations or ():
+        text = note.text or ""
+        if "<br>" in text or _REAL_SHAPE.match(text) or len(re.sub(r"<[^>]+>", "", text)) <= width:
+            continue
+        note.text = "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
     return fig
 
 
@@ -271,7 +288,7 @@ def deck_figures(activations: Mapping[str, np.ndarray], meta: Mapping, *, kind: 
               if f"{s}.blocks.0.hook_resid_post" in activations]
     return [
         query_figure(row, queries[q], keys, lang=lang),
-        split_merge_figure(split_merge_stages(trace, attention_path(kind, layer)), lang=lang),
+        wrap_labels(split_merge_figure(split_merge_stages(trace, attention_path(kind, layer)), lang=lang)),
         embedding_norm_bars(src, embed, pos, title=label(lang, "deck.slide.3.offline"), lang=lang),
         residual_norm_figure(stacks, norm_first=bool(config.get("norm_first", True)), lang=lang),
         architecture_figure(config, architecture_shapes(trace), lang=lang),
