@@ -338,3 +338,41 @@ def test_rollout_from_float32_equals_the_float64_one():
     p = _patterns(rng, (3, 4, 30, 30), masked_keys=3)
     p[1, 2, 5] = np.nan
     np.testing.assert_allclose(viz.attention_rollout(p), _rollout_float64(p), rtol=1e-12, atol=1e-14)
+
+
+def test_derived_values_are_computed_once_per_analysis():
+    result = M.attention_hooks_only(analyze(load_model(DEFAULT_MODEL), "我们走吧"))
+    other = M.attention_hooks_only(analyze(load_model(DEFAULT_MODEL), "我们走吧"))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls)
+
+    assert M.derived(result, "k", compute) == 1
+    assert M.derived(result, "k", compute) == 1  # remembered
+    assert M.derived(result, "other key", compute) == 2
+    assert M.derived(other, "k", compute) == 3  # per analysis
+    assert len(calls) == 3
+
+
+@pytest.mark.slow
+def test_the_statistics_page_shows_what_viz_computes_on_every_run():
+    import viz
+
+    text = english(12)
+    at = _open(text)
+    at.switch_page("app_pages/head_stats.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    result = M.get_analysis("minilm", text)
+    patterns, scores = result.attention("encoder"), result.attention("encoder", "scores")
+    keys = result.tokens_for("encoder")[1]
+    special = result.kind_attention("encoder").key_special
+    expected = viz.head_stats(patterns, key_mask=~np.isfinite(scores), special_tokens=special,
+                              sink_tokens=viz.sink_keys(keys, special))
+    for _ in range(2):  # first run computes, the rerun reads what was remembered
+        shown = at.dataframe[0].value
+        for col in ("entropy", "max_weight", "sinks", "mean_distance"):
+            np.testing.assert_allclose(shown[col].to_numpy(), expected[col].to_numpy(), rtol=1e-6)
+        at.run()
+        assert not at.exception
