@@ -228,6 +228,11 @@ with st.container(key="deck_body"):
                 else:
                     st.caption(t("deck.6.no_pair"))
             if slide == "exercise":
+                translation = bool(getattr(bundle.task, "directions", None))
+                six = DK.SIX_WORDS["translation" if translation else "letters"]
+                if view.text != six:
+                    st.button(t("deck.7.six", sentence=six), on_click=_use_sentence, args=(six,),
+                              key="deck_six", icon=":material/looks_6:", type="tertiary")
                 for column, query in zip(st.columns(2), (0, 1), strict=True):
                     row, queries, keys, _, q = _attention(result, query=min(query, len(result.tokens_for(
                         view.kind)[0]) - 1))

@@ -40,6 +40,8 @@ EXPLORER: dict[str, tuple[str, dict[str, str]]] = {
 }
 #: The two sentences of the live case: the same word 苹果 as a company and as a fruit.
 APPLE_PAIR = ("苹果公司发布新品", "我吃了一个苹果")
+#: The exercise's six-word sentence: for the translation model, and six letters for the letter models.
+SIX_WORDS = {"translation": "The cat sat on the mat", "letters": "python"}
 
 
 def slide_key(n: int) -> str:

@@ -411,3 +411,18 @@ def test_the_whole_deck_downloads_as_offline_html():
     html = deck_html([(str(i), [], f) for i, f in enumerate(VD.deck_figures(result.activations, meta))],
                      title="t")
     assert html.count("<section") == 7 and not external_urls(html)
+
+
+@pytest.mark.parametrize("model,six", [("default", "The cat sat on the mat"), ("reverse", "python")])
+def test_the_exercise_offers_a_six_word_sentence(model, six):
+    at = open_in_app(7, model, "attention" if model == "reverse" else SENTENCE_EN)
+    at.button(key="deck_six").click().run()
+    assert not at.exception
+    assert at.query_params["text"] == six and at.query_params["slide"] == "7"
+    result = full(model, six)
+    assert len(result.source_tokens) == 7  # six words (or letters) and <eos>
+    assert len(at.dataframe) == 2 and len(at.dataframe[0].value) == 7
+    assert not [b for b in at.button if b.key == "deck_six"]  # already the six-word sentence
+
+
+SENTENCE_EN = "I like green tea"

@@ -83,6 +83,7 @@ EN = {
     "deck.7.line1": "Work out the scores and the softmax of the first two positions by hand.",
     "deck.7.line2": "q·k, ÷ √{d_head}, softmax: the tables hold the model's own numbers ({n} tokens).",
     "deck.7.query": "Query {query}",
+    "deck.7.six": "Use a six-word sentence: {sentence}",
     "deck.7.notes": "Hand out the q and k vectors (the full page prints them). Ask for the scores of the first "
     "two queries against every key, the division by √d_head, then the softmax: subtract the largest score, "
     "exponentiate, divide by the sum. The tables are the answers; every row sums to 1.",
@@ -175,6 +176,7 @@ ZH = {
     "deck.7.line1": "手算前两个位置的分数和 softmax。",
     "deck.7.line2": "q·k，÷ √{d_head}，softmax：表格里是模型自己的数字（{n} 个 token）。",
     "deck.7.query": "查询 {query}",
+    "deck.7.six": "换成一个六个词的句子：{sentence}",
     "deck.7.notes": "把 q 和 k 向量发给大家（完整页面会把它们打印出来）。让大家算出前两个查询对每个键的分数，"
     "除以 √d_head，再做 softmax：减去最大的分数，取指数，再除以总和。表格就是答案；每一行加起来都等于 1。",
     "export.png": "PNG ×2",
