@@ -362,7 +362,7 @@ PRETRAINED: tuple[PretrainedModel, ...] = (
             "WordPiece), converted into this project's Transformer; encoder only."
         ),
         example="The bank raised interest rates.",
-        label_zh="MiniLM（all-MiniLM-L6-v2，预训练）",
+        label_zh="MiniLM · 预训练英文句子编码器",
         description_zh=(
             "一个真实的预训练英文句子编码器（BERT 式：6 层 × 12 个注意力头，d_model 384，WordPiece 词表），"
             "已转换成本项目的 Transformer；只有编码器。"

@@ -21,7 +21,7 @@ ALLOWED_WORDS = frozenset(
         "English", "Language", "default", "reverse", "copy", "sort", "didactic", "Tatoeba",
         "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU",
         "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
-        "SVG", "zip",
+        "SVG", "zip", "WordPiece", "Transformer",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
         "MB",
         "top-k", "top-p", "log",  # decoding strategies: the sampling cut-offs' names and log p
