@@ -6,9 +6,9 @@ import streamlit as st
 
 from app_support import ablation as AB
 from app_support import models as M
+from app_support.ablation import clicked_head
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.selection import head_from_scatter_selection
 from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
@@ -172,7 +172,7 @@ for kind, column in zip(view.kinds, columns, strict=True):
         event = chart(head_matrix(kl[kind], title=title,
                                   value_name=t("ablation.kl_name"), marked=marked[kind], lang=lang),
                       key=f"abl_rank_{kind}", on_select="rerun", selection_mode=("points",))
-        hit = head_from_scatter_selection(event.selection if event else None)
+        hit = clicked_head(event)
         handled = (kind, hit)
         if hit is not None and st.session_state.get(f"abl_rank_handled_{kind}") != handled:
             st.session_state[f"abl_rank_handled_{kind}"] = handled

@@ -7,8 +7,8 @@ import streamlit as st
 
 from app_support import models as M
 from app_support import patching as PT
+from app_support.ablation import clicked_head
 from app_support.i18n import current_lang, note, t
-from app_support.selection import head_from_scatter_selection
 from app_support.sidebar import current_view, open_head
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
@@ -264,7 +264,7 @@ for kind, column in zip(view.kinds, columns, strict=True):
             on_select="rerun",
             selection_mode=("points",),
         )
-        hit = head_from_scatter_selection(event.selection if event else None)
+        hit = clicked_head(event)
         if hit is not None and st.session_state.get(f"pat_rank_handled_{kind}") != (kind, hit):
             st.session_state[f"pat_rank_handled_{kind}"] = (kind, hit)
             st.session_state["_pat_site_wish"] = "head"

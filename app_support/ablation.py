@@ -7,6 +7,8 @@ Heads travel as tuples of (kind, layer, head) so they key the caches.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from app_support import models as M
@@ -64,3 +66,23 @@ def _exact(name: str, stamp: int, heads: tuple, mode: str) -> float | None:
 def get_exact_match(name: str, heads: tuple, mode: str) -> float | None:
     """Exact match on the first test words with the heads removed (None for translation)."""
     return _exact(name, M._stamp(name), tuple(heads), mode)
+
+
+def clicked_head(event) -> tuple[int, int] | None:
+    """(layer, head) of a click on a head matrix (viz.interventions.head_matrix), or None.
+
+    The click target's x is the head and y the layer; its customdata [layer, head] reaches the server
+    as a list or, from a typed array, as {"0": layer, "1": head}.
+    """
+    def get(obj, name):
+        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+    for point in get(get(event, "selection"), "points") or []:
+        data = point.get("customdata")
+        if isinstance(data, Mapping) and {"0", "1"} <= set(data):
+            return int(data["0"]), int(data["1"])
+        if isinstance(data, list | tuple) and len(data) >= 2:
+            return int(data[0]), int(data[1])
+        if point.get("x") is not None and point.get("y") is not None:
+            return int(round(float(point["y"]))), int(round(float(point["x"])))
+    return None

@@ -245,3 +245,14 @@ def test_empty_input_says_so(page):
     assert not at.exception and not at.error
     assert tr("en", "analysis.empty") in [str(i.value) for i in at.info]
     assert not at.get("plotly_chart")
+
+
+def test_a_click_on_a_head_matrix_names_the_head():
+    from app_support.ablation import clicked_head
+
+    # what the browser sends: customdata from a typed array arrives as {"0": layer, "1": head}
+    sent = {"selection": {"points": [{"curve_number": 1, "x": 2, "y": 1, "customdata": {"0": 1, "1": 2}}]}}
+    assert clicked_head(sent) == (1, 2)
+    assert clicked_head({"selection": {"points": [{"customdata": [0, 3]}]}}) == (0, 3)
+    assert clicked_head({"selection": {"points": [{"x": 3.0, "y": 1.0}]}}) == (1, 3)
+    assert clicked_head({"selection": {"points": []}}) is None and clicked_head(None) is None
