@@ -10,9 +10,11 @@ import torch
 
 from model.analysis import analyze, inspect_meta
 from model.data.tasks import InputError, SyntheticTask, TranslationTask
+from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.messages import ENGLISH, SEVERITIES, Message, placeholders, render
 from model.network.transformer import Transformer
+from model.pretrained import PRETRAINED, EncodeTask, pretrained_folder
 from model.registry import model_dir
 from model.training.checkpoint import Bundle
 
@@ -67,6 +69,12 @@ def produced(translation) -> dict[str, Message]:
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
     out.append(_error(analyze, bundle, "abc", target="  "))
+    # an encoder-only model's task (MiniLM's WordPiece tokenizer; trained_len small to reach the note)
+    encode = EncodeTask(WordPieceTokenizer.load(pretrained_folder(PRETRAINED[0]) / "tokenizer.json"),
+                        trained_len=6)
+    out += encode.prepare("The Bank raised interest rates by the river bank 🦜", 10).notes  # uncased,
+    # truncated pieces, an unknown word, beyond the trained length
+    out.append(_error(encode.target_ids, "a target"))  # no decoder
     by_code: dict[str, Message] = {}
     for m in out:
         assert isinstance(m, Message), m
@@ -101,6 +109,8 @@ def test_severities(produced):
         "input_lowercased",
         "input_script_converted",
         "target_script_converted",
+        "input_uncased",
+        "beyond_trained_length",
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",
@@ -108,6 +118,8 @@ def test_severities(produced):
         "target_unknown_characters",
         "target_cut",
         "output_max_length",
+        "input_truncated_pieces",
+        "unknown_words",
     }
     assert {m.severity for m in produced.values()} <= set(SEVERITIES)
     with pytest.raises(ValueError, match="severity"):
