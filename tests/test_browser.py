@@ -382,6 +382,20 @@ def test_app_in_chromium():
 
 
 CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
+# JavaScript: page coordinates of the click target (layer, head) of the index-th chart (a head matrix).
+MATRIX_TARGET_JS = """([index, layer, head]) => {
+  const gd = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[index];
+  if (!gd || !gd._fullLayout) return null;
+  const t = gd._fullData.find(tr => tr.name === 'click targets');
+  if (!t) return null;
+  for (let i = 0; i < t.x.length; i++) {
+    if (Number(t.customdata[i][0]) === layer && Number(t.customdata[i][1]) === head) {
+      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+      return [box.left + xa._offset + xa.l2p(t.x[i]), box.top + ya._offset + ya.l2p(t.y[i])];
+    }
+  }
+  return null;
+}"""
 
 
 def test_intervene_pages_in_chromium():
@@ -419,6 +433,20 @@ def test_intervene_pages_in_chromium():
                 page_errors: list[str] = []
                 page.on("pageerror", lambda e: page_errors.append(str(e)))
                 base = f"http://127.0.0.1:{port}"
+                # no head switched off yet: only the ranking (encoder, decoder, cross); a click on the cross
+                # matrix's layer 1, head 2 switches that head off and keeps it in the link
+                page.goto(f"{base}/ablation?model=reverse&text=attention", wait_until="domcontentloaded")
+                page.wait_for_function(CHARTS_AT_LEAST, arg=3, timeout=240_000)
+                page.wait_for_function(f"() => ({MATRIX_TARGET_JS})([2, 1, 2]) !== null", timeout=120_000)
+                page.locator('[data-testid="stPlotlyChart"]').nth(2).scroll_into_view_if_needed()
+                page.wait_for_timeout(500)
+                target = page.evaluate(MATRIX_TARGET_JS, [2, 1, 2])
+                page.mouse.move(target[0], target[1])
+                page.wait_for_timeout(300)
+                page.mouse.click(target[0], target[1])
+                page.wait_for_function("() => location.search.includes('heads=cross.1.2')", timeout=240_000)
+                page.wait_for_function(CHARTS_AT_LEAST, arg=8, timeout=240_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
                 for path in visits:
                     page.goto(f"{base}/{path}", wait_until="domcontentloaded")
                     page.wait_for_function(CHARTS_AT_LEAST, arg=4, timeout=240_000)
@@ -451,6 +479,20 @@ def test_intervene_pages_in_chromium():
 
 
 DECODING_CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
+# JavaScript: page coordinates of the click target (layer, head) of the index-th chart (a head matrix).
+MATRIX_TARGET_JS = """([index, layer, head]) => {
+  const gd = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[index];
+  if (!gd || !gd._fullLayout) return null;
+  const t = gd._fullData.find(tr => tr.name === 'click targets');
+  if (!t) return null;
+  for (let i = 0; i < t.x.length; i++) {
+    if (Number(t.customdata[i][0]) === layer && Number(t.customdata[i][1]) === head) {
+      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+      return [box.left + xa._offset + xa.l2p(t.x[i]), box.top + ya._offset + ya.l2p(t.y[i])];
+    }
+  }
+  return null;
+}"""
 
 
 def test_decoding_strategies_in_chromium():
