@@ -158,6 +158,21 @@ DECK_KEYS_JS = """
   })();
   if (window.__alDeckKeys) return;
   window.__alDeckKeys = true;
+  // Presses that come while the page is still answering the last one are queued, not lost.
+  var pending = 0, direction = null, lastClick = 0;
+  function running() {
+    return document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]');
+  }
+  function pump() {
+    if (!pending) return;
+    var button = document.querySelector('.st-key-' + direction + ' button');
+    if (!button) { pending = 0; return; }  // left the deck
+    var wait = lastClick + 300 - Date.now();  // let the last click's run start before looking
+    if (wait > 0 || running()) { setTimeout(pump, Math.max(wait, 100)); return; }
+    pending -= 1;
+    if (!button.disabled) { button.click(); lastClick = Date.now(); }
+    if (pending) setTimeout(pump, 300);
+  }
   document.addEventListener('keydown', function (e) {
     var which = null;
     if (e.key === 'ArrowRight' || e.key === 'PageDown') which = 'deck_next';
@@ -167,10 +182,11 @@ DECK_KEYS_JS = """
     if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) {
       return;
     }
-    var button = document.querySelector('.st-key-' + which + ' button');
-    if (!button) return;
+    if (!document.querySelector('.st-key-' + which + ' button')) return;
     e.preventDefault();
-    if (!button.disabled) button.click();
+    if (which !== direction) { pending = 0; direction = which; }
+    pending += 1;
+    if (pending === 1) pump();
   }, true);
 })();
 </script>
