@@ -76,7 +76,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
              ("a", "b", "token", "site"), needs_decoder=True),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
-             ("step", "steps")),
+             ("step", "steps"), needs_decoder=True),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )
