@@ -44,6 +44,7 @@ def _forget(names: list[str]) -> None:
             M._load.clear(name, M._stamp(name))
         except Exception:  # noqa: BLE001 - releasing a session must never fail half-way
             pass
+        M.forget_analyses(name)  # its analyses would otherwise wait for the byte bound to evict them
 
 
 def _release(space: UserModelSpace) -> None:

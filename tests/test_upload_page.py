@@ -179,8 +179,10 @@ def test_the_session_ending_deletes_its_uploads(folder, tmp_path):
     stamp = M._stamp(name)
     cached = M._load(name, stamp)
     assert M._load(name, stamp) is cached
+    assert any(len(k) > 1 and k[1] == name for k in M.ANALYSES.keys())  # the page's analysis is cached
     clear_session_resource_cache(_space_session(name))  # what Streamlit does when the session disconnects
     assert not directory.exists() and not directory.parent.exists()
+    assert not any(len(k) > 1 and k[1] == name for k in M.ANALYSES.keys())  # and its analyses went too
     assert user_model(name) is None
     with pytest.raises(UnknownModelError):  # not served from the cache any more: loading it again fails
         M._load(name, stamp)
