@@ -238,3 +238,52 @@ def test_a_second_sentence_of_the_same_length_says_there_is_no_padding():
     from app_support.i18n import text as tr_text
     infos = [str(i.value) for i in at.info]
     assert tr_text("en", "masks.same_length", side=tr_text("en", "masks.side.source")) in infos
+
+
+# --------------------------------------------------------------------------- long inputs: pooled figures
+
+
+def _random_head(n: int, pad_from: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A softmax pattern [n, n] whose keys from ``pad_from`` on are masked (weight 0), and that mask."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(n, n))
+    mask = np.zeros((n, n), bool)
+    mask[:, pad_from:] = True
+    scores[mask] = -np.inf
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)).astype(np.float32), mask
+
+
+@pytest.mark.parametrize("n,pad_from", [(512, 300), (130, 97)])
+def test_long_masks_and_patterns_are_pooled_blocks_of_the_full_matrices(n, pad_from):
+    from viz.pooling import MAX_TILE_CELLS, block_size, pool_blocks, pool_mask
+
+    pattern, mask = _random_head(n, pad_from)
+    tokens = [f"t{i}" for i in range(n)]
+    block = block_size(n, n, MAX_TILE_CELLS)
+    assert block > 1
+    mask_fig = viz.mask_matrix(mask, tokens, tokens).to_plotly_json()
+    z = arr(mask_fig["data"][0]["z"])
+    np.testing.assert_array_equal(z, pool_blocks(mask.astype(np.float32), block, "mean"))
+    assert z.shape == ((n + block - 1) // block,) * 2
+    assert ((z > 0) & (z < 1)).any()  # a block straddling the first masked key: partly masked
+    assert f"{block} × {block}" in json.dumps(mask_fig["layout"], ensure_ascii=False)
+    fig = viz.pattern_with_row_sums(pattern, tokens, tokens, mask).to_plotly_json()
+    np.testing.assert_array_equal(arr(trace(fig, "pattern")["z"]), pool_blocks(pattern, block, "max"))
+    np.testing.assert_array_equal(np.isfinite(arr(trace(fig, "masked")["z"])), pool_mask(mask, block))
+    assert f"{block} × {block}" in json.dumps(fig["layout"], ensure_ascii=False)
+    notes = fig["layout"]["annotations"]
+    assert len(notes) == len(fig["data"][0]["y"]) == z.shape[0]
+    sums = pattern.astype(np.float64).sum(-1)
+    for i, note in enumerate(notes):
+        low, high = (float(v) for v in re.findall(r"[0-9]+\.[0-9]+", note["text"]))
+        rows = sums[i * block:(i + 1) * block]
+        assert low == pytest.approx(rows.min(), abs=1e-6) and high == pytest.approx(rows.max(), abs=1e-6)
+    # at the threshold every position is still drawn
+    small, small_mask = _random_head(MAX_TILE_CELLS, MAX_TILE_CELLS // 2)
+    toks = tokens[:MAX_TILE_CELLS]
+    small_fig = viz.mask_matrix(small_mask, toks, toks).to_plotly_json()
+    np.testing.assert_array_equal(arr(small_fig["data"][0]["z"]), small_mask.astype(np.uint8))
+    np.testing.assert_array_equal(
+        arr(trace(viz.pattern_with_row_sums(small, toks, toks, small_mask).to_plotly_json(), "pattern")["z"]),
+        small)

@@ -240,6 +240,9 @@ _EN: dict[str, str] = {
     "masks.bar_with": "with the causal mask",
     "masks.bar_without": "without the causal mask (demonstration)",
     "masks.axis_next_token": "position: the next token (the model's own output)",
+    "masks.pooled_mask": "each cell = {block} × {block} positions: the darker, the larger the share of them masked",
+    "masks.cell_share_masked": "{share} of the block masked",
+    "masks.row_sum_range": "Σ = {low} … {high}",
     # head atlas
     "atlas.map_title": "{stat} of every head over the dataset (each cell names the head's roles)",
     "atlas.hover_roles": "roles: {roles}",
@@ -565,6 +568,9 @@ _ZH: dict[str, str] = {
     "masks.bar_with": "有因果掩码",
     "masks.bar_without": "去掉因果掩码（演示）",
     "masks.axis_next_token": "位置：下一个 token（模型自己的输出）",
+    "masks.pooled_mask": "每格 = {block} × {block} 个位置：颜色越深，其中被掩码遮住的比例越大",
+    "masks.cell_share_masked": "块内 {share} 被掩码遮住",
+    "masks.row_sum_range": "Σ = {low} … {high}",
     # 注意力头图谱
     "atlas.map_title": "每个注意力头在整个数据集上的{stat}（格子里写着这个头的角色）",
     "atlas.hover_roles": "角色：{roles}",

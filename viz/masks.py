@@ -13,6 +13,7 @@ from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
 from viz.heatmap import _unique, category_axis
 from viz.labels import label
+from viz.pooling import MAX_TILE_CELLS, block_ranges, block_size, pool_blocks, pool_mask, range_text
 from viz.tokens import escape_text, token_labels
 
 __all__ = ["future_weight", "mask_matrix", "pattern_with_future", "pattern_with_row_sums",
@@ -30,6 +31,16 @@ FUTURE_FILL = "rgba(203,24,29,0.07)"
 def _labels(tokens: Sequence[str], n: int, what: str) -> list[str]:
     tokens = check_tokens(tokens, n, array_name="matrix", axis_name=f"{what}s", token_name=f"{what} tokens")
     return _unique(token_labels(tokens))
+
+
+def _block(n_q: int, n_k: int, max_cells: int | None) -> int:
+    """Positions per cell side: 1 up to ``max_cells`` a side (None: never pooled)."""
+    return 1 if max_cells is None else block_size(n_q, n_k, max_cells)
+
+
+def _block_labels(n: int, block: int) -> list[str]:
+    """Position ranges ("8–15") of the blocks along an axis of ``n`` positions."""
+    return [range_text(a, b) for a, b in block_ranges(n, block)]
 
 
 def _layout(title: str, subtitle: str | None, q_labels: list[str], k_labels: list[str], lang: str,
@@ -58,10 +69,16 @@ def mask_matrix(
     subtitle: str | None = None,
     query_title: str | None = None,
     key_title: str | None = None,
+    max_cells: int | None = MAX_TILE_CELLS,
     lang: str = "en",
 ) -> go.Figure:
     """A boolean mask ``[query, key]`` as a matrix: True (grey, "−∞" in the cell) = masked, the query
     may not look at that key; False (white) = open. The trace's ``z`` is the mask as 0/1 (uint8).
+
+    Above ``max_cells`` positions a side (64 by default; None = never) square blocks of positions
+    are pooled: ``z`` is then the share of each block that is masked (float32,
+    ``pool_blocks(mask, b, "mean")``), drawn from white (open) to grey (all masked), the labels are
+    position ranges and the subtitle says so.
 
     ``title``/``subtitle`` are escaped (they may quote tokens); ``query_title``/``key_title`` replace
     the axis titles (plain text, escaped).
@@ -72,6 +89,32 @@ def mask_matrix(
     m = check_mask(m, m.shape, "mask")
     n_q, n_k = m.shape
     q_labels, k_labels = _labels(query_tokens, n_q, "query"), _labels(key_tokens, n_k, "key")
+    block = _block(n_q, n_k, max_cells)
+    notes = [escape_text(subtitle)] if subtitle else []
+    if block > 1:
+        share = pool_blocks(m.astype(np.float32), block, "mean")  # [query_block, key_block] in [0, 1]
+        q_labels, k_labels = _block_labels(n_q, block), _block_labels(n_k, block)
+        notes.append(label(lang, "masks.pooled_mask", block=block))
+        trace = go.Heatmap(
+            z=share,
+            x=k_labels,
+            y=q_labels,
+            colorscale=[[0.0, OPEN_COLOR], [1.0, theme.MASK_COLOR]],
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            xgap=1,
+            ygap=1,
+            hovertemplate=label(lang, "hover.query_key_blocks", query="%{y}", key="%{x}") + "<br>"
+            + label(lang, "masks.cell_share_masked", share="%{z:.0%}") + "<extra></extra>",
+            name="mask",
+        )
+        layout = _layout(theme.pick_title(title, label(lang, "masks.mask_title")), " · ".join(notes),
+                         q_labels, k_labels, lang,
+                         query_title=escape_text(query_title) if query_title else None,
+                         key_title=escape_text(key_title) if key_title else None)
+        layout["plot_bgcolor"] = "#dddddd"
+        return go.Figure([trace], layout)
     masked_text = label(lang, "masks.cell_masked")
     open_text = label(lang, "masks.cell_open")
     hover_cell = np.where(m, masked_text, open_text)
@@ -93,7 +136,6 @@ def mask_matrix(
         + "<br>%{customdata}<extra></extra>",
         name="mask",
     )
-    notes = [escape_text(subtitle)] if subtitle else []
     notes.append(label(lang, "masks.legend"))
     layout = _layout(theme.pick_title(title, label(lang, "masks.mask_title")), " · ".join(notes),
                      q_labels, k_labels, lang,
@@ -124,14 +166,26 @@ def _weights_figure(
     notes: list[str],
     lang: str,
     outline_future: bool = False,
+    block: int = 1,
 ) -> go.Figure:
     p = as_array(pattern_2d, 2, "pattern")
     n_q, n_k = p.shape
     q_labels, k_labels = _labels(query_tokens, n_q, "query"), _labels(key_tokens, n_k, "key")
-    small = max(n_q, n_k) <= CELL_TEXT_MAX
+    m = None if mask_2d is None else check_mask(mask_2d, p.shape, "mask")
+    hover_head = "hover.query_key"
     weight = escape_text(label(lang, "value.attention_weight"))
+    if block > 1:
+        # blocks of positions: the largest recorded weight of each block, a block grey only when all
+        # of it is masked (the row notes were computed on every row by the caller)
+        p = pool_blocks(p, block, "max")  # [query_block, key_block]
+        m = None if m is None else pool_mask(m, block)
+        q_labels, k_labels = _block_labels(n_q, block), _block_labels(n_k, block)
+        hover_head = "hover.query_key_blocks"
+        weight = escape_text(label(lang, "value.in_block_max", name=label(lang, "value.attention_weight")))
+        notes = [*notes, label(lang, "heatmap.pooled_max", block=block)]
+    small = max(n_q, n_k) <= CELL_TEXT_MAX
     main = go.Heatmap(
-        z=p,  # float32, exactly the recorded weights (0 where masked)
+        z=p,  # float32, exactly the recorded weights (0 where masked), or their block maxima
         x=k_labels,
         y=q_labels,
         colorscale=theme.SEQUENTIAL,
@@ -139,13 +193,12 @@ def _weights_figure(
         zmax=1.0,
         showscale=False,
         texttemplate="%{z:.2f}" if small else None,
-        hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}") + "<br>"
+        hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
         + label(lang, "hover.value", name=weight, value="%{z:.6f}") + "<extra></extra>",
         name="pattern",
     )
     traces = [main]
-    if mask_2d is not None:
-        m = check_mask(mask_2d, p.shape, "mask")
+    if m is not None:
         if m.any():
             # Grey on top of the masked cells only (gaps elsewhere): the cell prints the recorded weight.
             traces.append(
@@ -161,7 +214,7 @@ def _weights_figure(
                     text=np.where(m, np.char.mod("%g", p.astype(np.float64)), "") if small else None,
                     texttemplate="%{text}" if small else None,
                     customdata=p,
-                    hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}") + "<br>"
+                    hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
                     + label(lang, "masks.hover_masked_weight", value="%{customdata}") + "<extra></extra>",
                     name="masked",
                 )
@@ -193,6 +246,7 @@ def pattern_with_row_sums(
     *,
     title: str = "",
     subtitle: str | None = None,
+    max_cells: int | None = MAX_TILE_CELLS,
     lang: str = "en",
 ) -> go.Figure:
     """One head's recorded pattern ``[query, key]`` with every row's sum printed at its right end.
@@ -200,12 +254,24 @@ def pattern_with_row_sums(
     The weight trace (named "pattern", the first trace) holds the pattern exactly as given (float32,
     so a masked cell is its recorded value, 0); masked cells (``mask_2d`` True) are drawn grey on
     top and print that value. Each row's annotation reads "Σ = 1.000000" (sum in float64).
+
+    Above ``max_cells`` positions a side (64 by default; None = never) square blocks are pooled:
+    the "pattern" trace holds ``pool_blocks(pattern, b, "max")``, the grey overlay marks blocks
+    masked throughout (``pool_mask``), and each block row prints the smallest and largest sum of
+    its rows ("Σ = 1.000000 … 1.000000"), still computed on every row. The subtitle says so.
     """
     sums = row_sums(pattern_2d)
+    n_q, n_k = np.shape(pattern_2d)
+    block = _block(n_q, n_k, max_cells)
+    if block > 1:
+        row_notes = [label(lang, "masks.row_sum_range", low=f"{sums[a:b + 1].min():.6f}",
+                           high=f"{sums[a:b + 1].max():.6f}") for a, b in block_ranges(n_q, block)]
+    else:
+        row_notes = [label(lang, "masks.row_sum", value=f"{s:.6f}") for s in sums]
     notes = [escape_text(subtitle)] if subtitle else []
-    return _weights_figure(pattern_2d, query_tokens, key_tokens, mask_2d,
-                           [label(lang, "masks.row_sum", value=f"{s:.6f}") for s in sums],
-                           theme.pick_title(title, label(lang, "masks.pattern_title")), notes, lang)
+    return _weights_figure(pattern_2d, query_tokens, key_tokens, mask_2d, row_notes,
+                           theme.pick_title(title, label(lang, "masks.pattern_title")), notes, lang,
+                           block=block)
 
 
 def pattern_with_future(
