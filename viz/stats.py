@@ -231,7 +231,7 @@ def sink_keys(tokens: list[str], special: np.ndarray) -> np.ndarray:
 
 
 #: Query rows compared by :func:`head_divergence` at most; longer inputs use evenly spaced rows.
-MAX_DIVERGENCE_ROWS = 128
+MAX_DIVERGENCE_ROWS = 64
 
 
 def divergence_rows(n_q: int, max_rows: int | None = MAX_DIVERGENCE_ROWS) -> np.ndarray:
