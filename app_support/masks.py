@@ -9,6 +9,7 @@ that padded batch. The page draws the numpy arrays of :class:`PaddedBatch` (cach
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,13 +167,24 @@ def no_causal_analysis(bundle: Bundle, text: str, direction: str | None, target:
 # --------------------------------------------------------------------------- cached for the app
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+#: Padded batches kept (shared by all sessions). At 512 tokens on MiniLM one holds ~75 MB of patterns.
+PADDED_ENTRIES = 2
+
+
+@st.cache_resource(max_entries=PADDED_ENTRIES, show_spinner=False)
 def _padded(name: str, stamp: int, text_a: str, text_b: str, direction: str | None) -> PaddedBatch:
-    return padded_batch(M.get_bundle(name), [text_a, text_b], direction)
+    # a resource, not data: no pickled copy per rerun (300 MB with scores at 512 tokens, 0.6 s a
+    # visit); the arrays are shared by every session, so they are made read-only
+    batch = dataclasses.replace(padded_batch(M.get_bundle(name), [text_a, text_b], direction), scores={})
+    for array in (batch.source_ids, batch.target_ids, batch.source_padding, batch.target_padding,
+                  batch.causal, *batch.masks.values(), *batch.patterns.values()):
+        array.flags.writeable = False
+    return batch
 
 
 def get_padded_batch(name: str, text_a: str, text_b: str, direction: str | None = None) -> PaddedBatch:
-    """:func:`padded_batch` of the two sentences, cached per input."""
+    """:func:`padded_batch` of the two sentences, cached per input and shared read-only; without its
+    ``scores`` (empty: the page draws the masks and patterns only)."""
     return _padded(name, M._stamp(name), text_a, text_b, direction)
 
 
