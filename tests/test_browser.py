@@ -13,6 +13,7 @@ with apt-get when missing (as root).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,34 @@ def wait_healthy(port: int, server: subprocess.Popen, timeout: float = 180) -> N
             pass
         time.sleep(0.3)
     pytest.fail(f"streamlit did not answer on port {port} within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def running_app(log_name: str, *options: str, env: dict[str, str] | None = None) -> Iterator[int]:
+    """``streamlit run app.py`` on a free local port, answering health checks; yields the port.
+
+    Its output goes to test-artifacts/``log_name``; the server is stopped (killed if it must be)
+    however the block ends.
+    """
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / log_name, "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port),
+             "--browser.gatherUsageStats", "false", *options],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
+        )
+        try:
+            wait_healthy(port, server)
+            yield port
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=5)
 
 
 def save_small_png(page, path: Path) -> int:
@@ -197,17 +227,8 @@ def test_app_in_chromium():
                 for s in sentences}
     del bundle
 
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_server.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
     timings: dict[str, float] = {}
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_server.log") as port:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             try:
@@ -361,14 +382,6 @@ def test_app_in_chromium():
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()
 
     if UPDATE_README_SCREENSHOTS:
         for png in ("main_view.png", "all_heads.png", "main_view_zh.png"):
@@ -408,14 +421,6 @@ def test_intervene_pages_in_chromium():
         pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
     chromium = ensure_chromium()
     ensure_cjk_font()
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_server_intervene.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
     visits = [
         "ablation?model=default&text=我吃了一个苹果&heads=cross.2.3,decoder.0.1&mode=mean",
         "ablation?model=reverse&text=attention&heads=cross.1.0,cross.1.1,cross.1.2,cross.1.3&lang=zh",
@@ -424,8 +429,7 @@ def test_intervene_pages_in_chromium():
         "attribution?model=default&text=我吃了一个苹果&steps=8",
         "attribution?model=reverse&text=attention&step=2&lang=zh",
     ]
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_server_intervene.log") as port:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             try:
@@ -468,14 +472,6 @@ def test_intervene_pages_in_chromium():
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()
 
 
 DECODING_CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
@@ -505,14 +501,6 @@ def test_decoding_strategies_in_chromium():
         pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
     chromium = ensure_chromium()
     ensure_cjk_font()
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_server_decoding.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
     visits = [  # (link, charts it draws at least, screenshot)
         ("decoding?model=default&text=我吃了一个苹果&decode=beam4-lp1&step=1&ref=I%20ate%20an%20apple.", 6,
          "decoding_beam.png"),
@@ -520,8 +508,7 @@ def test_decoding_strategies_in_chromium():
          "decoding_sample_zh.png"),
         ("decoding?model=reverse&text=attention&decode=beam3-lp0&ref=noitnetta", 6, None),
     ]
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_server_decoding.log") as port:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             try:
@@ -549,11 +536,3 @@ def test_decoding_strategies_in_chromium():
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()

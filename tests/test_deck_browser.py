@@ -8,14 +8,12 @@ Run with ``pytest -m browser tests/test_deck_browser.py``.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from .test_browser import ARTIFACTS, CHROMIUM_ARGS, ensure_chromium, ensure_cjk_font, free_port, wait_healthy
+from .test_browser import ARTIFACTS, CHROMIUM_ARGS, ensure_chromium, ensure_cjk_font, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -63,25 +61,9 @@ def start_server(*extra: str):
     """``streamlit run app.py`` on a free port (with ``extra`` options); yields (chromium, base URL)."""
     chromium = ensure_chromium()
     ensure_cjk_font()
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / f"streamlit_deck_server{'_' if extra else ''}{'_'.join(extra)[-20:]}.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false", *extra],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_healthy(port, proc)
+    log_name = f"streamlit_deck_server{'_' if extra else ''}{'_'.join(extra)[-20:]}.log"
+    with running_app(log_name, *extra) as port:
         yield chromium, f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        log.close()
 
 
 @pytest.fixture(scope="module")

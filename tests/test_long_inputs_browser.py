@@ -7,7 +7,6 @@ and paint only; target <= 1.5 s). Uses tests/test_browser.py's server and browse
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from urllib.parse import quote
@@ -15,15 +14,13 @@ from urllib.parse import quote
 import pytest
 
 from tests.test_browser import (
-    ARTIFACTS,
     CHROMIUM_ARGS,
     HEATMAP_IMAGES_JS,
     IMAGES_CHANGED_JS,
     ROOT,
     TARGET_S,
     ensure_chromium,
-    free_port,
-    wait_healthy,
+    running_app,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -48,17 +45,8 @@ def test_minilm_at_512_tokens_in_chromium():
         assert len(bundle.task.prepare(text, 512).source_ids) == 512
     del bundle
 
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_long_inputs.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
     timings: dict[str, float] = {}
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_long_inputs.log") as port:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             try:
@@ -87,14 +75,6 @@ def test_minilm_at_512_tokens_in_chromium():
                     assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()
     print()
     for label, seconds in timings.items():
         print(f"{label:<58} {seconds:6.2f}   (target for cached: <= {TARGET_S} s)")

@@ -12,7 +12,6 @@ tests/test_browser.py).
 from __future__ import annotations
 
 import html
-import subprocess
 import sys
 import time
 from urllib.parse import urlencode
@@ -20,16 +19,14 @@ from urllib.parse import urlencode
 import pytest
 
 from .test_browser import (
-    ARTIFACTS,
     CHROMIUM_ARGS,
     ROOT,
     SCREENSHOTS,
     TICKS_MATCH_JS,
     X_TICKS_JS,
     ensure_chromium,
-    free_port,
+    running_app,
     save_small_png,
-    wait_healthy,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -75,17 +72,8 @@ def test_minilm_attention_pages_in_chromium():
     assert "[CLS]" in expected[0] and "[CLS]" not in expected[1]
     assert "embeddings" in expected[2] and "##bed" not in expected[2]
 
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_minilm_server.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
     timings: list[str] = []
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_minilm_server.log") as port:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             try:
@@ -116,12 +104,4 @@ def test_minilm_attention_pages_in_chromium():
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()
     print("\nMiniLM in Chromium (page load to heatmap painted):\n  " + "\n  ".join(timings))

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from .test_browser import ARTIFACTS, CHROMIUM_ARGS, ROOT, ensure_chromium, free_port, wait_healthy
+from .test_browser import CHROMIUM_ARGS, ensure_chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -61,18 +59,9 @@ def test_upload_in_chromium(tmp_path):
     upload = tmp_path / "tiny.zip"
     _checkpoint_zip(upload)
 
-    port = free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
     env = {**os.environ, "ATTENTION_LENS_UPLOAD_DIR": str(uploads),
            "ATTENTION_LENS_USER_MODELS": str(models)}
-    log = open(ARTIFACTS / "streamlit_upload_server.log", "w")  # noqa: SIM115 - closed in the finally block
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
-    )
-    try:
-        wait_healthy(port, server)
+    with running_app("streamlit_upload_server.log", env=env) as port:
         _step("server up")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -134,13 +123,5 @@ def test_upload_in_chromium(tmp_path):
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
                 browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        log.close()
     size_kb = upload.stat().st_size / 1024
     print(f"\nupload of a {size_kb:.0f} KB zip -> model loaded and selected: {loaded_s:.2f} s")
