@@ -2,7 +2,7 @@
 """One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 
     python3 run.py app     start the app (http://localhost:8501)
-    python3 run.py test    run the test suite
+    python3 run.py test    run the test suite (spread over up to 4 cores; extra arguments go to pytest)
 
 Both create ./.venv on first use and install what they need into it. torch is pinned to the
 CPU build (2.13.0) before anything else, so no other package can pull a multi-GB CUDA build.
@@ -43,6 +43,15 @@ def ensure_env() -> None:
     STAMP.write_text(_requirements_key())
 
 
+def _workers(args: list[str]) -> list[str]:
+    """Spread the tests over the machine's cores, one file per worker at a time (a file's servers and
+    models load once), unless the command line chooses (``-n N``, ``-p no:xdist``)."""
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses")) or a == "no:xdist" for a in args):
+        return []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return ["-n", str(max(1, min(cores, 4))), "--dist", "loadfile"] if cores > 1 else []
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("app", "test"):
         print(__doc__)
@@ -52,7 +61,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "app":
         cmd = [str(PY), "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats", "false", *argv[1:]]
     else:
-        cmd = [str(PY), "-m", "pytest", *argv[1:]]
+        cmd = [str(PY), "-m", "pytest", *_workers(argv[1:]), *argv[1:]]
     return subprocess.call(cmd)
 
 
