@@ -8,13 +8,12 @@ task (model/pretrained.py) adds them, ``encode`` does not.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Tokenizer, models
+
+from .tokenizer_files import read_tokenizer, write_tokenizer
 
 #: Special tokens a BERT vocabulary must hold (name -> role).
 BERT_SPECIALS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -53,17 +52,7 @@ class WordPieceTokenizer:
     def load(cls, path: Path | str) -> WordPieceTokenizer:
         """Read a ``tokenizer.json``; ValueError (naming the file) if it is not a WordPiece one."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"cannot read tokenizer file {path}: {exc}") from exc
-        try:
-            json.loads(text)
-            tok = Tokenizer.from_str(text)
-        except Exception as exc:  # json.JSONDecodeError, or tokenizers' generic Exception
-            raise ValueError(f"{path} is not a Hugging Face tokenizers JSON file ({exc})") from exc
+        tok = read_tokenizer(path)
         try:
             return cls(tok)
         except ValueError as exc:
@@ -71,16 +60,7 @@ class WordPieceTokenizer:
 
     def save(self, path: Path | str) -> None:
         """Write one ``tokenizer.json`` (atomically)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json", dir=path.parent)
-        os.close(fd)
-        try:
-            self._tok.save(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_tokenizer(self._tok, Path(path))
 
     # ------------------------------------------------------------- properties
     @property

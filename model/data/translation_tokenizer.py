@@ -30,14 +30,12 @@ as stored, i.e. with the visible ``▁`` marker for a preceding space
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
+from .tokenizer_files import read_tokenizer, write_tokenizer
 from .zh_script import CJK_CHAR_CLASS
 
 __all__ = [
@@ -122,35 +120,14 @@ class TranslationTokenizer:
 
     def save(self, path: Path | str) -> None:
         """Write one ``tokenizer.json`` file (atomically)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json", dir=path.parent)
-        os.close(fd)
-        try:
-            self._tok.save(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_tokenizer(self._tok, Path(path))
 
     @classmethod
     def load(cls, path: Path | str) -> TranslationTokenizer:
         """Load a file written by :meth:`save`; raises ``ValueError`` if it is unusable."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"Cannot read tokenizer file {path}: {exc}") from exc
-        try:
-            json.loads(text)
-            tok = Tokenizer.from_str(text)
-        except Exception as exc:  # json.JSONDecodeError, or tokenizers' generic Exception
-            raise ValueError(
-                f"Tokenizer file {path} is corrupt or not a HF tokenizers JSON file ({exc}). "
-                "Delete it and rebuild it with model.translation_tokenizer.build_default_tokenizer()."
-            ) from exc
+        rebuild = "Delete it and rebuild it with model.translation_tokenizer.build_default_tokenizer()."
+        tok = read_tokenizer(path, if_corrupt=rebuild)
         try:
             return cls(tok)
         except ValueError as exc:

@@ -1,0 +1,41 @@
+"""Reading and writing Hugging Face ``tokenizers`` JSON files, shared by the tokenizers built on them."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+
+def read_tokenizer(path: Path, *, if_corrupt: str = "") -> Tokenizer:
+    """The tokenizer in ``path``. FileNotFoundError if it is missing; ValueError naming the file if
+    it cannot be read or parsed (``if_corrupt`` is added to that message: what to do about it)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read tokenizer file {path}: {exc}") from exc
+    try:
+        json.loads(text)  # a clear JSON error before tokenizers' generic one
+        return Tokenizer.from_str(text)
+    except Exception as exc:  # json.JSONDecodeError, or tokenizers' generic Exception
+        advice = f" {if_corrupt}" if if_corrupt else ""
+        problem = f"{path} is corrupt or not a Hugging Face tokenizers JSON file ({exc})."
+        raise ValueError(problem + advice) from exc
+
+
+def write_tokenizer(tok: Tokenizer, path: Path) -> None:
+    """Write ``tok`` to ``path`` atomically (a temporary file in the same folder, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json", dir=path.parent)
+    os.close(fd)
+    try:
+        tok.save(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
