@@ -11,6 +11,7 @@ from app_support.models import MAX_INPUT_CHARS, get_analysis
 from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
 from app_support.sidebar import current_view, keep_view_across_switch, open_head
+from app_support.strategy import name as strategy_name
 from app_support.token_display import page_attention
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
@@ -74,7 +75,7 @@ def _run(text: str, which: str):
         st.info(t("compare.empty", which=which), icon=":material/edit:")
         return None
     try:
-        return get_analysis(view.model, text, view.direction_arg)
+        return get_analysis(view.model, text, view.direction_arg, strategy=view.strategy)
     except InputError as e:
         st.info(t("compare.input_error", which=which, error=escape_md(note(e.message))))
         return None
@@ -87,6 +88,8 @@ if res_a is None or res_b is None:
 
 ca.markdown(t("compare.output", output=escape_md(res_a.output_text) or "∅"))
 cb.markdown(t("compare.output", output=escape_md(res_b.output_text) or "∅"))
+if view.n_layers.get("cross", 0):
+    st.caption(t("strategy.output_by", strategy=strategy_name(res_a.strategy, current_lang())))
 with ca:
     show_notes(res_a)
 with cb:

@@ -226,3 +226,20 @@ def test_the_chinese_page_has_no_english_left_with_each_strategy(params):
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+def test_the_compare_page_decodes_both_sentences_with_the_chosen_strategy():
+    a, b = "我吃了一个苹果", "苹果公司发布新品"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "default", "text": a, "decode": str(BEAM)})
+    at.run()
+    at.query_params.update({"a": a, "b": b})
+    at.switch_page(PAGES["compare"]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    shown = " ".join(all_texts(at))
+    for sentence in (a, b):
+        output = analysis("default", sentence, BEAM).output_text
+        assert escape_md(output) in shown, output
+    greedy = analysis("default", a, Strategy.parse("greedy")).output_text
+    assert greedy != analysis("default", a, BEAM).output_text  # the test can tell the two apart
+    assert text("en", "strategy.output_by", strategy=strategy_ui.name(BEAM, "en")) in all_texts(at)
