@@ -350,7 +350,7 @@ def extract_zip(source: BinaryIO | Path, dest: Path, display: str, limits: Uploa
     try:
         return _extract(source, dest, display, limits)
     except BaseException:
-        _remove_tree(dest)
+        _remove_tree(dest, dest.parent)  # made just above, so ours
         raise
 
 
@@ -430,9 +430,16 @@ def _extract(source: BinaryIO | Path, dest: Path, display: str, limits: UploadLi
 # --------------------------------------------------------------------------- one owner's uploads
 
 
-def _remove_tree(path: Path) -> None:
-    """Delete a folder this module created (under a temporary folder, named by us); never a symlink."""
-    path = Path(path)
+def _remove_tree(path: Path, root: Path) -> None:
+    """Delete a folder this module created, only if it lies inside ``root`` (the folder it was made in).
+
+    A path that resolves to ``root`` itself or anywhere outside it (``/``, ``..``, a symlink out) is
+    refused with a RuntimeError instead of deleted; a symlink itself is removed, never followed.
+    """
+    path, root = Path(path), Path(root).resolve()
+    resolved = path.parent.resolve() / path.name  # the link itself, not where it points
+    if resolved == root or not resolved.is_relative_to(root):
+        raise RuntimeError(f"refusing to delete {path}: not inside {root}")
     if path.is_symlink():
         path.unlink()
     elif path.exists():
@@ -486,12 +493,12 @@ def sweep_stale_uploads() -> list[Path]:
         m = re.fullmatch(r"([0-9]{1,10})-[A-Za-z0-9_]+", p.name)
         if m and p.is_dir() and not p.is_symlink() and int(m.group(1)) != os.getpid() and not _pid_alive(
                 int(m.group(1))):
-            _remove_tree(p)
+            _remove_tree(p, root)
             removed.append(p)
     return removed
 
 
-def _close_space(folder_box: list, names: list, used: list) -> None:
+def _close_space(folder_box: list, names: list, used: list, root_box: list) -> None:
     for name in list(names):
         unregister_user_model(name)
     names.clear()
@@ -499,7 +506,7 @@ def _close_space(folder_box: list, names: list, used: list) -> None:
         _SERVER["bytes"] -= used[0]
     used[0] = 0
     if folder_box:
-        _remove_tree(folder_box.pop())
+        _remove_tree(folder_box.pop(), root_box[0])
 
 
 class UserModelSpace:
@@ -514,10 +521,12 @@ class UserModelSpace:
         self.max_bytes = max_bytes  # unpacked uploads of one owner together, in bytes
         self.limits = limits
         self._folder: list[Path] = []  # made on the first upload
+        self._root: list[Path] = []  # the upload folder it was made in (what it may be deleted from)
         self._names: list[str] = []
         self._used = [0]
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _close_space, self._folder, self._names, self._used)
+        self._finalizer = weakref.finalize(self, _close_space, self._folder, self._names, self._used,
+                                          self._root)
 
     @property
     def names(self) -> list[str]:
@@ -543,7 +552,8 @@ class UserModelSpace:
             self._check_room()
             if not self._folder:
                 sweep_stale_uploads()
-                self._folder.append(Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=upload_root())))
+                self._root.append(upload_root())
+                self._folder.append(Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self._root[0])))
             dest = self._folder[0] / f"upload-{secrets.token_hex(4)}"
             info = extract_zip(source, dest, display, self.limits)
             size = info["bytes"]
@@ -566,7 +576,7 @@ class UserModelSpace:
                         _SERVER["bytes"] -= size
                     raise
             except BaseException:
-                _remove_tree(dest)
+                _remove_tree(dest, self._folder[0])
                 raise
 
     def add_folder(self, folder: Path, root: Path | None = None, label: str | None = None) -> UserModel:
@@ -598,7 +608,7 @@ class UserModelSpace:
                 with _SERVER_LOCK:
                     _SERVER["bytes"] -= entry.size
                 if self._folder and entry.directory.parent == self._folder[0]:
-                    _remove_tree(entry.directory)
+                    _remove_tree(entry.directory, self._folder[0])
 
     def close(self) -> None:
         """Unregister every model and delete the temporary folder (safe to call twice)."""

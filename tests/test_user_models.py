@@ -744,3 +744,21 @@ def test_all_sessions_together_hold_a_bounded_number_of_bytes(folder, monkeypatc
     finally:
         first.close()
         second.close()
+
+
+def test_upload_clean_up_deletes_only_inside_its_own_folder(tmp_path):
+    from model.user_models import _remove_tree
+
+    root = tmp_path / "uploads"
+    (root / "mine").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    for bad in (root, outside, root / ".." / "outside", Path("/")):
+        with pytest.raises(RuntimeError, match="refusing to delete"):
+            _remove_tree(bad, root)
+    _remove_tree(root / "link", root)  # the link goes, not what it points to
+    assert not (root / "link").exists() and (outside / "keep.txt").read_text() == "keep"
+    _remove_tree(root / "mine", root)
+    assert not (root / "mine").exists() and root.is_dir()
