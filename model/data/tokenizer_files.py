@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -39,3 +40,32 @@ def write_tokenizer(tok: Tokenizer, path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class TokenizerFile:
+    """What every tokenizer built on a ``tokenizers.Tokenizer`` (``self._tok``) shares: ids <-> token
+    strings, plain decoding, and saving to one JSON file."""
+
+    _tok: Tokenizer
+
+    def save(self, path: Path | str) -> None:
+        """Write one ``tokenizer.json`` file (atomically)."""
+        write_tokenizer(self._tok, Path(path))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Natural text for ``ids``; special tokens (incl. the unknown token) are dropped."""
+        return self._tok.decode([int(i) for i in ids], skip_special_tokens=True)
+
+    def id_to_token(self, i: int) -> str:
+        """Display string of one id."""
+        token = self._tok.id_to_token(int(i))
+        if token is None:
+            raise IndexError(f"token id {i} out of range [0, {self._tok.get_vocab_size()})")
+        return token
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._tok.token_to_id(token)
+
+    def tokens(self, ids: Sequence[int]) -> list[str]:
+        """Display strings for ``ids`` (see :meth:`id_to_token`)."""
+        return [self.id_to_token(i) for i in ids]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, models
 
-from .tokenizer_files import read_tokenizer, write_tokenizer
+from .tokenizer_files import TokenizerFile, read_tokenizer
 
 #: Special tokens a BERT vocabulary must hold (name -> role).
 BERT_SPECIALS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -22,7 +22,7 @@ BERT_SPECIALS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]", "sep": "[SEP]",
 CONTINUATION = "##"
 
 
-class WordPieceTokenizer:
+class WordPieceTokenizer(TokenizerFile):
     """BERT's WordPiece tokenizer (satisfies ``model.protocols.Tokenizer``).
 
     ``bos_id`` is ``[CLS]`` and ``eos_id`` is ``[SEP]``: what the model reads first and last.
@@ -58,10 +58,6 @@ class WordPieceTokenizer:
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from exc
 
-    def save(self, path: Path | str) -> None:
-        """Write one ``tokenizer.json`` (atomically)."""
-        write_tokenizer(self._tok, Path(path))
-
     # ------------------------------------------------------------- properties
     @property
     def pad_id(self) -> int:
@@ -96,21 +92,6 @@ class WordPieceTokenizer:
     def encode(self, text: str) -> list[int]:
         """Word-piece ids of ``text``, without [CLS]/[SEP]."""
         return self._tok.encode(text, add_special_tokens=False).ids
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return self._tok.decode([int(i) for i in ids], skip_special_tokens=True)
-
-    def id_to_token(self, i: int) -> str:
-        token = self._tok.id_to_token(int(i))
-        if token is None:
-            raise IndexError(f"token id {i} out of range [0, {self.vocab_size})")
-        return token
-
-    def token_to_id(self, token: str) -> int | None:
-        return self._tok.token_to_id(token)
-
-    def tokens(self, ids: Sequence[int]) -> list[str]:
-        return [self.id_to_token(i) for i in ids]
 
     def unknown_characters(self, text: str) -> list[str]:
         """The words of ``text`` that became [UNK] (WordPiece replaces a whole word), in order."""

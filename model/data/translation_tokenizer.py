@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from .tokenizer_files import read_tokenizer, write_tokenizer
+from .tokenizer_files import TokenizerFile, read_tokenizer
 from .zh_script import CJK_CHAR_CLASS
 
 __all__ = [
@@ -88,7 +88,7 @@ def _build_pipeline(tok: Tokenizer) -> None:
     tok.decoder = decoders.Metaspace(replacement=WORD_START, prepend_scheme="always", split=True)
 
 
-class TranslationTokenizer:
+class TranslationTokenizer(TokenizerFile):
     """Wrapper around a HF :class:`tokenizers.Tokenizer` with a fixed special-token layout."""
 
     def __init__(self, tokenizer: Tokenizer):
@@ -117,10 +117,6 @@ class TranslationTokenizer:
         )
         tok.train_from_iterator(texts, trainer=trainer)
         return cls(tok)
-
-    def save(self, path: Path | str) -> None:
-        """Write one ``tokenizer.json`` file (atomically)."""
-        write_tokenizer(self._tok, Path(path))
 
     @classmethod
     def load(cls, path: Path | str) -> TranslationTokenizer:
@@ -195,25 +191,6 @@ class TranslationTokenizer:
         """Like :meth:`encode` for many texts (parallel inside ``tokenizers``)."""
         encs = self._tok.encode_batch(list(texts), add_special_tokens=False)
         return [e.ids for e in encs]
-
-    def decode(self, ids: Sequence[int]) -> str:
-        """Natural text for ``ids``; special tokens (incl. ``<unk>``) are dropped."""
-        ids = [int(i) for i in ids]
-        return self._tok.decode(ids, skip_special_tokens=True)
-
-    def id_to_token(self, i: int) -> str:
-        """Display string of one id (``▁`` marks a preceding space)."""
-        token = self._tok.id_to_token(int(i))
-        if token is None:
-            raise IndexError(f"token id {i} out of range [0, {self.vocab_size})")
-        return token
-
-    def token_to_id(self, token: str) -> int | None:
-        return self._tok.token_to_id(token)
-
-    def tokens(self, ids: Sequence[int]) -> list[str]:
-        """Display strings for ``ids`` (see :meth:`id_to_token`)."""
-        return [self.id_to_token(i) for i in ids]
 
     def unknown_characters(self, text: str) -> list[str]:
         """Characters of ``text`` that encode to ``<unk>``, in order (with repeats)."""
