@@ -6,6 +6,7 @@ Bad input ends with a one-line error on stderr and exit status 2, never a traceb
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import shutil
 import sys
@@ -30,6 +31,28 @@ def _positive_int(value: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
     return n
+
+
+def _non_negative_int(value: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0 (got {n})")
+    return n
+
+
+def _positive_float(value: str) -> float:
+    """argparse type: a finite number > 0 (a learning rate of 0, -1 or nan trains nothing)."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not (x > 0 and math.isfinite(x)):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0 (got {value})")
+    return x
 
 
 def cmd_list(args) -> int:
@@ -235,7 +258,8 @@ def cmd_train(args) -> int:
         problem = _ship_problem(args.preset, args.force)
         if problem:
             return _fail(problem)
-    preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads)
+    preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads, lr=args.lr,
+                            warmup=args.warmup)
     out = Path(args.out or f"runs/{args.preset}")
     out.mkdir(parents=True, exist_ok=True)
     if args.init_from is not None and not (out / "tokenizer.json").exists():
@@ -254,7 +278,8 @@ def cmd_train(args) -> int:
     print(f"training {args.preset} into {out} ({preset.train.max_steps} steps)", file=sys.stderr)
     with TqdmProgress(sys.stderr) as progress:
         train(preset.model, preset.train, task, out, callback=progress, resume=args.resume,
-              evaluate=evaluate, info=info, init_from=args.init_from, on_step=_snapshot_saver(preset, out))
+              evaluate=evaluate, info=info, init_from=args.init_from, on_step=_snapshot_saver(preset, out),
+              keep_checkpoints=args.keep_checkpoints)
     if args.ship:
         return _export(out, args.preset, preset.ship_dtype, args.test_sentences, args.force)
     return 0
@@ -461,6 +486,52 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_average(args) -> int:
+    """Average a run's last kept checkpoints into a new checkpoint folder (never into an existing one)."""
+    from .training.average import average_last
+    from .training.checkpoint import load_checkpoint, save_checkpoint
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        return _fail(f"{out} already exists and is not an empty folder; choose a new --out")
+    bundle = load_checkpoint(Path(args.run))
+    model, steps = average_last(bundle, Path(args.run), args.last)
+    info = {k: v for k, v in bundle.info.items() if k != "final"}
+    info["averaged_steps"] = steps
+    out.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(out, model, bundle.task, info=info, history=bundle.history)
+    print(f"averaged steps {', '.join(map(str, steps))} of {args.run} into {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_significance(args) -> int:
+    """Paired bootstrap (sacrebleu) of a candidate checkpoint against a baseline on one split."""
+    from .training.checkpoint import load_checkpoint
+    from .training.significance import compare_models
+
+    try:
+        strategy = _strategy(args)
+    except ValueError as e:
+        return _fail(str(e))
+    baseline, candidate = load_checkpoint(Path(args.baseline)), load_checkpoint(Path(args.candidate))
+    if baseline.task.to_dict() != candidate.task.to_dict() or (Path(args.baseline) / "tokenizer.json").read_bytes() \
+            != (Path(args.candidate) / "tokenizer.json").read_bytes():
+        return _fail("the two checkpoints do not share a task and tokenizer; a paired test needs the same inputs")
+    results = compare_models(baseline.model, candidate.model, baseline.task, args.split, args.n, strategy,
+                             args.samples)
+    print(f"# {args.split} split, decoding: {strategy.param}, paired bootstrap with {args.samples} resamples",
+          file=sys.stderr)
+    print("direction\tmetric\tbaseline\tcandidate\tdelta\tp\tcandidate 95% CI ±")
+    for direction, metrics in results.items():
+        for metric, r in metrics.items():
+            print(f"{direction}\t{metric}\t{r['baseline']:.2f}\t{r['candidate']:.2f}\t{r['delta']:+.2f}\t"
+                  f"{r['p_value']:.4f}\t{r['ci95']:.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"split": args.split, "decoding": strategy.param,
+                                               "results": results}, indent=1))
+    return 0
+
+
 def cmd_atlas(args) -> int:
     """Compute (or read from runs/atlas/) a model's head atlas and print each head's roles."""
     import torch
@@ -543,6 +614,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--steps", type=_positive_int, default=None, help="override the preset's optimiser steps")
     s.add_argument("--threads", type=_positive_int, default=None)
+    s.add_argument("--lr", type=_positive_float, default=None, help="override the preset's peak learning rate")
+    s.add_argument("--warmup", type=_non_negative_int, default=None, help="override the preset's warmup steps")
+    s.add_argument("--keep-checkpoints", action="store_true",
+                   help="keep every checkpoint's weights in RUN/checkpoints/ (for `average`)")
     s.add_argument(
         "--ship", action="store_true", help="evaluate on the test split and copy into assets/models/"
     )
@@ -591,6 +666,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--test-sentences", type=_positive_int, default=None)
     s.add_argument("--force", action="store_true", help="replace a model of the same name")
     s.set_defaults(fn=cmd_export)
+
+    s = sub.add_parser("average", help="average a run's last kept checkpoints into a new checkpoint folder")
+    s.add_argument("--run", required=True, help="run folder trained with --keep-checkpoints")
+    s.add_argument("--last", type=_positive_int, default=5, help="how many of the last checkpoints")
+    s.add_argument("--out", required=True, help="new (or empty) folder for the averaged checkpoint")
+    s.set_defaults(fn=cmd_average)
+
+    s = sub.add_parser("significance",
+                       help="paired bootstrap (sacrebleu) of a candidate checkpoint against a baseline")
+    s.add_argument("--baseline", required=True, help="checkpoint folder, e.g. assets/models/default")
+    s.add_argument("--candidate", required=True, help="checkpoint folder of the same task and tokenizer")
+    s.add_argument("--split", default="test", choices=["valid", "test"])
+    s.add_argument("-n", type=_positive_int, default=None, help="pairs per direction (default: all)")
+    s.add_argument("--samples", type=_positive_int, default=1000, help="bootstrap resamples")
+    s.add_argument("--json", default=None, help="also write the figures to this file")
+    _add_strategy_args(s)
+    s.set_defaults(fn=cmd_significance)
 
     s = sub.add_parser("evaluate", help="BLEU / chrF per direction on a split")
     _model_args(s)

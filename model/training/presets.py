@@ -252,10 +252,17 @@ def make_task(preset: Preset, tokenizer_path: Path):
     return SyntheticTask(preset.task)
 
 
-def with_overrides(preset: Preset, steps: int | None = None, threads: int | None = None) -> Preset:
+def with_overrides(
+    preset: Preset, steps: int | None = None, threads: int | None = None, lr: float | None = None,
+    warmup: int | None = None,
+) -> Preset:
     train = preset.train
     if steps is not None:
         train = replace(train, max_steps=steps)
     if threads is not None:
         train = replace(train, num_threads=threads)
+    if lr is not None:
+        train = replace(train, lr=lr)
+    if warmup is not None:
+        train = replace(train, warmup_steps=warmup)
     return replace(preset, train=train)

@@ -24,6 +24,7 @@ from ..data.tasks import Example
 from ..decoding import pad_batch
 from ..network.config import ModelConfig, TrainConfig
 from ..network.transformer import Transformer
+from .average import keep_weights
 from .checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -147,6 +148,7 @@ def train(
     info: dict | None = None,
     init_from: Path | None = None,
     on_step: Callable[[int, Transformer], None] | None = None,
+    keep_checkpoints: bool = False,
 ) -> Transformer:
     """Train a model on task's train split, saving checkpoints in out_dir; returns the model.
 
@@ -154,7 +156,8 @@ def train(
     figures join the history. on_step(step, model) is called before the first step and after every
     optimiser step (e.g. snapshots.SnapshotSaver). init_from starts a new run (fresh optimizer and
     schedule) from the weights and history of another checkpoint, e.g. a shipped model whose run
-    folder is gone.
+    folder is gone. keep_checkpoints also keeps the float32 weights of every checkpoint as
+    ``checkpoints/step-NNNNNN.safetensors`` in out_dir (for averaging the last few, see average.py).
     """
     out_dir = Path(out_dir)
     tc = train_config
@@ -194,6 +197,8 @@ def train(
     def save(final: bool = False) -> None:
         meta = {"step": step, "train": tc.to_dict(), "final": final, **(info or {})}
         save_checkpoint(out_dir, model, task, info=meta, history=history)
+        if keep_checkpoints:
+            keep_weights(out_dir, step, model)
         torch.save(opt.state_dict(), out_dir / "optimizer.pt")
         (out_dir / "trainer.json").write_text(
             json.dumps({"step": step, "epoch": epoch, "batch_pos": batch_pos})
