@@ -10,6 +10,7 @@ from app_support.ablation import clicked_head
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.sidebar import current_view, open_head
+from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
 from model.ablation import ABLATION_MODES, all_heads, effect_matrices, format_heads, group_heads, parse_heads
@@ -88,6 +89,7 @@ def effect_section() -> None:
     left.markdown(shown(ab.intact_output))
     right.caption(t("ablation.output_ablated", n=len(chosen)))
     right.markdown(shown(ab.output))
+    st.caption(greedy_here("intervention", view.strategy, current_lang()))
     same = ab.output == ab.intact_output
     st.markdown(t("ablation.summary", kl=f"{ab.mean_kl:.4f}", delta=f"{ab.delta_logprob:+.3f}",
                   verdict=t("ablation.same_output" if same else "ablation.new_output")))

@@ -11,6 +11,7 @@ from app_support import models as M
 from app_support.i18n import STRINGS, current_lang, t
 from app_support.messages import current_analysis, show_input_error
 from app_support.sidebar import current_view
+from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
 from model.data.tasks import InputError
@@ -67,6 +68,8 @@ def batch_section() -> None:
         st.markdown(t("masks.output", name=name, text=escape_md(batch.texts[i]),
                       output=f"**{escape_md(batch.outputs[i])}**" if batch.outputs[i].strip()
                       else f"*{t('io.empty_output')}*"))
+    if "decoder" in batch.masks:
+        st.caption(greedy_here("batch", view.strategy, current_lang()))
     for side, lengths in (("source", batch.source_lengths), ("target", batch.target_lengths)):
         if lengths[0] == lengths[1]:
             st.info(t("masks.same_length", side=t(f"masks.side.{side}")), icon=":material/info:")

@@ -10,6 +10,7 @@ from app_support import patching as PT
 from app_support.ablation import clicked_head
 from app_support.i18n import current_lang, note, t
 from app_support.sidebar import current_view, open_head
+from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
@@ -176,6 +177,7 @@ for col, label_key, output in (
 ):
     col.caption(t(label_key))
     col.markdown(f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*")
+st.caption(greedy_here("intervention", view.strategy, current_lang()))
 if not result.alignment.pairs:
     st.info(t("patching.nothing_patched"), icon=":material/info:")
 toward = result.toward_a

@@ -117,3 +117,12 @@ def name(strategy: Strategy | str, lang: str) -> str:
         return text(lang, "strategy.name.sample", temperature=f"{s.temperature:g}",
                     top_k=s.top_k if s.top_k else "∞", top_p=f"{s.top_p:g}", seed=s.seed)
     return text(lang, "strategy.name.greedy")
+
+
+def greedy_here(reason: str, chosen: Strategy, lang: str) -> str:
+    """The caption of a page whose outputs are greedy whatever the sidebar says (``reason``:
+    "intervention" or "batch"), naming the sidebar's strategy when it is another one."""
+    note = text(lang, f"strategy.greedy_here.{reason}")
+    if chosen.kind != "greedy":
+        note += " " + text(lang, "strategy.greedy_here.not_sidebar", strategy=name(chosen, lang))
+    return note

@@ -6,8 +6,8 @@ Bad input ends with a one-line error on stderr and exit status 2, never a traceb
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 import shutil
 import sys
 from pathlib import Path

@@ -14,10 +14,12 @@ from streamlit.testing.v1 import AppTest
 
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
+from app_support.strategy import greedy_here
 from app_support.ui import escape_md
 from model.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
 from model.analysis import analyze
 from model.attribution import agreement, attribute
+from model.decoding import GREEDY, Strategy
 from model.network.kinds import layer_counts
 from model.patching import Site, patch, rank_patches
 from model.registry import load_model
@@ -126,10 +128,14 @@ def test_ablation_page_with_no_heads_and_a_bad_link():
 def test_ablation_page_on_the_translation_model():
     heads = [("cross", 2, 3), ("decoder", 0, 1)]
     at = open_page("ablation", {"model": "default", "text": "我吃了一个苹果", "lang": "en", "mode": "mean",
-                                "heads": "cross.2.3,decoder.0.1"})
+                                "heads": "cross.2.3,decoder.0.1", "decode": "beam4-lp1"})
     ab = ablate(bundle("default"), "我吃了一个苹果", None, heads, "mean")
     np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["y"]), [s.kl for s in ab.steps], rtol=1e-9)
     assert f"**{escape_md(ab.output)}**" in markdown(at)
+    # the outputs are greedy whatever the sidebar's beam search: the page says so and names the beam
+    note = greedy_here("intervention", Strategy.parse("beam4-lp1"), "en")
+    assert "beam search, width 4" in note
+    assert note in [c.value for c in at.caption]
 
 
 # --------------------------------------------------------------------------- activation patching
@@ -169,6 +175,7 @@ def test_patching_page_residual_and_unaligned_positions_on_the_translation_model
     assert result.alignment.pairs == ((5, 0),)
     np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["y"]), [s.kl for s in result.steps], rtol=1e-9)
     assert f"**{escape_md(result.output)}**" in markdown(at)
+    assert greedy_here("intervention", GREEDY, "en") in [c.value for c in at.caption]
     # the decoder inputs differ in length and share no chosen token: said, not guessed
     infos = [str(i.value) for i in at.info]
     assert any(tr("en", "patching.side.target") in i for i in infos), infos

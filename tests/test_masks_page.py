@@ -229,6 +229,10 @@ def test_the_page_without_the_switch_shows_the_intact_head_only():
     assert len(figs) == 6  # causal, two masks, two patterns, the intact decoder head
     from app_support.i18n import text as tr_text
     assert tr_text("en", "masks.demo.off_hint") in [str(i.value) for i in at.info]
+    # the padded batch's outputs are greedy: said under them
+    from app_support.strategy import greedy_here
+    from model.decoding import GREEDY
+    assert greedy_here("batch", GREEDY, "en") in [c.value for c in at.caption]
 
 
 def test_a_second_sentence_of_the_same_length_says_there_is_no_padding():

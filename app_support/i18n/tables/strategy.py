@@ -30,6 +30,10 @@ EN = {
     "strategy.name.beam": "beam search, width {width}, length penalty {penalty}",
     "strategy.name.sample": "sampling, temperature {temperature}, top-k {top_k}, top-p {top_p}, seed {seed}",
     "strategy.output_by": "Output by {strategy}",
+    "strategy.greedy_here.intervention": "Outputs on this page are decoded greedily: an intervention is "
+    "measured step by step along one output path, the intact model's.",
+    "strategy.greedy_here.batch": "The padded batch is decoded greedily, one step for every sentence at once.",
+    "strategy.greedy_here.not_sidebar": "The sidebar's {strategy} applies to the other pages.",
 }
 
 ZH = {
@@ -58,6 +62,9 @@ ZH = {
     "strategy.bad_url": "链接里的解码方式“{value}”无法读取；改用贪心解码。",
     "strategy.name.greedy": "贪心解码",
     "strategy.name.beam": "束搜索，束宽 {width}，长度惩罚 {penalty}",
+    "strategy.greedy_here.intervention": "此页的输出用贪心解码：干预的效果沿同一条输出路径（完整模型的输出）逐步衡量。",
+    "strategy.greedy_here.batch": "填充后的批次用贪心解码，每一步同时为所有句子各生成一个 token。",
+    "strategy.greedy_here.not_sidebar": "侧栏选择的{strategy}用于其他页面。",
     "strategy.name.sample": "采样，温度 {temperature}，前 k 名 {top_k}，累积概率 {top_p}，随机种子 {seed}",
     "strategy.output_by": "输出来自{strategy}",
 }
