@@ -291,9 +291,9 @@ def _read_only(result: Analysis) -> Analysis:
 
 
 def _analysis(name: str, stamp: int, text: str, direction: str | None, target: str | None,
-              strategy: str = "greedy") -> Analysis:
+              strategy: str = "greedy", edits: tuple = ()) -> Analysis:
     bundle = get_bundle(name)
-    key = ("analysis", name, stamp, text, direction, target, strategy)
+    key = ("analysis", name, stamp, text, direction, target, strategy, edits)
 
     def compute() -> tuple[weakref.ref, Analysis]:
         # Free the previous runs' cyclic garbage first (page scripts stopped by st.stop() leave
@@ -303,7 +303,7 @@ def _analysis(name: str, stamp: int, text: str, direction: str | None, target: s
         # and after it (its other activations, dropped below, were ~130 MB at 512 tokens).
         release_memory()
         result = _read_only(attention_hooks_only(
-            analyze(bundle, text, direction, target, strategy=Strategy.parse(strategy))))
+            analyze(bundle, text, direction, target, strategy=Strategy.parse(strategy), edits=edits)))
         release_memory()
         return weakref.ref(bundle), result
 
@@ -342,6 +342,15 @@ def get_analysis(name: str, text: str, direction: str | None = None, target: str
         direction = None
     word = "greedy" if strategy is None or target is not None else str(strategy)
     return _analysis(name, _stamp(name), text, direction, target, word)
+
+
+def get_edited_analysis(name: str, text: str, direction: str | None, target: str | None,
+                        edits: tuple) -> Analysis:
+    """:func:`get_analysis` (greedy) of the model under interventions ``edits``
+    (model/interventions.py), in the same byte-bounded cache: the model itself is never changed."""
+    if direction == "auto":
+        direction = None
+    return _analysis(name, _stamp(name), text, direction, target, "greedy", tuple(edits))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -279,3 +279,17 @@ def test_the_trained_section_in_chinese_has_no_english(variant):
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+def test_head_entropy_is_the_mean_row_entropy_in_nats():
+    rng = np.random.default_rng(3)
+    p = rng.random((3, 7, 9)) ** 4
+    p[:, :, :2] = 0.0  # masked keys carry weight 0 and add nothing
+    p /= p.sum(-1, keepdims=True)
+    rows = [[-sum(w * np.log(w) for w in row if w > 0) for row in head] for head in p]
+    np.testing.assert_allclose(PF.head_entropy(p), np.mean(rows, axis=1), rtol=1e-6)
+    one_hot = np.zeros((1, 4, 4))
+    one_hot[0, np.arange(4), np.arange(4)] = 1.0
+    uniform = np.full((1, 4, 4), 0.25)
+    assert PF.head_entropy(one_hot)[0] == 0.0
+    np.testing.assert_allclose(PF.head_entropy(uniform), [np.log(4)], rtol=1e-6)
