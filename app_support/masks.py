@@ -9,7 +9,6 @@ that padded batch. The page draws the numpy arrays of :class:`PaddedBatch` (cach
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,11 +66,13 @@ def _padding(model, ids: torch.Tensor) -> torch.Tensor:
     return torch.zeros(ids.shape, dtype=torch.bool) if pad is None else pad
 
 
-def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None) -> PaddedBatch:
+def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
+                 with_scores: bool = True) -> PaddedBatch:
     """Prepare both sentences, decode them greedily as one batch, then run the padded batch with a cache.
 
     ``direction`` (None or "auto": each sentence's own) applies to both sentences. Raises
-    ``InputError`` for a sentence the model cannot read.
+    ``InputError`` for a sentence the model cannot read. Without ``with_scores`` the batch's
+    ``scores`` stay empty; only the attention patterns are recorded either way.
     """
     if direction == "auto":
         direction = None
@@ -86,12 +87,16 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(prepared, generated, strict=True)]
         src = pad_batch([p.source_ids for p in prepared], cfg.pad_id)  # [2, src_pos]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [2, tgt_pos]
-        _, cache = model.run_with_cache(src) if encoder_only else model.run_with_cache(src, tgt)
+        counts = model.attention_layer_counts()
+        whats = ("pattern", "scores") if with_scores else ("pattern",)
+        # Only what the page draws is recorded: at 512 tokens every hook of the batch is ~0.5 GB.
+        wanted = {hook_name(name, i, what) for name in KINDS for i in range(counts[name]) for what in whats}
+        _, cache = (model.run_with_cache(src, names_filter=wanted.__contains__) if encoder_only
+                    else model.run_with_cache(src, tgt, names_filter=wanted.__contains__))
         src_pad, tgt_pad = _padding(model, src), _padding(model, tgt)
         n_src, n_tgt = src.shape[1], tgt.shape[1]
         key_padding = {"source": src_pad, "target": tgt_pad}
         length = {"source": n_src, "target": n_tgt}
-        counts = model.attention_layer_counts()
         masks, patterns, scores = {}, {}, {}
         for name in KINDS:
             if not counts[name]:
@@ -105,8 +110,9 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None)
                            else np.broadcast_to(mask[:, 0].numpy(), shape).copy())
             patterns[name] = np.stack([cache[hook_name(name, i, "pattern")].float().numpy()
                                        for i in range(counts[name])], axis=1)
-            scores[name] = np.stack([cache[hook_name(name, i, "scores")].float().numpy()
-                                     for i in range(counts[name])], axis=1)
+            if with_scores:
+                scores[name] = np.stack([cache[hook_name(name, i, "scores")].float().numpy()
+                                         for i in range(counts[name])], axis=1)
         causal = build_mask(None, n_tgt, n_tgt, True)[0, 0].numpy()
     ids_src, ids_tgt = src.numpy(), tgt.numpy()
     return PaddedBatch(
@@ -175,7 +181,7 @@ PADDED_ENTRIES = 2
 def _padded(name: str, stamp: int, text_a: str, text_b: str, direction: str | None) -> PaddedBatch:
     # a resource, not data: no pickled copy per rerun (300 MB with scores at 512 tokens, 0.6 s a
     # visit); the arrays are shared by every session, so they are made read-only
-    batch = dataclasses.replace(padded_batch(M.get_bundle(name), [text_a, text_b], direction), scores={})
+    batch = padded_batch(M.get_bundle(name), [text_a, text_b], direction, with_scores=False)
     for array in (batch.source_ids, batch.target_ids, batch.source_padding, batch.target_padding,
                   batch.causal, *batch.masks.values(), *batch.patterns.values()):
         array.flags.writeable = False
