@@ -183,7 +183,37 @@ def test_compare_page_compares_words():
         np.testing.assert_allclose(got, want[LAYER, HEAD], atol=2e-6)
 
 
-@pytest.mark.parametrize("key", ["single", "heads", "focus"])
+def _merge_by_definition(matrix: np.ndarray, units: list[list[int]], renormalise: bool) -> np.ndarray:
+    shown = [p for u in units for p in u]
+    out = np.zeros((len(units), len(units)))
+    for a, rows in enumerate(units):
+        for b, cols in enumerate(units):
+            per_row = matrix[rows][:, cols].sum(-1)
+            if renormalise:
+                per_row = per_row / matrix[rows][:, shown].sum(-1)
+            out[a, b] = per_row.mean()
+    return out
+
+
+@pytest.mark.parametrize("special", ["hide", "renorm"])
+def test_aggregates_merge_the_mean_and_roll_out_over_tokens_first(special):
+    at = open_page("aggregates", "en", True, special)
+    want, units = expected(PIECES, True, special)
+    mean_fig, roll_fig = figures(at)[:2]
+    np.testing.assert_allclose(weights(mean_fig), want[LAYER].mean(0), atol=2e-6)
+    # rollout over the model's tokens (mean of heads + identity, rows renormalised, layers multiplied)
+    pattern = reference(PIECES).attention("encoder").astype(np.float64)
+    roll = np.eye(pattern.shape[-1])
+    for layer in pattern:
+        a = layer.mean(0) + np.eye(pattern.shape[-1])
+        roll = (a / a.sum(-1, keepdims=True)) @ roll
+    np.testing.assert_allclose(weights(roll_fig), _merge_by_definition(roll, units, special == "renorm"),
+                               atol=2e-6)
+    captions = " ".join(c.value for c in at.caption)
+    assert tr("en", "tokens.note.merged") in captions and tr("en", "aggregates.rollout_units") in captions
+
+
+@pytest.mark.parametrize("key", ["single", "heads", "focus", "aggregates"])
 def test_the_options_leave_no_english_on_the_chinese_page(key):
     """Every text the options bring (sidebar controls, help, the page's note) is Chinese.
 

@@ -14,6 +14,7 @@ from viz._validate import as_array, check_index, check_mask
 from viz.heatmap import attention_heatmap
 from viz.labels import label
 from viz.pooling import MAX_TILE_CELLS
+from viz.wordpieces import Grouping, merge_pieces
 
 
 def mean_over_heads(patterns: np.ndarray) -> np.ndarray:
@@ -100,13 +101,24 @@ def attention_rollout_figure(
     key_range: tuple[int, int] | None = None,
     max_cells: int | None = MAX_TILE_CELLS,
     pool: str = "max",
+    units: Grouping | None = None,
+    renormalise: bool = False,
     lang: str = "en",
 ) -> go.Figure:
     """Heatmap of :func:`attention_rollout` over self-attention tokens (colour scaled to its max).
 
     Long inputs are pooled and windows drawn as in :func:`mean_over_heads_figure`; the colour
-    scale is the max of what is shown, which max pooling keeps."""
+    scale is the max of what is shown, which max pooling keeps. With ``units`` (a
+    :class:`viz.wordpieces.Grouping` of ``tokens``, e.g. word pieces into words) the rollout is
+    computed over the tokens, as the model mixes them, and then merged like a pattern (to a unit =
+    sum over its pieces, from a unit = mean; ``renormalise`` as in :func:`merge_pieces`); the
+    figure's labels are the units'."""
     roll = attention_rollout(patterns, add_residual=add_residual)
+    if units is not None:
+        if units.n_positions != len(tokens):
+            raise ValueError(f"units group {units.n_positions} positions but there are {len(tokens)} tokens")
+        roll = merge_pieces(roll, units, renormalise=renormalise)
+        tokens = list(units.labels)
     how = label(lang, "rollout.with_residual" if add_residual else "rollout.without_residual")
     return attention_heatmap(
         roll.astype(np.float32),

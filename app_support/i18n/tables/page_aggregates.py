@@ -14,6 +14,9 @@ EN = {
     "aggregates.residual": "Count the residual connection",
     "aggregates.residual_help": "Each block adds its input back to its output; rollout models this by adding the "
     "identity to each layer's mean attention (Abnar & Zuidema, 2020).",
+    "aggregates.rollout_units": "The rollout is computed over the model's own tokens (those are what the model "
+    "mixes), then merged and hidden like the other figures: to a word = the sum over its tokens, from a word = "
+    "their mean.",
     "aggregates.rollout_caption": "Row i estimates how much the top layer's token i draws on each input token, by "
     "multiplying the head-averaged attention of every layer (with the residual path). "
     "It is an estimate of information flow, not an attention pattern of the model.",
@@ -32,6 +35,8 @@ ZH = {
     "aggregates.residual": "计入残差连接（residual connection）",
     "aggregates.residual_help": "每个模块都把自己的输入加回到输出上；注意力展开在每一层的平均注意力上"
     "加一个单位矩阵来模拟这一点（Abnar & Zuidema, 2020）。",
+    "aggregates.rollout_units": "注意力展开先在模型自己的 token 上计算（模型混合的正是这些 token），"
+    "再像其他图一样合并词片、隐藏特殊 token：指向一个词的权重 = 它各个 token 的和，来自一个词的权重 = 它们的平均。",
     "aggregates.rollout_caption": "第 i 行估计最顶层的第 i 个 token 在多大程度上取自每个输入 token："
     "做法是把每一层按头平均后的注意力逐层相乘（并计入残差连接这条通路）。"
     "它是对信息流动的一种估计，而不是模型的某个注意力模式。",
