@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -264,6 +264,10 @@ def load_model(name: str) -> Bundle:
     if entry is not None:
         from .user_models import load_user_model
 
+        with _USER_LOCK:
+            checked = _CHECKED.pop(name, None)
+        if checked is not None:
+            return checked
         return load_user_model(entry.directory, name=name, display=entry.label)
     directory = model_dir(name)
     pretrained = _pretrained_entry(name, directory)
@@ -297,11 +301,15 @@ class UserModel:
 
 _USER_MODELS: dict[str, UserModel] = {}
 _USER_LOCK = threading.Lock()
+# The bundle loaded while checking a user's folder, handed to the first load_model of its name: an
+# upload is read from disk once, not once to check it and again to use it.
+_CHECKED: dict[str, Bundle] = {}
 
 
 def register_user_model(directory: Path, label: str, fmt: str, owner: str, slug: str = "model",
-                        size: int = 0) -> UserModel:
-    """Give a checked user folder a fresh plain name (never one a model source already uses)."""
+                        size: int = 0, checked: Bundle | None = None) -> UserModel:
+    """Give a checked user folder a fresh plain name (never one a model source already uses).
+    ``checked``, the bundle the checks loaded, is what the first :func:`load_model` of it returns."""
     with _USER_LOCK:
         taken = set(_folders())
         while True:
@@ -310,12 +318,15 @@ def register_user_model(directory: Path, label: str, fmt: str, owner: str, slug:
                 break
         entry = UserModel(name=name, directory=Path(directory), label=label, fmt=fmt, owner=owner, size=size)
         _USER_MODELS[name] = entry
+        if checked is not None:
+            _CHECKED[name] = replace(checked, name=name)
         return entry
 
 
 def unregister_user_model(name: str) -> None:
     with _USER_LOCK:
         _USER_MODELS.pop(name, None)
+        _CHECKED.pop(name, None)
 
 
 def user_model(name: object) -> UserModel | None:

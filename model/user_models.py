@@ -590,8 +590,8 @@ class UserModelSpace:
     def _register(self, folder: Path, display: str, stem: str, size: int,
                   root: Path | None = None) -> UserModel:
         fmt = detect_format(folder, display, root)
-        load_user_model(folder, display=display, root=root)  # every check, now, with the message to show
-        entry = register_user_model(folder, display, fmt, self.owner, _slug(stem), size)
+        checked = load_user_model(folder, display=display, root=root)  # every check, now, with its message
+        entry = register_user_model(folder, display, fmt, self.owner, _slug(stem), size, checked=checked)
         self._names.append(entry.name)
         return entry
 

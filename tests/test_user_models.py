@@ -189,6 +189,26 @@ def test_folders_read_in_place_are_never_deleted(folder):
     assert folder.is_dir() and (folder / "model.safetensors").exists()
 
 
+def test_an_added_model_is_read_from_disk_once_to_check_and_use_it(folder, monkeypatch):
+    import model.user_models as user_models_module
+    from model.registry import load_model
+
+    reads: list[Path] = []
+    real = user_models_module.load_checkpoint
+    monkeypatch.setattr(user_models_module, "load_checkpoint",
+                        lambda directory, **kw: reads.append(Path(directory)) or real(directory, **kw))
+    space = UserModelSpace("owner-once")
+    entry = space.add_folder(folder, root=folder.parent)
+    assert reads == [folder]  # the checks
+    first = load_model(entry.name)
+    assert reads == [folder] and first.name == entry.name  # the first use takes the checked bundle
+    again = load_model(entry.name)  # later loads (e.g. after the app's cache let it go) read the files
+    assert reads == [folder, folder] and again.model is not first.model
+    for (k, a), (_, b) in zip(first.model.state_dict().items(), again.model.state_dict().items(), strict=True):
+        assert torch.equal(a, b), k
+    space.close()
+
+
 def test_stale_upload_folders_of_dead_processes_are_swept(tmp_path):
     root = upload_root()
     dead = root / "999999999-abc"  # no process has this id
