@@ -488,6 +488,8 @@ def cmd_evaluate(args) -> int:
 
 def cmd_average(args) -> int:
     """Average a run's last kept checkpoints into a new checkpoint folder (never into an existing one)."""
+    import torch
+
     from .training.average import average_last
     from .training.checkpoint import load_checkpoint, save_checkpoint
 
@@ -499,7 +501,10 @@ def cmd_average(args) -> int:
     info = {k: v for k, v in bundle.info.items() if k != "final"}
     info["averaged_steps"] = steps
     out.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(out, model, bundle.task, info=info, history=bundle.history)
+    dtype = {"float32": torch.float32, "float16": torch.float16}[args.dtype]
+    if args.dtype != "float32":  # stored as it will ship: evaluations of this folder see the rounding
+        info["weights_dtype"] = args.dtype
+    save_checkpoint(out, model, bundle.task, info=info, history=bundle.history, dtype=dtype)
     print(f"averaged steps {', '.join(map(str, steps))} of {args.run} into {out}", file=sys.stderr)
     return 0
 
@@ -671,6 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True, help="run folder trained with --keep-checkpoints")
     s.add_argument("--last", type=_positive_int, default=5, help="how many of the last checkpoints")
     s.add_argument("--out", required=True, help="new (or empty) folder for the averaged checkpoint")
+    s.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+                   help="store the weights as (float16: exactly as the model would ship)")
     s.set_defaults(fn=cmd_average)
 
     s = sub.add_parser("significance",

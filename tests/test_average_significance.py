@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from model.__main__ import main
 from model.data.tasks import SyntheticTask
@@ -62,6 +63,14 @@ def test_average_cli_writes_a_loadable_checkpoint_and_never_into_a_used_folder(r
     info = json.loads((dest / "config.json").read_text())
     assert info["averaged_steps"] == [10, 20, 30]
     load_checkpoint(dest)
+    half = tmp_path / "half"
+    assert main(["average", "--run", str(out), "--last", "2", "--out", str(half), "--dtype", "float16"]) == 0
+    stored = load_file(str(half / "model.safetensors"))
+    assert {v.dtype for v in stored.values()} == {torch.float16}
+    averaged, _ = average_last(load_checkpoint(out), out, 2)
+    for name, value in averaged.state_dict().items():
+        if name in stored:
+            assert torch.equal(stored[name], value.to(torch.float16)), name
     before = (dest / "model.safetensors").read_bytes()
     assert main(["average", "--run", str(out), "--last", "1", "--out", str(dest)]) == 2
     assert "already exists" in capsys.readouterr().err
