@@ -12,6 +12,7 @@ from app_support.model_info import (
     evaluation_rows,
     history_chart,
     metric_columns,
+    run_starts,
     symbol_table,
 )
 from app_support.models import get_analysis, get_bundle, get_summary
@@ -124,6 +125,8 @@ with tabs[3]:
         st.subheader(t("model.history.loss"))
         st.line_chart(history_chart(history, losses, lang), x=step, y=value, color=series)
         st.caption(t("model.history.loss_caption"))
+        for start in run_starts(history):
+            st.caption(t("model.history.run_start", step=f"{start:,}"))
         if scores:
             st.subheader(t("model.history.quality"))
             st.line_chart(history_chart(history, scores, lang), x=step, y=value, color=series)

@@ -73,13 +73,35 @@ def history_chart(history: Sequence[Mapping[str, object]], columns: Sequence[str
     return long.rename(columns={c: text(lang, f"model.chart.{c}") for c in ("step", "series", "value")})
 
 
+def run_starts(history: Sequence[Mapping[str, object]]) -> list[int]:
+    """Where each run after the first begins, in :func:`total_steps` (a model trained on from another
+    checkpoint keeps that run's records first, and its own steps count from 0 again)."""
+    steps = total_steps(history)
+    raw = [int(r.get("step", i)) for i, r in enumerate(history)]
+    return [steps[i - 1] for i in range(1, len(raw)) if raw[i] <= raw[i - 1]]
+
+
+def total_steps(history: Sequence[Mapping[str, object]]) -> list[int]:
+    """Each record's optimiser step counted over every run in the history: where a record's own step
+    is not above the one before it, a new run began, and it counts on from there."""
+    out: list[int] = []
+    offset, previous = 0, None
+    for i, record in enumerate(history):
+        step = int(record.get("step", i))
+        if previous is not None and step <= previous:
+            offset += previous
+        out.append(step + offset)
+        previous = step
+    return out
+
+
 def history_long(history: Sequence[Mapping[str, object]], columns: Sequence[str]) -> pd.DataFrame:
-    """``step, series, value`` rows for the given history columns, skipping missing values."""
+    """``step, series, value`` rows for the given history columns, skipping missing values; steps
+    count over every run the history joins (:func:`total_steps`)."""
     if not history:
         return pd.DataFrame(columns=["step", "series", "value"])
     df = pd.DataFrame(list(history))
-    if "step" not in df:
-        df["step"] = np.arange(len(df))
+    df["step"] = total_steps(history)
     cols = [c for c in columns if c in df]
     if not cols:
         return pd.DataFrame(columns=["step", "series", "value"])

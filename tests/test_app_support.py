@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from app_support.model_info import evaluation_rows, history_long, metric_columns
+from app_support.model_info import evaluation_rows, history_long, metric_columns, run_starts, total_steps
 from app_support.models import position_table
 from model.network.positional import sinusoidal_table
 from model.registry import load_model
@@ -41,6 +41,21 @@ def test_history_helpers():
     assert losses == ["loss", "valid_loss"] and scores == ["zh->en_chrf"]
     long = history_long(history, losses)
     assert len(long) == 3 and set(long["series"]) == {"loss", "valid_loss"}
+
+
+def test_a_history_of_two_runs_counts_its_steps_on():
+    first = [{"step": s, "loss": 5.0 - s / 100, "note": "from assets/models/default"} for s in (25, 50, 100)]
+    second = [{"step": s, "loss": 3.0 - s / 1000} for s in (25, 50, 75)]
+    assert total_steps(first + second) == [25, 50, 100, 125, 150, 175]
+    assert run_starts(first + second) == [100]
+    assert run_starts(first) == [] and total_steps(first) == [25, 50, 100]
+    long = history_long(first + second, ["loss"])
+    assert list(long["step"]) == [25, 50, 100, 125, 150, 175]  # one rising line, not two overlapping
+    # a third run, and records without a step
+    third = [{"step": 10, "loss": 1.0}]
+    assert total_steps(first + second + third) == [25, 50, 100, 125, 150, 175, 185]
+    assert run_starts(first + second + third) == [100, 175]
+    assert total_steps([{"loss": 1.0}, {"loss": 0.5}]) == [0, 1]
 
 
 def _bundle(pos_encoding: str) -> Bundle:

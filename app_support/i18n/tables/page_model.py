@@ -93,6 +93,8 @@ EN = {
     "model.history.loss": "Loss",
     "model.history.loss_caption": "Cross-entropy (with label smoothing) on training batches; valid_loss on "
     "held-out sentences.",
+    "model.history.run_start": "From step {step} on, a second run: trained on from the first run's weights "
+    "with a fresh learning-rate warmup and decay (its steps are counted on from the first run's).",
     "model.history.quality": "Translation quality during training",
     "model.history.quality_caption": "chrF / BLEU on a validation sample at each evaluation.",
     "model.chart.step": "step",
@@ -179,6 +181,8 @@ ZH = {
     "model.history.none": "这个模型没有保存训练历史。",
     "model.history.loss": "损失",
     "model.history.loss_caption": "训练批次上的交叉熵（带标签平滑）；验证损失（valid_loss）是在留出的句子上算的。",
+    "model.history.run_start": "从第 {step} 步起是第二次训练：从第一次训练得到的权重继续训练，学习率重新预热并衰减"
+    "（它的步数接着第一次训练往下数）。",
     "model.history.quality": "训练过程中的翻译质量",
     "model.history.quality_caption": "每次评测时，在验证集的一份采样句子上算出的 chrF / BLEU。",
     "model.chart.step": "训练步数",
