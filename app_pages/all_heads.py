@@ -23,7 +23,7 @@ fig = viz.all_heads_grid(
     patterns,
     queries,
     keys,
-    mask=shown.mask,
+    mask=shown.mask if shown.any_masked else None,  # nothing masked: no mask layer to build and send
     title=t("heads.figure_title", kind=view.kind_label, n_layers=n_layers, n_heads=n_heads),
     width=1150 if not view.present else 1300,
     lang=lang,

@@ -376,3 +376,19 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
             np.testing.assert_allclose(shown[col].to_numpy(), expected[col].to_numpy(), rtol=1e-6)
         at.run()
         assert not at.exception
+
+
+def test_shown_attention_says_whether_anything_is_masked_and_keeps_the_mask_exact():
+    from app_support.token_display import shown_attention
+    from model.analysis import analyze
+    from model.registry import load_model
+
+    encoder = analyze(load_model("reverse"), "attention")
+    shown = shown_attention(encoder, "encoder")
+    assert not shown.any_masked and not shown.mask.any() and shown.mask.shape == shown.pattern.shape
+    decoder = analyze(load_model("reverse"), "attention")
+    shown = shown_attention(decoder, "decoder")
+    assert shown.any_masked
+    np.testing.assert_array_equal(shown.mask, np.isneginf(decoder.attention("decoder", "scores")))
+    one = shown_attention(decoder, "decoder", heads=(0, 1))
+    np.testing.assert_array_equal(one.mask[0, 0], np.isneginf(decoder.attention("decoder", "scores")[0, 1]))

@@ -142,3 +142,24 @@ def test_click_targets_carry_layer_head_and_map_back():
     assert fig.layout.hoverdistance == CLICK_HOVER_DISTANCE_PX
     assert fig.layout.clickmode == "event+select"
     assert len(viz.all_heads_grid(p, _toks(5), _toks(5), click_targets=False).data) == 1
+
+
+def test_default_tile_size_follows_the_pixels_a_tile_gets():
+    import viz.grid as grid
+
+    # 12 heads in 1,150 px: ~81 px a tile -> 50 cells; 8 heads keep the full 64 from 1,000 px
+    assert grid.tile_cells_for(1150, 12) == 50
+    assert grid.tile_cells_for(1000, 8) == grid.MAX_TILE_CELLS
+    for width in (600, 1000, 1150, 1300, 2000):
+        for heads in (1, 4, 8, 12, 16, 32):
+            cells = grid.tile_cells_for(width, heads)
+            assert 16 <= cells <= grid.MAX_TILE_CELLS
+            if cells > 16:  # every cell gets at least MIN_CELL_PX pixels
+                assert (width - grid.PLOT_MARGIN_PX) / heads / cells >= grid.MIN_CELL_PX
+    rng = np.random.default_rng(0)
+    p = rng.random((2, 12, 512, 512), dtype=np.float32)
+    toks = [f"t{i}" for i in range(512)]
+    fig = viz.all_heads_grid(p, toks, toks, width=1150)
+    layout = viz.grid_layout_from_figure(fig)
+    assert layout.n_q <= 50 and layout.block == 11  # ceil(512 / 50)
+    assert viz.all_heads_grid(p, toks, toks, width=1150, max_tile_cells=64).layout.meta["attention_grid"]["n_q"] == 64

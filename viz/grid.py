@@ -174,6 +174,20 @@ def _position_customdata(layout: GridLayout, channels: int = 4) -> np.ndarray:
     return out
 
 
+#: Narrowest cell an all-heads tile is given by default: below ~1.5 pixels a cell is not seen, and
+#: every cell sent costs the browser time (MiniLM at 512 tokens: 64-cell tiles took ~1.7x as long
+#: to draw as 48-cell ones, bench/bench_grid_paint.py).
+MIN_CELL_PX = 1.6
+PLOT_MARGIN_PX = 180  # the figure's width minus the plot area's (margins and colour bar)
+
+
+def tile_cells_for(width: int, n_heads: int) -> int:
+    """Cells a tile side may have in a grid ``width`` pixels wide with ``n_heads`` tiles a row: as many
+    as fit at :data:`MIN_CELL_PX` pixels each, between 16 and :data:`MAX_TILE_CELLS`."""
+    tile_px = (width - PLOT_MARGIN_PX) / max(1, n_heads)
+    return int(max(16, min(MAX_TILE_CELLS, tile_px / MIN_CELL_PX)))
+
+
 def all_heads_grid(
     patterns_4d: np.ndarray,
     query_tokens: Sequence[str],
@@ -186,7 +200,7 @@ def all_heads_grid(
     hover: str = "head",
     click_targets: bool = True,
     width: int = 1000,
-    max_tile_cells: int = MAX_TILE_CELLS,
+    max_tile_cells: int | None = None,
     pool: str = "max",
     lang: str = "en",
 ) -> go.Figure:
@@ -209,7 +223,9 @@ def all_heads_grid(
     its ``x``/``y`` also map back through :func:`grid_cell_to_head`. The weight heatmap is
     the trace named ``"attention"``. Words drawn by the figure are in ``lang`` ("en" or "zh").
 
-    Long inputs are pooled: when a tile would have more than ``max_tile_cells`` cells a side,
+    Long inputs are pooled: when a tile would have more than ``max_tile_cells`` cells a side
+    (default: what the tile's width shows at :data:`MIN_CELL_PX` pixels a cell, at most
+    ``MAX_TILE_CELLS``: 50 for 12 heads in a 1,150-pixel figure, 64 for 8 heads from 1,000 pixels),
     square blocks of ``b = ceil(max(n_q, n_k) / max_tile_cells)`` positions become one cell
     (the last block of an axis may be shorter). ``pool="max"`` (default) shows each block's
     largest weight, so a sharp head's single peak stays visible; ``pool="mean"`` shows the
@@ -233,6 +249,8 @@ def all_heads_grid(
         raise ValueError(f"hover must be 'full', 'head' or 'none', got {hover!r}")
     if pool not in POOLS:
         raise ValueError(f"pool must be 'max' or 'mean', got {pool!r}")
+    if max_tile_cells is None:
+        max_tile_cells = tile_cells_for(width, n_heads)
     block = block_size(n_q, n_k, max_tile_cells)
     m = None if mask is None else check_mask(mask, p.shape)
     values = p if m is None else np.where(m, np.float32(np.nan), p)
@@ -336,7 +354,7 @@ def all_heads_grid(
                 )
         fig.update_layout(annotations=annotations)
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "grid.title")), subtitle=subtitle)
-    plot_w = width - 180
+    plot_w = width - PLOT_MARGIN_PX
     height = int(plot_w * layout.n_rows / layout.n_cols) + 200
     fig.update_layout(
         width=width,
