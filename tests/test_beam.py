@@ -121,9 +121,9 @@ def test_every_figure_of_the_trace_is_the_models_own(name, text, width, penalty)
 
 
 def test_a_wider_beam_finds_a_more_likely_output_than_greedy_here():
-    """The app's own example: greedy writes "I ate a apple."; beam search keeps "an" alive."""
+    """Greedy writes "我们坐在河上。" (on the river); beam search keeps "河边" (the bank) alive."""
     b = bundle("default")
-    p = prepared("default", ["我吃了一个苹果"])[0]
+    p = prepared("default", ["We sat on the river bank."])[0]
     eos = b.tokenizer.eos_id
     greedy = beam_search(b.model, [p.source_ids], [p.prefix], eos, 1, 0.0)[0].best
     wide = beam_search(b.model, [p.source_ids], [p.prefix], eos, 4, 0.0)[0].best

@@ -65,7 +65,7 @@ def all_texts(at: AppTest) -> list[str]:
 
 @pytest.mark.parametrize("step", [0, 2])
 def test_beam_search_page_shows_the_searchs_own_numbers(step):
-    text_ = "我吃了一个苹果"
+    text_ = "We sat on the river bank."  # greedy: 我们坐在河上。 beam 4: 我们坐在河边。
     at = open_decoding("default", text_, decode=BEAM.param, step=step)
     ref = analysis("default", text_, BEAM)
     b = bundle("default")
@@ -229,7 +229,7 @@ def test_the_chinese_page_has_no_english_left_with_each_strategy(params):
 
 
 def test_the_compare_page_decodes_both_sentences_with_the_chosen_strategy():
-    a, b = "我吃了一个苹果", "苹果公司发布新品"
+    a, b = "We sat on the river bank.", "苹果公司发布新品"
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"model": "default", "text": a, "decode": str(BEAM)})
     at.run()
