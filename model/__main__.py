@@ -408,6 +408,11 @@ def _install_model(staged: Path, name: str) -> Path:
     dest = models / check_model_name(name)
     if staged.resolve().parent != models or dest.parent != models:
         raise RuntimeError(f"refusing to install {staged} as {dest}: not inside {models}")
+    # The staging folder (mkdtemp) and atomically written files (mkstemp) are private (0700 / 0600):
+    # a shipped model is for whoever runs the app, so it becomes readable like any file of the project.
+    for path in [staged, *staged.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
     if not dest.exists():
         staged.replace(dest)
         return dest

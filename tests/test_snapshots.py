@@ -159,6 +159,9 @@ def test_train_command_ships_the_snapshots_with_their_test_figures(tmp_path):
     rows = metrics["snapshots"]
     assert [r["step"] for r in rows] == [0, 1, 2, 3, 4] and all(r["n"] == 20 for r in rows)
     assert rows[-1]["exact_match"] == metrics["results"]["task"]["exact_match"]
+    # shipped for whoever runs the app: readable by all, not private like its staging folder
+    for path in [shipped, *shipped.rglob("*")]:
+        assert path.stat().st_mode & 0o777 == (0o755 if path.is_dir() else 0o644), path
 
 
 # --------------------------------------------------------------------------- the shipped snapshot model
