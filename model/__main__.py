@@ -22,26 +22,24 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _positive_int(value: str) -> int:
-    """argparse type: a whole number >= 1 (``-n -5`` must not silently mean "nothing")."""
+def _whole_number(value: str, minimum: int) -> int:
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {n})")
     return n
+
+
+def _positive_int(value: str) -> int:
+    """argparse type: a whole number >= 1 (``-n -5`` must not silently mean "nothing")."""
+    return _whole_number(value, 1)
 
 
 def _non_negative_int(value: str) -> int:
     """argparse type: a whole number >= 0."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0 (got {n})")
-    return n
+    return _whole_number(value, 0)
 
 
 def _positive_float(value: str) -> float:
