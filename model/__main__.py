@@ -479,6 +479,10 @@ def cmd_evaluate(args) -> int:
         strategy = _strategy(args)
     except ValueError as e:
         return _fail(str(e))
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     bundle = load_bundle(args)
     results = evaluate_model(bundle.model, bundle.task, args.split, n=args.n, strategy=strategy)
     print(f"# {args.split} split, decoding: {strategy.param}", file=sys.stderr)
@@ -698,6 +702,8 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(s)
     s.add_argument("--split", default="test", choices=["train", "valid", "test"])
     s.add_argument("-n", type=_positive_int, default=None, help="pairs per direction (default: all)")
+    s.add_argument("--threads", type=_positive_int, default=None,
+                   help="torch CPU threads (default: torch's; use 1 next to another torch process)")
     _add_strategy_args(s)
     s.set_defaults(fn=cmd_evaluate)
 

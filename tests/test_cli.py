@@ -82,7 +82,7 @@ def cli(cli_tmp) -> dict[str, Run]:
         "inspect": (["inspect", *rev, "--text", "attention", "--out", str(tmp / "inspect")], {}),
         "inspect_target": (["inspect", *rev, "--text", "attention", "--target", "hello",
                             "--out", str(tmp / "inspect_target")], {}),
-        "evaluate": (["evaluate", *rev, "-n", "50"], {}),
+        "evaluate": (["evaluate", *rev, "-n", "50", "--threads", "1"], {}),
         "train_nope": (["train", "--preset", "nope", "--out", str(tmp / "train_nope")], {}),
         "truncated": (["translate", *rev, "attention"], {"models_dir": _corrupt_copy(tmp / "t", _truncate)}),
     }
