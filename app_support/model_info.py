@@ -31,9 +31,13 @@ def symbol_table(sizes: Mapping[str, object], lang: str = "en") -> pd.DataFrame:
     """``symbol, value, meaning`` (named in ``lang``): every shape symbol, its size in this pass,
     its meaning."""
     symbol, value, meaning = (text(lang, f"model.col.{c}") for c in ("symbol", "value", "meaning"))
-    return pd.DataFrame(
-        [{symbol: s, value: sizes.get(s, ""), meaning: text(lang, f"model.symbol.{s}")} for s in SYMBOLS]
-    )
+    # A symbol this pass has no size for (L_tgt of an encoder-only model) is a missing number, shown
+    # blank: "" in a column of numbers made Arrow refuse the column and Streamlit log the failure.
+    return pd.DataFrame({
+        symbol: list(SYMBOLS),
+        value: pd.array([sizes.get(s) for s in SYMBOLS], dtype="Int64"),
+        meaning: [text(lang, f"model.symbol.{s}") for s in SYMBOLS],
+    })
 
 
 def config_table(config: Mapping[str, object], lang: str = "en") -> pd.DataFrame:

@@ -114,6 +114,11 @@ def test_model_page_names_in_both_languages():
     assert list(en_symbols["symbol"]) == list(SYMBOLS)
     assert symbol_table(sizes, "zh").iloc[0].tolist()[:2] == ["B", 1]
     assert symbol_table(sizes, "zh").iloc[0].tolist()[2].startswith("批大小")
+    # symbols without a size are missing numbers (a column Arrow can carry), not ""
+    import pyarrow as pa
+
+    assert en_symbols["value"].isna().sum() == len(SYMBOLS) - 2
+    assert pa.Table.from_pandas(en_symbols).schema.field("value").type == pa.int64()
     config = config_table({"d_model": 64, "brand_new_field": True}, "zh")
     assert list(config.columns) == ["配置项", "取值", "含义"]
     assert config["含义"].tolist()[1] == "" and config["取值"].tolist() == ["64", "True"]
