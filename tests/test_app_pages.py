@@ -364,6 +364,15 @@ def test_model_page_trace_and_parameters(model, text):
     total = model_summary(bundle(model))["total_parameters"]
     params = figure(at, "parameters")
     assert int(arr(trace(params)["values"]).sum()) == total
+    # the default model was trained on from a first run: the page says where the second run starts,
+    # at the first run's last step (its records carry the note train --init-from gave them)
+    from app_support.i18n import text as tr
+
+    first_run = [r["step"] for r in bundle(model).history if r.get("note")]
+    captions = [c.value for c in at.caption]
+    if first_run:
+        assert tr("en", "model.history.run_start", step=f"{first_run[-1]:,}") in captions
+    assert not any("second run" in c for c in captions) or first_run
 
 
 @pytest.mark.parametrize("model,text", CASES)

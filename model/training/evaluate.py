@@ -41,6 +41,19 @@ def score(hypotheses: list[str], references: list[str], target_lang: str | None)
     return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "n": len(hypotheses)}
 
 
+def direction_groups(refs: list[tuple[str, str, str | None]]) -> dict[str, list[int]]:
+    """Indices of ``task.references(...)`` rows per direction ("task" for a task without directions)."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, (_, _, d) in enumerate(refs):
+        groups[d or "task"].append(i)
+    return dict(groups)
+
+
+def target_language(direction: str) -> str | None:
+    """"en" for "zh->en"; None for a task without directions."""
+    return direction.split("->")[1] if "->" in direction else None
+
+
 def evaluate_model(model: Transformer, task, split: str = "test", n: int | None = None,
                    strategy: Strategy = GREEDY) -> dict[str, dict]:
     """{direction: {"bleu", "chrf", "n"}} on a split (n pairs per direction, all when None),
@@ -51,12 +64,9 @@ def evaluate_model(model: Transformer, task, split: str = "test", n: int | None 
     refs = task.references(split, n)
     model.eval()
     hyps = translate_batch(model, task, [s for s, _, _ in refs], [d for _, _, d in refs], strategy=strategy)
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, (_, _, d) in enumerate(refs):
-        groups[d or "task"].append(i)
     results = {}
-    for direction, idx in groups.items():
-        target_lang = direction.split("->")[1] if "->" in direction else None
+    for direction, idx in direction_groups(refs).items():
+        target_lang = target_language(direction)
         h = [hyps[i] for i in idx]
         r = [refs[i][1] for i in idx]
         results[direction] = score(h, r, target_lang)

@@ -3,11 +3,9 @@ resampling (1,000 resamples of the sentences, fixed seed) gives each metric's p-
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from ..decoding import GREEDY, Strategy
 from ..network.transformer import Transformer
-from .evaluate import translate_batch
+from .evaluate import direction_groups, target_language, translate_batch
 
 
 def paired_bootstrap(
@@ -57,12 +55,8 @@ def compare_models(
     candidate.eval()
     hyps_a = translate_batch(baseline, task, sources, directions, strategy=strategy)
     hyps_b = translate_batch(candidate, task, sources, directions, strategy=strategy)
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, d in enumerate(directions):
-        groups[d or "task"].append(i)
     results = {}
-    for direction, idx in groups.items():
-        target_lang = direction.split("->")[1] if "->" in direction else None
-        results[direction] = paired_bootstrap([hyps_a[i] for i in idx], [hyps_b[i] for i in idx],
-                                              [refs[i][1] for i in idx], target_lang, n_samples)
+    for direction, idx in direction_groups(refs).items():
+        pairs = ([hyps_a[i] for i in idx], [hyps_b[i] for i in idx], [refs[i][1] for i in idx])
+        results[direction] = paired_bootstrap(*pairs, target_language(direction), n_samples)
     return results

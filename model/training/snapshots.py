@@ -47,17 +47,23 @@ class SnapshotSaver:
         self.dtype = dtype
 
     def __call__(self, step: int, model: Transformer) -> None:
-        if step not in self.steps:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / (snapshot_name(step) + ".tmp")
-        save_file(state_dict_for_saving(model, self.dtype), str(tmp))
-        tmp.replace(self.folder / snapshot_name(step))
+        if step in self.steps:
+            write_snapshot(self.folder, step, model, self.dtype)
 
 
-def snapshot_files(directory: Path) -> dict[int, Path]:
-    """step -> file of every snapshot in a model or run folder, in step order ({} when none)."""
-    folder = Path(directory) / SNAPSHOT_DIR
+def write_snapshot(folder: Path, step: int, model: Transformer, dtype: torch.dtype = torch.float16) -> Path:
+    """Write the model's weights (``dtype``) atomically as ``folder/step-NNNNNN.safetensors``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / (snapshot_name(step) + ".tmp")
+    save_file(state_dict_for_saving(model, dtype), str(tmp))
+    return tmp.replace(folder / snapshot_name(step))
+
+
+def snapshot_files(directory: Path, subfolder: str = SNAPSHOT_DIR) -> dict[int, Path]:
+    """step -> file of every snapshot in a model or run folder (in its ``subfolder``), in step order
+    ({} when none)."""
+    folder = Path(directory) / subfolder
     if not folder.is_dir():
         return {}
     found = {}
