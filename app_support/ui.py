@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app_support.i18n import current_lang, text
+from viz.theme import fit_title
 
 #: Plotly toolbar: always shown (not only on hover), no logo, PNG export at 2x for slides. Every chart
 #: also gets named "PNG ×2" / "SVG" buttons (client-side, see :data:`_CHART_TOOLS_JS`) and, when it has
@@ -92,6 +93,7 @@ def chart(
 
         fig.update_layout(font={"size": 20}, title={"font": {"size": 26}})
         for_projector(fig, 18)
+    fit_title(fig)  # wrapped for the width and title font it is drawn at (the projector's is larger)
     kwargs = {}
     if on_select != "ignore":
         kwargs = {"on_select": on_select, "selection_mode": selection_mode}

@@ -13,7 +13,6 @@ the browser's median milliseconds, with ratios to the first row. Asserts nothing
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time

@@ -10,6 +10,8 @@ os.environ.setdefault("ATTENTION_LENS_COST_BUDGET", "1")
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
 
+from .system import require_chromium
+
 torch.set_num_threads(1)  # the test machine has two cores; keep one for the app under test
 
 
@@ -35,3 +37,34 @@ def padded_batch(vocab: int = 40, seed: int = 0):
     tgt = torch.randint(4, vocab, (2, 6), generator=g)
     tgt[0, 4:] = 0
     return src, tgt
+
+
+# --------------------------------------------------------------------------- what a run selects
+
+#: Interface languages the page tests draw: both by default; the quick subset (``run.py test
+#: --quick``) sets ``ATTENTION_LENS_TEST_LANGUAGES=en``.
+_LANGUAGES_ASKED = os.environ.get("ATTENTION_LENS_TEST_LANGUAGES", "en,zh")
+TEST_LANGUAGES = tuple(lang.strip() for lang in _LANGUAGES_ASKED.split(",") if lang.strip())
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave out the page tests of an interface language this run does not draw: a test's ``lang``
+    parameter, or its ``language("zh")`` mark."""
+    keep, drop = [], []
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        lang = spec.params.get("lang") if spec is not None else None
+        mark = item.get_closest_marker("language")
+        if mark is not None:
+            lang = mark.args[0]
+        (drop if isinstance(lang, str) and lang not in TEST_LANGUAGES else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(autouse=True)
+def _browser_is_there(request):
+    """Browser tests and image exports need Chromium: checked before each of them runs."""
+    if request.node.get_closest_marker("browser") or request.node.get_closest_marker("export"):
+        require_chromium()

@@ -25,6 +25,7 @@ from app_support import pages as page_registry
 from model.analysis import analyze, model_summary
 from model.network.positional import sinusoidal_table
 from model.registry import available_models, load_model
+from viz.theme import plain_title
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +96,7 @@ def figure(at: AppTest, title_part: str) -> dict:
 
 def _title(fig: dict) -> str:
     title = fig.get("layout", {}).get("title", {})
-    return title.get("text", "") if isinstance(title, dict) else str(title)
+    return plain_title(title.get("text", "") if isinstance(title, dict) else str(title))
 
 
 def arr(value) -> np.ndarray:

@@ -18,6 +18,7 @@ from model.network.kinds import hook_name
 from model.registry import load_model
 from viz.architecture import architecture_layout
 
+from .figures import title_of
 from .test_i18n import _visible_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,7 +171,7 @@ def test_chinese_figures_have_no_english_left(lang):
     ]
     if lang == "zh":
         for fig in figs:
-            texts = [fig.layout.title.text, *(a.text for a in fig.layout.annotations)]
+            texts = [title_of(fig), *(a.text for a in fig.layout.annotations)]
             left = {s: untranslated(s) for s in texts}
             assert not {s: v for s, v in left.items() if v}
 

@@ -36,6 +36,7 @@ from model.atlas import (
 from model.data.tasks import SyntheticTask
 from model.network.kinds import get_kind
 from model.registry import load_model
+from tests.figures import title_of
 
 
 @pytest.fixture(autouse=True)
@@ -388,7 +389,7 @@ def test_head_map_carries_values_roles_and_the_head_of_each_cell():
     assert trace.text[1][0] == "&lt;b&gt;x&lt;/b&gt;", "role text is escaped"
     cd = np.asarray(trace.customdata)
     assert cd.shape == (2, 3, 2) and cd[1, 2].tolist() == [1, 2]
-    assert "&lt;weight&gt;" in fig.layout.title.text and "注意力头" in fig.layout.title.text
+    assert "&lt;weight&gt;" in title_of(fig) and "注意力头" in title_of(fig)
     click = fig.data[1]  # one invisible click target per cell, carrying its [layer, head]
     assert click.name == viz.CLICK_TRACE_NAME
     cells = sorted(map(tuple, np.asarray(click.customdata).tolist()))

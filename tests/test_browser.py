@@ -7,8 +7,9 @@ and written to test-artifacts/browser_timings.json, not asserted: CI machines va
 Saves screenshots to test-artifacts/screenshots/ (ignored by git); with
 ATTENTION_LENS_UPDATE_SCREENSHOTS=1 it also copies them to assets/screenshots/ for the README.
 
-Run with ``pytest -m browser -s tests/test_browser.py``. Needs /usr/bin/chromium: installed
-with apt-get when missing (as root).
+Run with ``pytest -m browser -s tests/test_browser.py``. Needs /usr/bin/chromium (and
+fonts-noto-cjk for legible Chinese screenshots): ``python3 run.py test`` installs both before pytest
+starts; the tests only check that the browser is there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .system import require_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,36 +54,8 @@ SENTENCES = {
 
 
 def ensure_chromium() -> str:
-    if os.path.exists(CHROMIUM):
-        return CHROMIUM
-    if shutil.which("apt-get") is None:
-        pytest.fail(f"{CHROMIUM} is missing and apt-get is not available: "
-                    "install Debian's `chromium` package.")
-    if os.geteuid() != 0:
-        pytest.fail(f"{CHROMIUM} is missing; install it as root with `apt-get install -y chromium`.")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            pytest.fail(f"`{' '.join(cmd)}` failed ({done.returncode}); "
-                        f"cannot install chromium:\n{done.stderr[-2000:]}")
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"apt-get installed chromium but {CHROMIUM} does not exist")
-    return CHROMIUM
-
-
-def ensure_cjk_font() -> None:
-    """Best effort: a CJK font so Chinese tokens are legible in the screenshots
-    (not needed for the checks)."""
-    try:
-        listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return
-    if listed.strip() or os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "install", "-y", "-qq", "fonts-noto-cjk"], env=env, capture_output=True,
-                   timeout=900)
+    """The system's Chromium (set up by ``python3 run.py test`` before pytest starts; never here)."""
+    return require_chromium()
 
 
 def free_port() -> int:
@@ -208,7 +183,6 @@ def test_app_in_chromium():
         pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright` "
                     "(the browser is Debian's chromium)")
     chromium = ensure_chromium()
-    ensure_cjk_font()
 
     sys.path.insert(0, str(ROOT))
     import viz
@@ -420,7 +394,6 @@ def test_intervene_pages_in_chromium():
     except ImportError:
         pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
     chromium = ensure_chromium()
-    ensure_cjk_font()
     visits = [
         "ablation?model=default&text=我吃了一个苹果&heads=cross.2.3,decoder.0.1&mode=mean",
         "ablation?model=reverse&text=attention&heads=cross.1.0,cross.1.1,cross.1.2,cross.1.3&lang=zh",
@@ -500,7 +473,6 @@ def test_decoding_strategies_in_chromium():
     except ImportError:
         pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
     chromium = ensure_chromium()
-    ensure_cjk_font()
     visits = [  # (link, charts it draws at least, screenshot)
         ("decoding?model=default&text=我吃了一个苹果&decode=beam4-lp1&step=1&ref=I%20ate%20an%20apple.", 6,
          "decoding_beam.png"),

@@ -1,7 +1,7 @@
-"""`python -m model ...` as a user runs it: real subprocesses from the repository root.
-
-Starting Python + torch costs seconds per process, so every invocation below is launched once, a few at a
-time in parallel, by the module fixture `cli`; the tests then check one result each.
+"""`python -m model ...` as a user runs it: each command's ``main(argv)`` in this process, with its
+own stdin/stdout/stderr and exit status (tests/cli_run.py), launched once by the module fixture
+`cli`; the tests then check one result each. One end-to-end test runs real processes and checks
+they print exactly what the in-process runs print.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,8 @@ import torch
 from model.network.trace import resolve
 from model.registry import REPO_ROOT, load_model
 
+from .cli_run import Run, model_cli
+
 WORDS = ["attention", "transformer", "keyboard", "zebra", "python", "lens", "abc"]
 STDIN_WORDS = ["hello", "quickly", "encoder"]
 LONG = "abcdefghijklmnopqrstuvwxyz" + "abcdefghijklmn"  # 40 letters; the didactic max_len is 16
@@ -29,22 +29,13 @@ HTML = "<img src=x onerror=alert(1)>"
 UNKNOWN = ["ab12cd", "zeb\N{GRINNING FACE}ra", HTML]
 
 
-@dataclass
-class Run:
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:  # shown by failing asserts
-        return f"$ python -m model {' '.join(self.args)}\nrc={self.returncode}\n{self.stdout}\n{self.stderr}"
-
-
 def _run(args: list[str], stdin: str = "", models_dir: Path | None = None) -> Run:
+    return model_cli(args, stdin=stdin, models_dir=models_dir)
+
+
+def _process(args: list[str], stdin: str = "") -> Run:
     env = {k: v for k, v in os.environ.items() if k != "ATTENTION_LENS_MODELS"}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONIOENCODING="utf-8")
-    if models_dir is not None:
-        env["ATTENTION_LENS_MODELS"] = str(models_dir)
     p = subprocess.run([sys.executable, "-m", "model", *args], cwd=REPO_ROOT, env=env, input=stdin,
                        capture_output=True, text=True, encoding="utf-8", timeout=180)
     return Run(args, p.returncode, p.stdout, p.stderr)
@@ -86,9 +77,19 @@ def cli(cli_tmp) -> dict[str, Run]:
         "train_nope": (["train", "--preset", "nope", "--out", str(tmp / "train_nope")], {}),
         "truncated": (["translate", *rev, "attention"], {"models_dir": _corrupt_copy(tmp / "t", _truncate)}),
     }
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_run, args, **kw) for name, (args, kw) in jobs.items()}
-        return {name: f.result() for name, f in futures.items()}
+    return {name: _run(args, **kw) for name, (args, kw) in jobs.items()}
+
+
+@pytest.mark.e2e
+def test_real_processes_print_what_the_in_process_runs_print(cli):
+    """``python -m model`` as a new process: same output, warnings and exit status as ``main``."""
+    for name, args, stdin in [("translate", ["translate", "--model", "reverse", *WORDS, LONG, *UNKNOWN], ""),
+                              ("stdin", ["translate", "--model", "reverse"],
+                               "".join(w + "\n" for w in STDIN_WORDS)),
+                              ("nope", ["translate", "--model", "nope", "attention"], "")]:
+        real = _process(args, stdin)
+        assert (real.returncode, real.stdout, real.stderr) == (cli[name].returncode, cli[name].stdout,
+                                                              cli[name].stderr), (real, cli[name])
 
 
 def _clean_error(run: Run, *needles: str) -> str:

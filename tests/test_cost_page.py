@@ -16,6 +16,7 @@ from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
 from model.registry import load_model
 
+from .figures import title_of
 from .test_i18n import _visible_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ def test_the_figure_and_tables_are_in_the_language(lang):
     assert fig.layout.meta["lengths"] == lengths
     np.testing.assert_allclose(fig.layout.meta["ms"], np.array(secs) * 1e3)
     words = [
-        fig.layout.title.text,
+        title_of(fig),
         fig.layout.xaxis.title.text,
         fig.layout.yaxis.title.text,
         *(tr.name for tr in fig.data),

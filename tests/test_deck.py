@@ -20,6 +20,7 @@ from app_support.pitfalls import order_run
 from model.analysis import analyze, inspect_meta
 from model.network.kinds import hook_name
 from model.registry import load_model
+from tests.figures import title_of
 from viz import deck as VD
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
@@ -81,7 +82,7 @@ def test_residual_figure_draws_the_mean_and_the_band():
         n = len(s.points)
         np.testing.assert_allclose(np.asarray(band.y)[:n], s.norms.max(axis=1))
         np.testing.assert_allclose(np.asarray(band.y)[n:], s.norms.min(axis=1)[::-1])
-    assert "Pre-LN" in fig.layout.title.text
+    assert "Pre-LN" in title_of(fig)
     assert "Post-LN" in VD.residual_norm_figure(stacks, norm_first=False).layout.title.text
     with pytest.raises(ValueError):
         VD.residual_norm_figure([], norm_first=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_browser import ARTIFACTS, CHROMIUM_ARGS, ensure_chromium, ensure_cjk_font, running_app
+from .test_browser import ARTIFACTS, CHROMIUM_ARGS, ensure_chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,7 +60,6 @@ def slide_prefix(n: int) -> str:
 def start_server(*extra: str):
     """``streamlit run app.py`` on a free port (with ``extra`` options); yields (chromium, base URL)."""
     chromium = ensure_chromium()
-    ensure_cjk_font()
     log_name = f"streamlit_deck_server{'_' if extra else ''}{'_'.join(extra)[-20:]}.log"
     with running_app(log_name, *extra) as port:
         yield chromium, f"http://127.0.0.1:{port}"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,8 +12,10 @@ import torch
 
 from model.analysis import analyze, token_losses, training_smoothing
 from model.decoding import MAX_BEAM, Strategy
-from model.registry import REPO_ROOT, load_model
+from model.registry import load_model
 from model.training.train import collate, loss_fn
+
+from .cli_run import Run, model_cli
 
 
 @functools.cache
@@ -116,9 +116,9 @@ def test_a_wrong_reference_costs_more_and_differs_from_the_model():
 # --------------------------------------------------------------------------- command line
 
 
-def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "model", *args], cwd=REPO_ROOT, input=stdin, text=True,
-                          capture_output=True, timeout=300)
+def cli(*args: str, stdin: str | None = None) -> Run:
+    """``python -m model args`` in this process (tests/cli_run.py: same exit status and output)."""
+    return model_cli(list(args), stdin=stdin or "")
 
 
 def test_the_command_line_decodes_with_each_strategy():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 from viz import theme
 from viz.labels import TEXT
 
@@ -66,7 +67,7 @@ def test_sampling_bars_show_both_distributions_and_mark_the_drawn_token():
     mark = [tr for tr in fig.data if tr.type == "scatter"][0]
     assert list(mark.y) == [1] and mark.marker.color == theme.NEGATIVE
     assert mark.name == TEXT["zh"]["sample.drawn"]
-    assert TEXT["zh"]["sample.title"].format(n=3) in fig.layout.title.text
+    assert TEXT["zh"]["sample.title"].format(n=3) in title_of(fig)
     with pytest.raises(ValueError, match="sampled"):
         viz.sampling_bars(["x", "y", "z"], filtered, raw, 3)
     with pytest.raises(ValueError, match="raw has 2"):

@@ -67,6 +67,7 @@ def test_direction_is_detected_and_traditional_input_is_converted(bundle):
     assert any(n.code == "input_script_converted" and n.severity == "info" for n in r.notes)
 
 
+@pytest.mark.e2e
 def test_cli_translates_both_ways():
     out = subprocess.run(
         [
@@ -91,6 +92,7 @@ def test_cli_translates_both_ways():
     assert any("\u4e00" <= c <= "\u9fff" for c in lines[1])
 
 
+@pytest.mark.e2e
 def test_cli_inspect_on_the_default_model(tmp_path, bundle):
     out = subprocess.run(
         [

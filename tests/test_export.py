@@ -85,6 +85,7 @@ def test_deck_html_has_a_section_per_slide_and_keys():
 # --------------------------------------------------------------------------- PNG and SVG
 
 
+@pytest.mark.export
 def test_png_is_a_png_at_twice_the_layout_size():
     fig = heatmap()
     data = E.figure_image(fig, "png")
@@ -96,6 +97,7 @@ def test_png_is_a_png_at_twice_the_layout_size():
         image.verify()
 
 
+@pytest.mark.export
 def test_svg_parses_and_keeps_text_as_text():
     fig = heatmap()
     data = E.figure_image(fig, "svg")
@@ -108,6 +110,7 @@ def test_svg_parses_and_keeps_text_as_text():
     assert len(root.findall(".//{http://www.w3.org/2000/svg}image")) >= 1
 
 
+@pytest.mark.export
 def test_several_figures_in_one_browser_session(tmp_path):
     figs = [heatmap(), heatmap("cross", 1, 2)]
     paths = [tmp_path / "a.svg", tmp_path / "b.svg"]
@@ -155,6 +158,7 @@ def test_vector_heatmap_is_one_rectangle_per_cell_in_the_weights_colour():
         E.vector_heatmap(pattern, r.target_tokens, r.target_tokens, mask[:-1])
 
 
+@pytest.mark.export
 def test_vector_heatmap_svg_has_no_raster_image():
     r = result()
     fig = E.vector_heatmap(r.attention("encoder")[0, 0], r.source_tokens, r.source_tokens)

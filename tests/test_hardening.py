@@ -20,17 +20,23 @@ from hypothesis import strategies as st
 from model.registry import REPO_ROOT, UnknownModelError, check_model_name, is_model_name
 from model.training.checkpoint import CheckpointError, load_checkpoint
 
+from .cli_run import model_cli
+
 REVERSE = REPO_ROOT / "assets" / "models" / "reverse"
 
 
 def run_cli(args: list[str], models_dir: Path | None = None, stdin: bytes = b"", shell: str | None = None):
+    """``python -m model args``: in this process (tests/cli_run.py), or with ``shell`` as a real
+    process whose output goes through the shell (e.g. ``| head -1``)."""
+    if shell is None:
+        run = model_cli(args, stdin=stdin, models_dir=models_dir)
+        return run.returncode, run.stdout, run.stderr
     env = {k: v for k, v in os.environ.items() if k != "ATTENTION_LENS_MODELS"}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONIOENCODING="utf-8")
     if models_dir is not None:
         env["ATTENTION_LENS_MODELS"] = str(models_dir)
     cmd = [sys.executable, "-m", "model", *args]
-    if shell is not None:  # e.g. "| head -1": the command line quoted for the shell
-        cmd = ["bash", "-c", " ".join(_quote(c) for c in cmd) + " " + shell]
+    cmd = ["bash", "-c", " ".join(_quote(c) for c in cmd) + " " + shell]
     p = subprocess.run(cmd, cwd=REPO_ROOT, env=env, input=stdin, capture_output=True, timeout=300)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
@@ -261,6 +267,7 @@ def test_train_with_a_bad_out_is_a_clean_error(tmp_path):
     assert_clean_error(rc, out, err)
 
 
+@pytest.mark.e2e
 def test_a_closed_pipe_ends_quietly():
     words = ["abc"] * 2000
     rc, out, err = run_cli(["translate", "--model", "reverse", *words], shell="| head -1")

@@ -290,6 +290,7 @@ def test_the_registry_offers_minilm_from_the_installed_package():
     assert bundle.task.example == info.example
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_cli_list_and_inspect(tmp_path):
     env = {**os.environ, "PYTHONPATH": "."}

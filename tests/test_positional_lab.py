@@ -15,6 +15,7 @@ from model.network.kinds import hook_name
 from model.network.positional import sinusoidal_table
 from model.network.transformer import Transformer
 from tests.conftest import tiny_config
+from tests.figures import title_of
 
 # --------------------------------------------------------------------------- the formula
 
@@ -211,7 +212,7 @@ def test_shift_figures_carry_the_numbers():
     m = lab.shift_matrix(16, 4)
     fig = viz.shift_matrix_heatmap(m, 4, lang="zh")
     np.testing.assert_allclose(np.asarray(fig.data[0].z), m.astype(np.float32))
-    assert "M_4" in fig.layout.title.text
+    assert "M_4" in title_of(fig)
     errors = lab.shift_errors(lab.sinusoidal_table64(30, 16), 4)
     curve = viz.shift_error_curve(errors, 4)
     np.testing.assert_array_equal(np.asarray(curve.data[0].y), errors)

@@ -144,6 +144,7 @@ def test_a_broken_snapshot_is_a_checkpoint_error_naming_the_file(tiny_run, tmp_p
         read_snapshot(tmp_path / "junk.safetensors", bundle.cfg)
 
 
+@pytest.mark.e2e
 def test_train_command_ships_the_snapshots_with_their_test_figures(tmp_path):
     env = {**os.environ, "ATTENTION_LENS_MODELS": str(tmp_path / "models"), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(REPO_ROOT)}

@@ -155,6 +155,7 @@ def test_tqdm_progress_closes_when_training_stops_early():
     assert "10/40" in stream.getvalue()
 
 
+@pytest.mark.e2e
 def test_cli_train_shows_a_tqdm_bar_on_stderr(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "model", "train", "--preset", "copy", "--steps", "20", "--out", str(tmp_path)],

@@ -147,9 +147,9 @@ def test_chinese_decodes_without_spaces(tok, roundtrip_sample):
             assert " " not in tok.decode(tok.encode(sentence))
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-def test_round_trip_rate_on_training_sentences(tok, roundtrip_sample, lang):
-    texts = roundtrip_sample[lang]
+@pytest.mark.parametrize("side", ["zh", "en"])
+def test_round_trip_rate_on_training_sentences(tok, roundtrip_sample, side):
+    texts = roundtrip_sample[side]
     exact = sum(tok.decode(tok.encode(t)) == t for t in texts) / len(texts)
     assert exact >= 0.97
     # the only allowed differences are the documented normalisations

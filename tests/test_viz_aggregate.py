@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import viz
+from tests.figures import title_of
 
 
 def _stochastic(raw: np.ndarray, causal: bool) -> np.ndarray:
@@ -70,12 +71,12 @@ def test_aggregate_figures_are_titled_and_carry_the_data():
     toks = ["a", "b", "c", "d"]
     causal = np.triu(np.ones((4, 4), bool), 1)
     fig = viz.mean_over_heads_figure(p, toks, toks, 1, mask_2d=causal)
-    assert "not a head of the model" in fig.layout.title.text
+    assert "not a head of the model" in title_of(fig)
     z = np.asarray(fig.data[-1].z)
     np.testing.assert_allclose(z[~causal], p[1].mean(0)[~causal], rtol=1e-6)
     assert np.isnan(z[causal]).all()
     fig = viz.attention_rollout_figure(p, toks)
-    assert "rollout" in fig.layout.title.text and "estimate" in fig.layout.title.text
+    assert "rollout" in title_of(fig) and "estimate" in title_of(fig)
     np.testing.assert_allclose(np.asarray(fig.data[-1].z), viz.attention_rollout(p).astype(np.float32))
     with pytest.raises(ValueError, match="layer"):
         viz.mean_over_heads_figure(p, toks, toks, 5)

@@ -78,6 +78,7 @@ def test_export_html_is_one_offline_file(inspect_dir, tmp_path):
     assert f"wrote {out}" in done.stdout
 
 
+@pytest.mark.export
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_export_images(inspect_dir, tmp_path, fmt):
     out = tmp_path / f"head.{fmt}"
@@ -96,6 +97,7 @@ def test_export_images(inspect_dir, tmp_path, fmt):
     assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # an ordinary file, not a private temp file
 
 
+@pytest.mark.export
 def test_export_vector_svg_has_no_raster(inspect_dir, tmp_path):
     out = tmp_path / "v.svg"
     done = run("export", str(inspect_dir), "--kind", "decoder", "--layer", "0", "--head", "1",
@@ -114,6 +116,7 @@ def test_deck_html_has_the_six_slides_offline(inspect_dir, tmp_path):
     assert E.external_urls(html) == []
 
 
+@pytest.mark.export
 def test_deck_folder_of_pngs(inspect_dir, tmp_path):
     out = tmp_path / "slides"
     done = run("deck", str(inspect_dir), "--out", str(out), "--kind", "cross", "--layer", "1", "--head", "0")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 
 SRC = ["Le", "chat", "<b>", "</s>"]
 
@@ -14,7 +15,7 @@ def test_cross_step_bar_for_1d():
     assert fig.data[0].type == "bar"
     np.testing.assert_array_equal(np.asarray(fig.data[0].y), w)
     assert list(fig.layout.xaxis.ticktext) == viz.token_labels(SRC)
-    assert "step 2" in fig.layout.title.text and "cat" in fig.layout.title.text
+    assert "step 2" in title_of(fig) and "cat" in title_of(fig)
 
 
 def test_cross_step_heatmap_for_heads_and_layers():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 
 TOKS = ["<s>", "a", "b", "c"]
 
@@ -36,7 +37,7 @@ def test_focus_grid_figure_shows_values_and_partner_tokens():
     labels = viz.token_labels(TOKS)
     assert fig.data[0].text[1][0] == labels[argmax[1, 0]]
     assert list(fig.layout.yaxis.ticktext) == ["L0", "L1", "L2"]
-    assert "b" in fig.layout.title.text
+    assert "b" in title_of(fig)
     # Invisible click targets make cells selectable in streamlit; customdata is [layer, head].
     targets = fig.data[-1]
     assert targets.type == "scatter"

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 TOKENS = ["<s>", "the", "cat", "sat", "the"]
@@ -122,7 +123,7 @@ def test_axes_use_integer_positions_with_token_ticktext():
     assert list(fig.data[0].x) == labels
     # Query 0 at the top: reversed y range.
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
-    assert "Head 3" in fig.layout.title.text
+    assert "Head 3" in title_of(fig)
 
 
 def test_mismatched_tokens_raise_clear_errors():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app_support.i18n.check import untranslated
+from tests.figures import title_of
 from viz import theme
 from viz.clicks import CLICK_TRACE_NAME
 from viz.interventions import (
@@ -61,7 +62,7 @@ def test_head_matrix_has_a_click_target_per_head_and_frames_the_marked_ones():
                     else clicks.customdata)
     assert sorted(map(tuple, cd.tolist())) == [(la, h) for la in range(3) for h in range(4)]
     assert len(fig.layout.shapes) == 2  # the head outside the matrix is ignored
-    assert PAYLOAD not in fig.layout.title.text and "&lt;img" in fig.layout.title.text
+    assert PAYLOAD not in title_of(fig) and "&lt;img" in title_of(fig)
     signed = head_matrix(values - 0.5, signed=True, zmax=1.0)
     assert signed.data[0].zmin == -1.0
     assert signed.data[0].colorscale[0][1] == _first_colour(theme.DIVERGING_REVERSED)

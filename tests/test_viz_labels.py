@@ -10,6 +10,7 @@ import pytest
 
 import viz
 from app_support.i18n.check import untranslated
+from tests.figures import title_of
 from viz import labels
 
 ZH = ["我", "吃", "了", "<eos>"]
@@ -158,8 +159,8 @@ def test_unknown_language_falls_back_to_english():
 def test_english_spot_checks():
     figs = figure_cases()
     hm = figs["attention_heatmap_scores"]
-    assert hm.layout.title.text.startswith("Attention pattern (rows: query attends → columns: key)")
-    assert "grey = masked (cannot attend)" in hm.layout.title.text
+    assert title_of(hm).startswith("Attention pattern (rows: query attends → columns: key)")
+    assert "grey = masked (cannot attend)" in title_of(hm)
     assert hm.layout.xaxis.title.text == "key (attended to)"
     assert hm.layout.yaxis.title.text == "query (attending)"
     main = hm.data[-1]  # one hover template: labels from the category x/y, masked cells from the fallback
@@ -171,26 +172,26 @@ def test_english_spot_checks():
     assert main.hovertemplatefallback == "<i>masked</i> (cannot attend)"
     assert hm.data[-1].colorbar.title.text == "attention weight"
     grid = figs["all_heads_grid_full_mask"]
-    assert grid.layout.title.text.startswith("All heads: attention pattern of every layer × head")
+    assert title_of(grid).startswith("All heads: attention pattern of every layer × head")
     assert "2 layers × 3 heads · rows: query → columns: key · click a tile to open it · grey = masked" in (
-        grid.layout.title.text
+        title_of(grid)
     )
     assert grid.data[-1].hovertemplate == (
         "layer %{customdata[0]} · head %{customdata[1]}<br><b>click to open</b><extra></extra>"
     )
     assert grid.data[-1].name == viz.CLICK_TRACE_NAME == "click targets"
-    assert figs["mean_over_heads"].layout.title.text.startswith(
+    assert title_of(figs["mean_over_heads"]).startswith(
         "Layer 1: mean over heads — not a head of the model"
     )
-    assert figs["rollout"].layout.title.text.startswith(
+    assert title_of(figs["rollout"]).startswith(
         "Attention rollout (with residual) — an estimate of flow through residual paths"
     )
-    assert figs["cross_step_1d"].layout.title.text == (
+    assert title_of(figs["cross_step_1d"]) == (
         "Cross-attention at step 1 (producing <b>▁I</b>) over the source"
     )
-    assert figs["topk_bar"].layout.title.text == "Top-3 next-token probabilities"
+    assert title_of(figs["topk_bar"]) == "Top-3 next-token probabilities"
     assert figs["pe_curves"].data[0].name == "dim 0"
-    assert figs["parameters_bar"].layout.title.text == "Parameters per module (total 9,472)"
+    assert title_of(figs["parameters_bar"]) == "Parameters per module (total 9,472)"
     assert list(table_cases()["rank_heads_by_change"].columns) == [
         "rank",
         "layer",
@@ -283,13 +284,13 @@ def test_chinese_figures_use_the_glossary_words():
     figs = ZH_FIGURES
     hm = figs["attention_heatmap_scores"]
     assert "查询" in hm.layout.yaxis.title.text and "键" in hm.layout.xaxis.title.text
-    assert "掩码" in hm.layout.title.text
+    assert "掩码" in title_of(hm)
     assert "softmax" in hm.data[-1].hovertemplate and "掩码" in hm.data[-1].hovertemplatefallback
-    assert "注意力头" in figs["all_heads_grid"].layout.title.text
-    assert "注意力展开" in figs["rollout"].layout.title.text
-    assert "交叉注意力" in figs["cross_step_2d"].layout.title.text
-    assert "位置编码" in figs["pe_heatmap"].layout.title.text
-    assert "熵" in figs["head_stats_bar"].layout.title.text
+    assert "注意力头" in title_of(figs["all_heads_grid"])
+    assert "注意力展开" in title_of(figs["rollout"])
+    assert "交叉注意力" in title_of(figs["cross_step_2d"])
+    assert "位置编码" in title_of(figs["pe_heatmap"])
+    assert "熵" in title_of(figs["head_stats_bar"])
     # tokens are data: drawn as given (escaped), never translated
     assert list(figs["attention_heatmap"].layout.xaxis.ticktext) == ["我", "吃", "了", "&lt;eos&gt;"]
     assert figs["all_heads_grid"].data[-1].name == viz.CLICK_TRACE_NAME

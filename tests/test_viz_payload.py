@@ -15,6 +15,7 @@ import pytest
 
 import viz
 from app_support.i18n.check import untranslated
+from tests.figures import title_of
 from viz.typed_arrays import decode_plotly_array
 
 MB = 1_000_000
@@ -88,7 +89,7 @@ def test_pooled_tiles_hold_each_blocks_max_or_mean_of_the_full_pattern(how):
     z = decode_plotly_array(_trace(_sent(fig), "attention")["z"]).astype(np.float64)
     for (li, hi), tile in _tiles(z, layout).items():
         np.testing.assert_allclose(tile, _reference_pool(p[li, hi], 3, how), rtol=1e-6, atol=0)
-    assert f"each cell = 3 × 3 positions, {how}" in fig.layout.title.text
+    assert f"each cell = 3 × 3 positions, {how}" in title_of(fig)
 
 
 def test_max_pooling_keeps_a_single_sharp_peak_visible():
@@ -136,7 +137,7 @@ def test_short_inputs_are_not_pooled_and_send_the_same_data_as_before():
         values = p if "mask" not in kwargs else np.where(causal, np.nan, p)
         z = decode_plotly_array(_trace(_sent(fig), "attention")["z"])
         np.testing.assert_array_equal(z, viz.tile_heads(values, 2))
-        assert "each cell" not in fig.layout.title.text
+        assert "each cell" not in title_of(fig)
 
 
 def test_pooled_grid_clicks_and_hover_map_back_to_heads_and_position_ranges():
@@ -174,9 +175,9 @@ def test_chinese_pooled_grid_has_no_english_left():
     causal = np.triu(np.ones((130, 130), bool), 1)
     for kwargs in ({"pool": "max"}, {"pool": "mean", "mask": causal, "hover": "full"}):
         fig = viz.all_heads_grid(p, _toks(130), _toks(130), lang="zh", **kwargs)
-        words = [fig.layout.title.text] + [t.hovertemplate for t in fig.data if t.hovertemplate]
+        words = [title_of(fig)] + [t.hovertemplate for t in fig.data if t.hovertemplate]
         words += [a.text for a in fig.layout.annotations] + list(fig.layout.yaxis.ticktext)
-        assert "每格 = 3 × 3 个位置" in fig.layout.title.text
+        assert "每格 = 3 × 3 个位置" in title_of(fig)
         assert not [w for w in words if untranslated(w)], words
 
 
@@ -210,12 +211,12 @@ def test_single_head_scores_travel_once_per_cell_for_a_window():
     np.testing.assert_array_equal(decode_plotly_array(main["z"]), p[100:164, :300])
     np.testing.assert_array_equal(decode_plotly_array(main["customdata"]), s[100:164, :300])
     assert main["y"] == [f"t{i}" for i in range(100, 164)] and main["x"] == _toks(300)
-    assert "queries 100–163 of 512 × keys 0–299 of 512" in fig.layout.title.text
+    assert "queries 100–163 of 512 × keys 0–299 of 512" in title_of(fig)
     assert "%{customdata:.3f}" in main["hovertemplate"]
     # the whole 512 x 512 view leaves the score out of hover, and says so
     whole = viz.attention_heatmap(p, _toks(512), _toks(512), s)
     assert whole.data[-1].customdata is None and "score" not in whole.data[-1].hovertemplate
-    assert "pre-softmax score in hover for windows of up to" in whole.layout.title.text
+    assert "pre-softmax score in hover for windows of up to" in title_of(whole)
 
 
 def test_threshold_hides_exactly_the_weights_below_it():
@@ -230,7 +231,7 @@ def test_threshold_hides_exactly_the_weights_below_it():
     overlay = decode_plotly_array(_sent(fig)["data"][0]["z"])
     np.testing.assert_array_equal(overlay, masked.astype(np.uint8))
     assert fig.data[-1].hovertemplatefallback.startswith("<i>not shown</i>")
-    assert "weights below 0.05 hidden (empty)" in fig.layout.title.text
+    assert "weights below 0.05 hidden (empty)" in title_of(fig)
 
 
 @pytest.mark.parametrize("share", [0.5, 0.9, 1.0])
@@ -252,7 +253,7 @@ def test_keep_share_keeps_per_row_the_strongest_links_reaching_the_share(share):
         np.testing.assert_array_equal(np.isfinite(z[i]), expected_shown, err_msg=f"row {i}")
         np.testing.assert_array_equal(hidden[i], ~expected_shown & np.isfinite(s[i]))
         assert p[i][expected_shown].sum() >= share - 1e-5
-    assert f"holding {share:.0%} of its weight" in fig.layout.title.text
+    assert f"holding {share:.0%} of its weight" in title_of(fig)
 
 
 def test_filters_and_windows_are_checked():
@@ -270,7 +271,7 @@ def test_chinese_single_head_filters_have_no_english_left():
     window = {"query_range": (0, 50), "key_range": (0, 60)}
     for kwargs in ({"threshold": 0.02}, {"keep_share": 0.9, **window}, {}):
         fig = viz.attention_heatmap(p, _toks(300), _toks(300), s, lang="zh", **kwargs)
-        words = [fig.layout.title.text, fig.data[-1].hovertemplate, fig.data[-1].hovertemplatefallback]
+        words = [title_of(fig), fig.data[-1].hovertemplate, fig.data[-1].hovertemplatefallback]
         assert not [w for w in words if untranslated(w, _toks(300))], words
 
 
@@ -328,8 +329,8 @@ def test_arcs_at_512_tokens_draw_at_most_8_links_per_query_and_say_what_was_drop
     assert drawn == _reference_arcs(p, 0.01, 8, 4096)
     total = int((p >= 0.01).sum())
     assert total > len(drawn)
-    assert f"{len(drawn):,} of the {total:,} links with weight ≥ 0.01 drawn" in fig.layout.title.text
-    assert "at most the 8 strongest per query" in fig.layout.title.text
+    assert f"{len(drawn):,} of the {total:,} links with weight ≥ 0.01 drawn" in title_of(fig)
+    assert "at most the 8 strongest per query" in title_of(fig)
 
 
 def test_arcs_hard_cap_keeps_the_strongest_links_overall():
@@ -337,7 +338,7 @@ def test_arcs_hard_cap_keeps_the_strongest_links_overall():
     fig = viz.attention_arcs(p, _toks(300), min_weight=0.0, top_k=50, max_links=1000)
     drawn = _arc_pairs(_sent(fig))
     assert len(drawn) == 1000 and drawn == _reference_arcs(p, 0.0, 50, 1000)
-    assert "at most 1,000 in all" in fig.layout.title.text
+    assert "at most 1,000 in all" in title_of(fig)
     # every drawn line sits in the weight bin whose width matches its weight
     for t in _sent(fig)["data"]:
         if t.get("mode") == "lines":
@@ -351,7 +352,7 @@ def test_arcs_of_short_inputs_draw_every_link_and_say_nothing():
     p = _patterns(1, 1, 64, seed=8)[0, 0]
     fig = viz.attention_arcs(p, _toks(64), min_weight=0.0)
     assert _arc_pairs(_sent(fig)) == {(i, j) for i in range(64) for j in range(64)}
-    assert "drawn" not in fig.layout.title.text
+    assert "drawn" not in title_of(fig)
 
 
 def test_mean_over_heads_at_512_tokens_is_max_pooled_and_says_so():
@@ -367,7 +368,7 @@ def test_mean_over_heads_at_512_tokens_is_max_pooled_and_says_so():
     all_masked = [[causal[r : r + 8, c : c + 8].all() for c in range(0, 512, 8)] for r in range(0, 512, 8)]
     np.testing.assert_array_equal(overlay, np.array(all_masked, np.uint8))
     assert sent["data"][-1]["y"][:2] == ["0–7", "8–15"] and sent["data"][-1]["x"][-1] == "504–511"
-    assert "each cell = 8 × 8 positions, max of the block" in fig.layout.title.text
+    assert "each cell = 8 × 8 positions, max of the block" in title_of(fig)
     assert "mean weight, max in block" in sent["data"][-1]["hovertemplate"]
 
 
@@ -380,7 +381,7 @@ def test_mean_over_heads_pools_a_mean_or_draws_a_window_cell_for_cell():
         p, _toks(200), _toks(200), 1, query_range=(100, 164), key_range=(10, 50)
     )
     np.testing.assert_array_equal(_z(_sent(window)), mean[100:164, 10:50])
-    assert "each cell" not in window.layout.title.text
+    assert "each cell" not in title_of(window)
 
 
 def test_rollout_at_512_tokens_is_max_pooled():
@@ -392,7 +393,7 @@ def test_rollout_at_512_tokens_is_max_pooled():
     expected = _reference_pool(roll, 8, "max")
     np.testing.assert_allclose(_z(_sent(fig)), expected, rtol=1e-6)
     assert fig.data[-1].zmax == pytest.approx(float(roll.max()))
-    assert "each cell = 8 × 8 positions, max of the block" in fig.layout.title.text
+    assert "each cell = 8 × 8 positions, max of the block" in title_of(fig)
 
 
 def test_compare_heatmaps_pool_each_long_sentence_on_its_own():
@@ -403,7 +404,7 @@ def test_compare_heatmaps_pool_each_long_sentence_on_its_own():
     sent = _sent(fig)
     np.testing.assert_allclose(_z(sent, 0), _reference_pool(pa, 8, "max"), rtol=1e-6)
     np.testing.assert_allclose(_z(sent, 1), _reference_pool(pb, 2, "max"), rtol=1e-6)
-    title = fig.layout.title.text
+    title = title_of(fig)
     assert "Sentence A: each cell = 8 × 8 positions" in title and "Sentence B: each cell = 2 × 2" in title
 
 
@@ -426,7 +427,7 @@ def test_chinese_pooled_figures_and_arcs_have_no_english_left():
         viz.attention_arcs(p[0, 0], _toks(130), min_weight=0.0, max_links=500, lang="zh"),
     ]
     for fig in figs:
-        words = [fig.layout.title.text] + [t.hovertemplate for t in fig.data if t.hovertemplate]
+        words = [title_of(fig)] + [t.hovertemplate for t in fig.data if t.hovertemplate]
         assert not [w for w in words if untranslated(w, _toks(130))], words
-    assert "每格 = 3 × 3 个位置，取块内最大值" in figs[0].layout.title.text
-    assert "每个查询最多画最强的 8 条" in figs[3].layout.title.text
+    assert "每格 = 3 × 3 个位置，取块内最大值" in title_of(figs[0])
+    assert "每个查询最多画最强的 8 条" in title_of(figs[3])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 
 STEPS = [
     {
@@ -69,7 +70,7 @@ def test_parameter_treemap_hierarchy_and_values():
     assert parents["encoder.layers.0.ffn"] == "encoder.layers.0" and parents["embed"] == ""
     assert tm.branchvalues == "remainder"
     assert sum(values.values()) == sum(counts.values())
-    assert "1,950" in fig.layout.title.text
+    assert "1,950" in title_of(fig)
 
 
 def test_parameter_bar_sorted():

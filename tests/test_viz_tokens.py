@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import viz
+from tests.figures import title_of
 from viz.tokens import escape_text, token_labels
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -111,7 +112,7 @@ def test_duplicate_tokens_stay_distinct_on_axes():
 def test_user_titles_are_escaped_but_default_titles_keep_formatting():
     p = np.eye(2, dtype=np.float32)
     fig = viz.attention_heatmap(p, ["a", "b"], ["a", "b"], title=f"Attention of {EVIL}", subtitle="<b>x</b>")
-    assert "<img" not in fig.layout.title.text and "&lt;img" in fig.layout.title.text
-    assert "&lt;b&gt;x" in fig.layout.title.text
+    assert "<img" not in title_of(fig) and "&lt;img" in title_of(fig)
+    assert "&lt;b&gt;x" in title_of(fig)
     focus = viz.token_focus_grid(p[None, None], 0, query_tokens=[EVIL, "b"])
-    assert "<b>&lt;img" in focus.layout.title.text  # our bold, the user's token escaped
+    assert "<b>&lt;img" in title_of(focus)  # our bold, the user's token escaped

@@ -29,6 +29,7 @@ from model.registry import load_model
 from viz.typed_arrays import decode_plotly_array
 
 from .conftest import tiny_config
+from .figures import title_of
 from .test_i18n import _visible_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,7 +180,7 @@ def test_tables_elide_wide_vectors_and_keep_minus_infinity():
     for lang in ("en", "zh"):
         fig = viz.products_figure(row, "<b>x</b>", tokens[0], lang=lang)
         np.testing.assert_array_equal(np.asarray(fig.data[0].y), row.products)
-        assert "&lt;b&gt;x&lt;/b&gt;" in fig.layout.title.text
+        assert "&lt;b&gt;x&lt;/b&gt;" in title_of(fig)
         viz.weights_figure(row, tokens, lang=lang)
     zh_words = [*viz.steps_table(row, tokens, lang="zh").columns, viz.labels.label("zh", "worked.row.z")]
     zh_words += [viz.products_figure(row, "a", "b", lang="zh").layout.title.text,

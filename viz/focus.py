@@ -11,6 +11,7 @@ from viz import theme
 from viz._validate import as_array, check_index, check_tokens
 from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 from viz.labels import label
+from viz.numbers import cell_texts
 from viz.tokens import token_labels
 
 DIRECTIONS = ("from", "to")
@@ -151,11 +152,11 @@ def token_focus_grid(
 
     if other_index is None:
         partner_text = [[partner_labels[partners[li, hi]] for hi in range(n_heads)] for li in range(n_layers)]
-        texttemplate = "%{text}"
+        cell_text = partner_text
         auto = label(lang, "focus.title_from" if direction == "from" else "focus.title_to", token=me)
     else:
         partner_text = [[partner_labels[other_index]] * n_heads for _ in range(n_layers)]
-        texttemplate = "%{z:.2f}"
+        cell_text = cell_texts(values)
         src, dst = (
             (me, partner_labels[other_index]) if direction == "from" else (partner_labels[other_index], me)
         )
@@ -183,8 +184,8 @@ def token_focus_grid(
             z=values.astype(np.float32),
             x=np.arange(n_heads, dtype=np.int32),
             y=np.arange(n_layers, dtype=np.int32),
-            text=partner_text,
-            texttemplate=texttemplate,
+            text=cell_text,
+            texttemplate="%{text}",
             textfont={"size": 13},
             customdata=hover_text,
             hovertemplate="%{customdata}<extra></extra>",

@@ -13,6 +13,7 @@ from viz import theme
 from viz._validate import as_array, check_tokens
 from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
 from viz.labels import label
+from viz.numbers import cell_texts
 from viz.tokens import escape_text, token_labels
 
 __all__ = ["attention_change", "attribution_bars", "attribution_heatmap", "head_matrix", "heads_over_source",
@@ -50,8 +51,7 @@ def head_matrix(
     n_layers, n_heads = v.shape
     finite = v[np.isfinite(v)]
     top = zmax if zmax is not None else (float(np.abs(finite).max()) if finite.size else 1.0) or 1.0
-    text = np.where(np.isfinite(v), np.vectorize(lambda x: f"{x:.2f}" if abs(x) < 100 else f"{x:.0f}")(
-        np.nan_to_num(v)), "")
+    text = cell_texts(v)
     name = escape_text(value_name) if value_name else label(lang, "value.value")
     heat = go.Heatmap(
         z=v.astype(np.float32),

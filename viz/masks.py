@@ -13,6 +13,7 @@ from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
 from viz.heatmap import _unique, category_axis
 from viz.labels import label
+from viz.numbers import cell_texts
 from viz.pooling import MAX_TILE_CELLS, block_ranges, block_size, pool_blocks, pool_mask, range_text
 from viz.tokens import escape_text, token_labels
 
@@ -192,7 +193,8 @@ def _weights_figure(
         zmin=0.0,
         zmax=1.0,
         showscale=False,
-        texttemplate="%{z:.2f}" if small else None,
+        text=cell_texts(p) if small else None,
+        texttemplate="%{text}" if small else None,
         hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
         + label(lang, "hover.value", name=weight, value="%{z:.6f}") + "<extra></extra>",
         name="pattern",
@@ -211,7 +213,7 @@ def _weights_figure(
                     zmax=1,
                     showscale=False,
                     hoverongaps=False,
-                    text=np.where(m, np.char.mod("%g", p.astype(np.float64)), "") if small else None,
+                    text=cell_texts(p, blank=~m) if small else None,
                     texttemplate="%{text}" if small else None,
                     customdata=p,
                     hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"

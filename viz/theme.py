@@ -7,6 +7,8 @@ cannot be confused with a small weight.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -88,7 +90,101 @@ def theme_layout(
         layout["height"] = height
     if width is not None:
         layout["width"] = width
+        _fit_title_in(layout)
     return layout
+
+
+#: A line break this module inserted to wrap a title (plotly reads ``<br >`` as ``<br>``): told
+#: apart from the caller's own breaks, so a title can be wrapped again for another width or font.
+#: It is only ever added (after a space or a wide character), so removing it gives the title back.
+SOFT_BREAK = "<br >"
+#: Average advance of a Latin character and of a wide (CJK) one, in units of the font size.
+_NARROW_EM, _WIDE_EM = 0.56, 1.0
+#: Pixels a title keeps free of the figure's edges.
+_TITLE_PADDING_PX = 24
+_RICH_TEXT_PART = re.compile(r"<[^>]*>|&#?\w+;|.", re.S)
+
+
+def plain_title(text: str) -> str:
+    """A title as it was before :func:`wrap_title` broke it into lines."""
+    return text.replace(SOFT_BREAK, "")
+
+
+def _char_em(ch: str) -> float:
+    return _WIDE_EM if unicodedata.east_asian_width(ch) in ("W", "F") else _NARROW_EM
+
+
+def wrap_title(text: str, width_px: float, font_px: float) -> str:
+    """``text`` (plotly rich text) with line breaks inserted so no line is wider than ``width_px`` at
+    ``font_px``: breaks go at spaces, or after a wide (CJK) character, never inside a tag or an entity;
+    a word longer than a line stays whole. The caller's own ``<br>`` and what follows them (a
+    subtitle in ``<sup>``) are kept; breaks inserted by an earlier wrap are undone first."""
+    text = plain_title(text)
+    room = max(width_px - _TITLE_PADDING_PX, 4 * font_px) / font_px  # in ems
+    lines = re.split(r"(<br\s*/?>)", text, flags=re.I)
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line if i % 2 else _wrap_line(line, room, 0.7 if "<sup>" in line else 1.0))
+    return "".join(out)
+
+
+def _wrap_line(line: str, room_em: float, scale: float) -> str:
+    parts = _RICH_TEXT_PART.findall(line)
+    pieces: list[str] = []  # the line as it is built
+    width = 0.0  # ems on the current line
+    last_break = None  # index in pieces of the last place a break may go, and the width after it
+    for part in parts:
+        if part.startswith("<") and len(part) > 1:
+            pieces.append(part)
+            continue
+        ch = "x" if part.startswith("&") and len(part) > 1 else part
+        advance = _char_em(ch) * scale
+        if part == " ":
+            pieces.append(part)
+            width += advance
+            last_break = (len(pieces) - 1, width)
+            continue
+        if width + advance > room_em and last_break is not None:
+            at, upto = last_break
+            pieces.insert(at + 1, SOFT_BREAK)  # after the space or wide character: removing it undoes it
+            width -= upto
+            last_break = None
+        pieces.append(part)
+        width += advance
+        if _char_em(ch) == _WIDE_EM:
+            last_break = (len(pieces) - 1, width)
+    return "".join(pieces)
+
+
+def _fit_title_in(layout: dict) -> None:
+    title = layout.get("title")
+    if not isinstance(title, dict) or not title.get("text") or not layout.get("width"):
+        return
+    font = (title.get("font") or {}).get("size") or TITLE_FONT_SIZE
+    wrapped = wrap_title(title["text"], float(layout["width"]), float(font))
+    extra = wrapped.count(SOFT_BREAK) - title["text"].count(SOFT_BREAK)
+    title["text"] = wrapped
+    margin = layout.get("margin")
+    if extra and isinstance(margin, dict) and "t" in margin:
+        margin["t"] = margin["t"] + int(round(extra * font * 1.25))
+
+
+def fit_title(fig: go.Figure) -> go.Figure:
+    """Wrap ``fig``'s title to its width and title font as they are now (after a page or the
+    projector mode changed them); a figure without a fixed width keeps its title. In place."""
+    width = fig.layout.width
+    text = fig.layout.title.text
+    if not width or not text:
+        return fig
+    font = fig.layout.title.font.size or TITLE_FONT_SIZE
+    wrapped = wrap_title(text, float(width), float(font))
+    if wrapped != text:
+        extra = wrapped.count(SOFT_BREAK) - text.count(SOFT_BREAK)
+        top = fig.layout.margin.t
+        fig.layout.title.text = wrapped
+        if extra and top is not None:
+            fig.layout.margin.t = max(0, top + int(round(extra * font * 1.25)))
+    return fig
 
 
 def apply_theme(
