@@ -16,7 +16,7 @@ from app_support.token_display import page_attention
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
-from model.pretrained import cosine
+from model.embeddings import cosine
 
 view = current_view()
 lang = current_lang()
@@ -111,7 +111,8 @@ if st.button(t("compare.patch_link"), icon=":material/swap_horiz:", key="cmp_to_
 
 kind, layer, head = view.kind, view.layer, view.head
 # word pieces merged / [CLS], [SEP] hidden if the sidebar says so (the note is written once)
-shown_a, shown_b = page_attention(res_a, kind), page_attention(res_b, kind, note=False)
+shown_a = page_attention(res_a, kind, view.display)
+shown_b = page_attention(res_b, kind, view.display, note=False)
 pa, pb = shown_a.pattern, shown_b.pattern
 qa, ka = shown_a.query_tokens, shown_a.key_tokens
 qb, kb = shown_b.query_tokens, shown_b.key_tokens

@@ -16,7 +16,7 @@ from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from model.data.tasks import InputError
-from model.registry import model_info
+from model.store.registry import model_info
 
 view = current_view()  # the sidebar first: it sets the interface language from the link
 lang = current_lang()

@@ -28,7 +28,7 @@ per_head = st.toggle(
 set_url_param("scale", "head" if per_head else "fixed")
 
 # this head only, word pieces merged / [CLS], [SEP] hidden if the sidebar says so
-shown = page_attention(result, view.kind, heads=(view.layer, view.head))
+shown = page_attention(result, view.kind, view.display, heads=(view.layer, view.head))
 pattern = shown.pattern[0, 0]
 scores = None if shown.scores is None else shown.scores[0, 0]
 masked = shown.mask[0, 0]

@@ -13,7 +13,7 @@ from app_support.i18n import current_lang, t
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
-from model.registry import UnknownModelError
+from model.store.registry import UnknownModelError
 from model.training.presets import PRESETS
 from model.training.snapshots import available_steps
 

@@ -16,7 +16,7 @@ from app_support.i18n import current_lang, t
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page
-from model.registry import available_models, model_info
+from model.store.registry import available_models, model_info
 from model.training.presets import PRESETS
 
 view = current_view()  # the sidebar first: it sets the interface language from the link

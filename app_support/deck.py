@@ -20,7 +20,7 @@ from app_support import models as M
 from app_support import pages
 from app_support.i18n import t
 from model.analysis import analyze
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms
 
 #: The six slides of the talk; the exercise comes after them.

@@ -10,7 +10,7 @@ import numpy as np
 from model.analysis import TokenLosses, token_losses, training_smoothing
 from model.decoding import BeamResult, BeamStep, SampleStep
 from model.protocols import Tokenizer
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ import torch
 
 from app_support import models as M
 from model.analysis import Analysis, analyze
+from model.data.batches import pad_batch
 from model.data.tasks import InputError
-from model.decoding import greedy_decode, pad_batch
+from model.decoding import greedy_decode
 from model.interventions import CausalMask
 from model.network.attention import build_mask
 from model.network.kinds import KINDS, get_kind, hook_name
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 
 #: Short second sentences, tried in order: the first whose token count differs from the sidebar's
 #: sentence is the default, so the batch really needs padding.

@@ -32,7 +32,8 @@ import torch
 from model.analysis import Analysis, analyze, model_summary
 from model.decoding import Strategy
 from model.network.positional import sinusoidal_table
-from model.registry import (
+from model.store.bundle import Bundle, CheckpointError
+from model.store.registry import (
     DEFAULT_MODEL,
     ModelInfo,
     UnknownModelError,
@@ -41,7 +42,6 @@ from model.registry import (
     model_info,
     model_infos,
 )
-from model.training.checkpoint import Bundle, CheckpointError
 
 __all__ = [
     "ANALYSES",

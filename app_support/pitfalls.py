@@ -34,7 +34,7 @@ from model.network.config import ConfigError, ModelConfig
 from model.network.kinds import hook_name
 from model.network.trace import trace_shapes
 from model.network.transformer import Transformer
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 from model.training.presets import PITFALLS
 from model.training.train import step_series
 

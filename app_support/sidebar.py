@@ -30,8 +30,8 @@ from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
 from model.decoding import GREEDY, Strategy
 from model.network.kinds import KINDS, kinds_present, layer_counts
-from model.registry import UnknownModelError
-from model.training.checkpoint import Bundle, CheckpointError
+from model.store.bundle import Bundle, CheckpointError
+from model.store.registry import UnknownModelError
 
 _PENDING = "_pending_view"
 _VIEW = "_view"

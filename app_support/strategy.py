@@ -18,7 +18,8 @@ PARAM = "decode"  # the URL parameter
 KINDS = ("greedy", "beam", "sample")
 #: Widget key of each control -> the Strategy field it sets ("kind" for the radio).
 FIELDS = {"strategy_kind": "kind", "strategy_beam": "beam", "strategy_lp": "length_penalty",
-          "strategy_temp": "temperature", "strategy_topk": "top_k", "strategy_topp": "top_p", "strategy_seed": "seed"}
+          "strategy_temp": "temperature", "strategy_topk": "top_k", "strategy_topp": "top_p",
+          "strategy_seed": "seed"}
 # Every field's value, kept outside the widgets: Streamlit forgets a widget's value in a run that does
 # not draw it, and the beam controls are not drawn while sampling is chosen (and the other way round).
 _STORE = "_decode_values"
@@ -61,7 +62,8 @@ def controls(vocab_size: int) -> Strategy:
     if store.get("kind") not in KINDS:
         store["kind"] = "greedy"
     store["top_k"] = min(int(store.get("top_k", 0)), vocab_size)  # another model: maybe a smaller vocabulary
-    if isinstance(st.session_state.get("strategy_topk"), int) and st.session_state["strategy_topk"] > vocab_size:
+    top_k = st.session_state.get("strategy_topk")
+    if isinstance(top_k, int) and top_k > vocab_size:
         st.session_state["strategy_topk"] = vocab_size
     names = {k: t(f"strategy.kind.{k}") for k in KINDS}
     _draw(st.radio, "strategy_kind", "strategy.label", "strategy.help", options=KINDS, format_func=names.get,

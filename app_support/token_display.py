@@ -168,13 +168,6 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
                           display, any_masked)
 
 
-def current_display() -> TokenDisplay:
-    """The sidebar's choice in this run (the tokens as they are when it offers none)."""
-    from app_support.sidebar import current_view
-
-    return current_view().display
-
-
 def display_note(display: TokenDisplay) -> str:
     """What the page shows instead of the model's own token × token pattern ("" when it is that)."""
     parts = []
@@ -185,11 +178,10 @@ def display_note(display: TokenDisplay) -> str:
     return " ".join(parts)
 
 
-def page_attention(result: Analysis, kind: str, *, note: bool = True,
+def page_attention(result: Analysis, kind: str, display: TokenDisplay, *, note: bool = True,
                    heads: tuple[int, int] | None = None) -> ShownAttention:
     """The attention a page draws for ``kind`` (one ``(layer, head)`` only, if given) under the sidebar's
-    choice; says which when it is not the model's own token x token pattern."""
-    display = current_display()
+    choice ``display`` (the view's); says which when it is not the model's own token x token pattern."""
     shown = shown_attention(result, kind, display, heads)
     if note and display.active:
         st.caption(display_note(display))

@@ -16,7 +16,7 @@ import streamlit as st
 
 from app_support import models as M
 from model.analysis import Analysis, analyze
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 from model.training.presets import SNAPSHOT_MODEL
 from model.training.snapshots import available_steps, snapshot_bundle
 from model.training.train import step_series

@@ -1,6 +1,6 @@
 """Models of the user's own in the app: zip uploads and a picker over one configured models folder.
 
-Each session gets its own :class:`model.user_models.UserModelSpace` through a session-scoped
+Each session gets its own :class:`model.store.uploads.UserModelSpace` through a session-scoped
 ``st.cache_resource``: Streamlit releases it when the session disconnects (the tab closes, the
 connection drops), and the release deletes the session's uploaded files, forgets its models and
 drops their loaded copies from the model cache. Only the session's own models are added to its
@@ -20,8 +20,9 @@ import streamlit as st
 
 from app_support import models as M
 from app_support.i18n import text
-from model.registry import REPO_ROOT, UserModel, user_model
-from model.user_models import LIMITS, UserModelError, UserModelSpace, folder_models
+from model.store.registry import REPO_ROOT, UserModel, user_model
+from model.store.uploads import LIMITS, UserModelSpace
+from model.store.user_folders import UserModelError, folder_models
 
 #: Models of their own one session holds at once (each is loaded in memory when used).
 MAX_MODELS = 3

@@ -19,7 +19,7 @@ from app_support.training_scrub import KIND, reverse_alignment
 from model.analysis import Analysis, analyze
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 from model.training.presets import VARIANT_AXES
 
 __all__ = ["AXES", "KV_AXIS", "KV_TOKENS", "LAST_STEPS", "MODELS", "VARIANT_AXES", "get_row", "get_view",

@@ -34,7 +34,7 @@ import torch  # noqa: E402
 import viz  # noqa: E402
 from model.analysis import analyze  # noqa: E402
 from model.decoding import greedy_decode  # noqa: E402
-from model.registry import DEFAULT_MODEL, available_models, load_model  # noqa: E402
+from model.store.registry import DEFAULT_MODEL, available_models, load_model  # noqa: E402
 
 SENTENCES = {
     # 12 source tokens + <eos> each (checked and printed below).

@@ -19,7 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model.atlas import compute_atlas, held_out_dataset, load_atlas, save_atlas  # noqa: E402
-from model.registry import load_model  # noqa: E402
+from model.store.registry import load_model
 
 DIDACTIC = ("reverse", "copy", "sort")
 

@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model.decoding import Strategy, beam_search, greedy_decode, sample_decode  # noqa: E402
-from model.registry import DEFAULT_MODEL, load_model  # noqa: E402
+from model.store.registry import DEFAULT_MODEL, load_model
 from model.training.evaluate import translate_batch  # noqa: E402
 
 SENTENCES = ["我吃了一个苹果", "苹果公司今天发布了一款新手机", "他每天早上喝一杯茶", "I ate an apple.",

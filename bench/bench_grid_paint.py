@@ -27,7 +27,7 @@ import plotly.io as pio  # noqa: E402
 import viz  # noqa: E402
 from bench.bench_long_inputs import long_text  # noqa: E402
 from model.analysis import analyze  # noqa: E402
-from model.registry import load_model  # noqa: E402
+from model.store.registry import load_model  # noqa: E402
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 CHROMIUM = "/usr/bin/chromium"
@@ -76,7 +76,8 @@ def _one_trace_per_tile(fig):
             tiles.append(go.Heatmap(
                 z=z[r:r + layout.n_q, c:c + layout.n_k], x0=c, dx=1, y0=r, dy=1,
                 colorscale=main.colorscale, zmin=main.zmin, zmax=main.zmax, showscale=(li == hi == 0),
-                colorbar=main.colorbar, hovertemplate=f"layer {li}, head {hi}<br>weight %{{z:.3f}}<extra></extra>",
+                colorbar=main.colorbar,
+                hovertemplate=f"layer {li}, head {hi}<br>weight %{{z:.3f}}<extra></extra>",
                 name="attention"))
     others = [t for t in fig.data if t.name != "attention"]
     fig.data = ()
@@ -140,7 +141,8 @@ def main() -> None:
     print(f"{'variant':<30} {'JSON MB':>8} {'ratio':>6} {'build s':>8} {'browser ms':>11} {'ratio':>6}")
     base_bytes, base_ms = rows[0][1], rows[0][3]
     for name, n, build_s, ms in rows:
-        print(f"{name:<30} {n / 1e6:8.2f} {n / base_bytes:6.2f} {build_s:8.2f} {ms:11.0f} {ms / base_ms:6.2f}")
+        ratios = f"{n / base_bytes:6.2f} {build_s:8.2f} {ms:11.0f} {ms / base_ms:6.2f}"
+        print(f"{name:<30} {n / 1e6:8.2f} {ratios}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from streamlit.runtime.scriptrunner.script_runner import ScriptRunner  # noqa: E
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app_support import pages as page_registry  # noqa: E402
-from model.registry import load_model  # noqa: E402
+from model.store.registry import load_model  # noqa: E402
 
 APP = str(ROOT / "app.py")
 PROJECT_CODE = f"{ROOT}/(?!\\.venv)"  # profile rows of the project's own code

@@ -3,10 +3,10 @@
     .venv/bin/python bench/bench_model.py                    # every model under assets/models/
     .venv/bin/python bench/bench_model.py --models reverse,copy --seconds 3
 
-Each model runs on a fixed, realistic input: its example sentence (model.registry.example_input), prepared by
-its task, with its own greedy output as the decoder input. After a warm-up the measurements are interleaved
-(forward, run_with_cache, run_with_cache, forward, ... then one greedy decode and one analyze(), round
-after round) so that the machine's noise hits all of them alike, and medians are reported. On a shared
+Each model runs on a fixed, realistic input: its example sentence (model.store.registry.example_input),
+prepared by its task, with its own greedy output as the decoder input. After a warm-up the measurements are
+interleaved (forward, run_with_cache, run_with_cache, forward, ... then one greedy decode and one analyze(),
+round after round) so that the machine's noise hits all of them alike, and medians are reported. On a shared
 machine compare the ratios within one run, not absolute times across runs.
 
 run_with_cache target: <= 1.10 x the plain forward pass.
@@ -26,7 +26,7 @@ import torch  # noqa: E402
 
 from model.analysis import analyze  # noqa: E402
 from model.decoding import greedy_decode  # noqa: E402
-from model.registry import available_models, example_input, load_model  # noqa: E402
+from model.store.registry import available_models, example_input, load_model
 
 RATIO_TARGET = 1.10
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app_support.token_display import TokenDisplay, shown_attention  # noqa: E402
 from model.analysis import analyze  # noqa: E402
-from model.registry import load_model  # noqa: E402
+from model.store.registry import load_model
 
 BASE = "Tokenizers split unbelievably long embeddings into word pieces. "  # 15 tokens a sentence
 

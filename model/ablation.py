@@ -38,7 +38,7 @@ import torch
 from .decoding import greedy_decode
 from .interventions import HeadOutput, intervene
 from .network.kinds import KINDS, hook_name, layer_counts
-from .training.checkpoint import Bundle
+from .store.bundle import Bundle
 from .training.evaluate import translate_batch
 
 ABLATION_MODES = ("zero", "mean")

@@ -20,7 +20,7 @@ from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
 from .protocols import HookedModel, Task, Tokenizer
-from .training.checkpoint import Bundle
+from .store.bundle import Bundle
 
 
 @dataclass
@@ -280,7 +280,7 @@ def token_losses(result: Analysis, smoothing: float) -> TokenLosses:
 
 def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Message], edits) -> Analysis:
     """An encoder-only model: one hooked, traced encoder pass; no decoding, no target side."""
-    from .pretrained import mean_pool
+    from .embeddings import mean_pool
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
     src = torch.tensor([prepared.source_ids])  # [1, src_pos]

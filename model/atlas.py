@@ -37,6 +37,7 @@ weight on that sentence (per_sentence).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
@@ -49,10 +50,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .data.batches import pad_batch
 from .data.tasks import SyntheticTask
-from .decoding import greedy_decode, pad_batch
+from .decoding import greedy_decode
+from .files import atomic_write
 from .network.kinds import KINDS, get_kind, hook_name, layer_counts
-from .training.checkpoint import Bundle
+from .store.bundle import Bundle
 
 #: Bump when what an atlas holds or how it is computed changes: older files on disk are recomputed.
 ATLAS_VERSION = 1
@@ -531,10 +534,9 @@ def save_atlas(atlas: Atlas, path: Path) -> None:
     }
     arrays["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write(path, buffer.getvalue())
 
 
 def load_atlas(path: Path) -> Atlas | None:

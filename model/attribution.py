@@ -35,7 +35,7 @@ import torch
 
 from .decoding import greedy_decode
 from .network.kinds import hook_name, layer_counts
-from .training.checkpoint import Bundle
+from .store.bundle import Bundle
 
 EMBED_HOOK = "encoder.embed.hook_embed"
 

@@ -13,16 +13,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from .data.batches import pad_batch
 from .network.transformer import Transformer
-
-
-def pad_batch(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
-    """Right-pad id lists into [batch, pos]."""
-    width = max(len(s) for s in seqs)
-    out = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return out
 
 
 @torch.no_grad()

@@ -42,7 +42,7 @@ import torch
 
 from .decoding import greedy_decode
 from .network.kinds import KINDS, get_kind, hook_name, layer_counts
-from .training.checkpoint import Bundle
+from .store.bundle import Bundle
 
 SITE_KINDS = ("head", "resid")
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a

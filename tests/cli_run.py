@@ -33,8 +33,8 @@ def _stream(data: bytes = b"") -> io.TextIOWrapper:
 def run_main(main: Callable[[list[str]], int], args: list[str], stdin: bytes | str = b"",
              models_dir: Path | None = None) -> Run:
     """``main(args)`` with ``stdin`` as its standard input; ``models_dir`` stands in for
-    ``ATTENTION_LENS_MODELS`` (the models folder) while it runs."""
-    from model import registry
+    ``ATTENTION_LENS_MODELS`` (the shipped models' folder) while it runs."""
+    from model.store.sources import shipped as registry
 
     if isinstance(stdin, str):
         stdin = stdin.encode("utf-8")

@@ -21,7 +21,7 @@ from model.analysis import analyze
 from model.decoding import greedy_decode
 from model.interventions import HeadOutput, head_z, intervene
 from model.network.kinds import KINDS, layer_counts
-from model.registry import load_model
+from model.store.registry import load_model
 
 TEXT = "attention"
 

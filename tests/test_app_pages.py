@@ -24,7 +24,7 @@ import viz
 from app_support import pages as page_registry
 from model.analysis import analyze, model_summary
 from model.network.positional import sinusoidal_table
-from model.registry import available_models, load_model
+from model.store.registry import available_models, load_model
 from viz.theme import plain_title
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 

@@ -9,8 +9,8 @@ import torch
 from app_support.model_info import evaluation_rows, history_long, metric_columns, run_starts, total_steps
 from app_support.models import position_table
 from model.network.positional import sinusoidal_table
-from model.registry import load_model
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
+from model.store.registry import load_model
 from tests.conftest import tiny_config
 
 

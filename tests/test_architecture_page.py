@@ -15,7 +15,7 @@ from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.network.kinds import hook_name
-from model.registry import load_model
+from model.store.registry import load_model
 from viz.architecture import architecture_layout
 
 from .figures import title_of

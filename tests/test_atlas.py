@@ -35,7 +35,7 @@ from model.atlas import (
 )
 from model.data.tasks import SyntheticTask
 from model.network.kinds import get_kind
-from model.registry import load_model
+from model.store.registry import load_model
 from tests.figures import title_of
 
 

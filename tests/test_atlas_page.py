@@ -18,7 +18,7 @@ from app_support.i18n import text
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.atlas import held_out_dataset, load_or_compute
-from model.registry import load_model
+from model.store.registry import load_model
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 from .test_i18n import _visible_texts

@@ -10,7 +10,7 @@ import viz
 from model.ablation import sample_texts
 from model.analysis import analyze
 from model.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
-from model.registry import load_model
+from model.store.registry import load_model
 
 TEXT = "attention"
 

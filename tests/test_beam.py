@@ -11,7 +11,7 @@ import torch
 
 from model.decoding import Strategy, beam_search, greedy_decode, length_normalised
 from model.network.transformer import Transformer
-from model.registry import load_model
+from model.store.registry import load_model
 from model.training.evaluate import evaluate_model
 
 from .conftest import tiny_config

@@ -188,7 +188,7 @@ def test_app_in_chromium():
     import viz
     from app_support.i18n import text
     from model.analysis import analyze
-    from model.registry import available_models, load_model
+    from model.store.registry import available_models, load_model
 
     zh_title, zh_input_label = text("zh", "page.single.title"), text("zh", "sidebar.input")
 

@@ -15,12 +15,13 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from model.data.batches import pad_batch
 from model.data.tasks import SyntheticTask
-from model.decoding import pad_batch
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
-from model.registry import load_model
-from model.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from model.store.bundle import CheckpointError
+from model.store.formats.own import load_checkpoint, save_checkpoint
+from model.store.registry import load_model
 
 WEIGHTS = "model.safetensors"
 

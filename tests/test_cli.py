@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from model.network.trace import resolve
-from model.registry import REPO_ROOT, load_model
+from model.store.registry import REPO_ROOT, load_model
 
 from .cli_run import Run, model_cli
 

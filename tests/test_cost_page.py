@@ -14,7 +14,7 @@ import app_support.cost as cost
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
-from model.registry import load_model
+from model.store.registry import load_model
 
 from .figures import title_of
 from .test_i18n import _visible_texts

@@ -19,7 +19,7 @@ from app_support.i18n import text as tr
 from app_support.pitfalls import order_run
 from model.analysis import analyze, inspect_meta
 from model.network.kinds import hook_name
-from model.registry import load_model
+from model.store.registry import load_model
 from tests.figures import title_of
 from viz import deck as VD
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec

@@ -6,7 +6,7 @@ import torch
 from model.analysis import analyze
 from model.decoding import greedy_decode, score_batch
 from model.network.transformer import Transformer
-from model.registry import load_model
+from model.store.registry import load_model
 from model.training.train import collate
 
 from .conftest import tiny_config

@@ -19,7 +19,7 @@ from app_support.i18n.check import untranslated
 from app_support.ui import escape_md
 from model.analysis import analyze
 from model.decoding import Strategy, beam_search, filtered_distribution
-from model.registry import load_model
+from model.store.registry import load_model
 from model.training.train import collate, loss_fn
 from viz import theme as viz_theme
 

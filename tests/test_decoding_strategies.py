@@ -12,7 +12,7 @@ import torch
 
 from model.analysis import analyze, token_losses, training_smoothing
 from model.decoding import MAX_BEAM, Strategy
-from model.registry import load_model
+from model.store.registry import load_model
 from model.training.train import collate, loss_fn
 
 from .cli_run import Run, model_cli

@@ -11,7 +11,8 @@ import pytest
 import sacrebleu
 
 from model.analysis import analyze
-from model.registry import MODELS_DIR, load_model
+from model.store.registry import load_model
+from model.store.sources.shipped import MODELS_DIR
 from model.training.evaluate import translate_batch
 
 REPO = Path(__file__).resolve().parent.parent

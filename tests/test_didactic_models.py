@@ -11,7 +11,7 @@ from safetensors import safe_open
 
 from model.analysis import Analysis, analyze
 from model.data.tasks import SyntheticTask
-from model.registry import available_models, load_model
+from model.store.registry import available_models, load_model
 from model.training.evaluate import evaluate_model
 
 DIDACTIC = ["reverse", "copy", "sort"]

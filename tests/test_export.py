@@ -21,7 +21,7 @@ from app_support import export as AX
 from app_support.models import attention_hooks_only
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
 from model.analysis import activations_npz, analyze
-from model.registry import load_model
+from model.store.registry import load_model
 from viz import export as E
 from viz import theme
 

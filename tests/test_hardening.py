@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.registry import REPO_ROOT, UnknownModelError, check_model_name, is_model_name
-from model.training.checkpoint import CheckpointError, load_checkpoint
+from model.store.bundle import CheckpointError
+from model.store.formats.own import load_checkpoint
+from model.store.registry import REPO_ROOT, UnknownModelError, check_model_name, is_model_name
 
 from .cli_run import model_cli
 
@@ -193,7 +194,8 @@ def test_a_big_but_allowed_config_is_checked_against_the_weights_before_building
     (d / "config.json").write_text(json.dumps(config), encoding="utf-8")
     code = (
         "import resource, sys\n"
-        "from model.training.checkpoint import load_checkpoint, CheckpointError\n"
+        "from model.store.bundle import CheckpointError\n"
+        "from model.store.formats.own import load_checkpoint\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "try:\n"
         f"    load_checkpoint({str(d)!r})\n"
@@ -218,7 +220,7 @@ def test_list_names_a_broken_model_and_lists_the_good_ones(tmp_path):
     rc, out, err = run_cli(["list"], models_dir=models)
     assert rc == 0, err
     assert "Traceback" not in err
-    from model.registry import pretrained_models
+    from model.store.sources.packages import pretrained_models
 
     installed = {entry.name for entry, _ in pretrained_models()}  # listed from their packages, not the folder
     from_folder = [line for line in out.splitlines() if line.split("\t")[0] not in installed]
@@ -306,7 +308,7 @@ def test_the_app_listens_on_localhost_by_default():
 
 
 def test_the_cli_deletes_only_directly_inside_the_folder_it_owns(tmp_path):
-    from model.__main__ import delete_inside
+    from model.files import delete_inside
 
     owned = tmp_path / "owned"
     owned.mkdir()

@@ -22,7 +22,7 @@ from model.attribution import agreement, attribute
 from model.decoding import GREEDY, Strategy
 from model.network.kinds import layer_counts
 from model.patching import Site, patch, rank_patches
-from model.registry import load_model
+from model.store.registry import load_model
 from viz.interventions import attention_change, normalise_abs
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 

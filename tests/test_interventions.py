@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from model.analysis import analyze
-from model.decoding import greedy_decode, pad_batch
+from model.data.batches import pad_batch
+from model.decoding import greedy_decode
 from model.interventions import (
     CausalMask,
     HeadOutput,
@@ -22,7 +23,7 @@ from model.interventions import (
 )
 from model.network.kinds import hook_name
 from model.network.transformer import Transformer
-from model.registry import load_model
+from model.store.registry import load_model
 
 from .conftest import padded_batch, tiny_config
 

@@ -13,7 +13,7 @@ from model.data.tasks import SyntheticTask
 from model.network import hooks
 from model.network.kinds import ATTENTION_KINDS, KINDS, get_kind, hook_name, kinds_present, layer_counts
 from model.network.transformer import Transformer
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
 
 from .conftest import tiny_config
 

@@ -1,5 +1,6 @@
 """Layers point one way: viz imports no torch or streamlit; model imports no streamlit, plotly or viz."""
 
+import ast
 import json
 import pathlib
 import subprocess
@@ -62,3 +63,107 @@ def test_model_sources_do_not_import_ui_packages():
                 assert not {"streamlit", "plotly", "viz", "app_support"} & {w.split(".")[0] for w in words}, (
                     f"{path}: {stripped}"
                 )
+
+
+PACKAGES = ("model", "viz", "app_support", "app_pages")
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: pathlib.Path, name: str, known: set[str]) -> set[str]:
+    """The project modules ``path`` imports anywhere in it (inside functions too, where an import circle
+    hides), except under ``if TYPE_CHECKING:``. ``from pkg import sub`` names the submodule only."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            submodules = [f"{source}.{alias.name}" for alias in node.names]
+            targets = [m for m in submodules if m in known]
+            if len(targets) < len(submodules):
+                targets.append(source)
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            prefixes = (".".join(parts[:i]) for i in range(len(parts), 0, -1))
+            owner = next((p for p in prefixes if p in known), None)  # the deepest project module named
+            if owner is not None and owner != name:
+                found.add(owner)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    known = set(paths)
+    return {name: _imported_modules(path, name, known) for name, path in paths.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other round a circle (strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph)))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle_and_passes_a_chain():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_import_graph_sees_relative_and_function_level_imports():
+    graph = import_graph()
+    assert "model.store.formats.own" in graph["model.training.snapshots"]  # from ..store.formats.own import
+    assert "model.network.transformer" in graph["model.decoding"]
+    assert len(graph) > 100
+
+
+def test_no_module_imports_itself_round_a_circle():
+    assert import_circles(import_graph()) == []

@@ -13,7 +13,7 @@ from app_support import models as M
 from app_support.models import ByteLRU, nbytes
 from model.analysis import analyze
 from model.network.kinds import hook_name
-from model.registry import DEFAULT_MODEL, load_model
+from model.store.registry import DEFAULT_MODEL, load_model
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 WORDS = "the bank raised interest rates while we sat on the river bank and watched boats".split()
@@ -381,7 +381,7 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
 def test_shown_attention_says_whether_anything_is_masked_and_keeps_the_mask_exact():
     from app_support.token_display import shown_attention
     from model.analysis import analyze
-    from model.registry import load_model
+    from model.store.registry import load_model
 
     encoder = analyze(load_model("reverse"), "attention")
     shown = shown_attention(encoder, "encoder")

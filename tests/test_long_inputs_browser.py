@@ -36,7 +36,7 @@ def test_minilm_at_512_tokens_in_chromium():
     chromium = ensure_chromium()
     sys.path.insert(0, str(ROOT))
     from bench.bench_long_inputs import long_text
-    from model.registry import load_model
+    from model.store.registry import load_model
 
     bundle = load_model("minilm")
     first = long_text("minilm", 512)

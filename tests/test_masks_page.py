@@ -16,7 +16,7 @@ import viz
 from app_support.i18n.check import untranslated
 from app_support.masks import default_other, no_causal_analysis, padded_batch
 from model.analysis import analyze
-from model.registry import load_model
+from model.store.registry import load_model
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 from .test_i18n import _visible_texts

@@ -9,14 +9,14 @@ import pytest
 import torch
 
 from model.analysis import analyze, inspect_meta
-from model.data.tasks import InputError, SyntheticTask, TranslationTask
+from model.data.tasks import EncodeTask, InputError, SyntheticTask, TranslationTask
 from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.messages import ENGLISH, SEVERITIES, Message, placeholders, render
 from model.network.transformer import Transformer
-from model.pretrained import PRETRAINED, EncodeTask, pretrained_folder
-from model.registry import model_dir
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
+from model.store.registry import model_dir
+from model.store.sources.packages import PRETRAINED, pretrained_folder
 
 from .conftest import tiny_config
 

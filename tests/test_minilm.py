@@ -14,22 +14,15 @@ import torch
 from torch import nn
 
 from model.analysis import analyze
-from model.data.tasks import InputError
+from model.data.tasks import EncodeTask, InputError
+from model.embeddings import cosine, mean_pool, sentence_embeddings
 from model.network.config import ConfigError
 from model.network.kinds import hook_name
 from model.network.transformer import Transformer
-from model.pretrained import (
-    PRETRAINED,
-    EncodeTask,
-    PretrainedError,
-    cosine,
-    load_bert_folder,
-    mean_pool,
-    pretrained_folder,
-    sentence_embeddings,
-)
-from model.registry import available_models, load_model, model_info
-from model.training.checkpoint import load_checkpoint, save_checkpoint
+from model.store.formats.bert import PretrainedError, load_bert_folder
+from model.store.formats.own import load_checkpoint, save_checkpoint
+from model.store.registry import available_models, load_model, model_info
+from model.store.sources.packages import PRETRAINED, pretrained_folder
 
 from .conftest import tiny_config
 

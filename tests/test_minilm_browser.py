@@ -47,7 +47,7 @@ def _expected_ticks(sentence: str, options: dict[str, str]) -> list[str]:
     """The x-axis labels the single-head page must draw: from the model's tokens, merged by hand."""
     import viz
     from model.analysis import analyze
-    from model.registry import load_model
+    from model.store.registry import load_model
 
     ref = analyze(load_model("minilm"), sentence)
     hide = options.get("special", "show") != "show"

@@ -8,7 +8,7 @@ import torch
 from model.analysis import analyze
 from model.network.kinds import layer_counts
 from model.patching import GAP_MIN, Site, align, patch, rank_patches
-from model.registry import load_model
+from model.store.registry import load_model
 
 A, B = "listen", "silent"  # same length: every position pairs
 

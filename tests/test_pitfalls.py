@@ -13,8 +13,8 @@ from model.data.tasks import SyntheticTask
 from model.decoding import greedy_decode
 from model.network.config import ConfigError, ModelConfig, TrainConfig
 from model.network.transformer import Transformer
-from model.registry import GROUPS, available_models, load_model, model_info
-from model.training.checkpoint import load_checkpoint
+from model.store.formats.own import load_checkpoint
+from model.store.registry import GROUPS, available_models, load_model, model_info
 from model.training.evaluate import evaluate_model
 from model.training.presets import PITFALLS, PRESETS
 from model.training.train import collate, loss_fn, step_series, train

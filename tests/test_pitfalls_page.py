@@ -18,7 +18,7 @@ from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries
 from model.network.config import ConfigError, ModelConfig
-from model.registry import load_model
+from model.store.registry import load_model
 from model.training.presets import PITFALLS
 from model.training.train import step_series
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec

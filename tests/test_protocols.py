@@ -10,8 +10,8 @@ from model.data.tasks import SyntheticTask, TranslationTask
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.network.transformer import Transformer
 from model.protocols import HookedModel, Task, Tokenizer
-from model.registry import model_dir
-from model.training.checkpoint import Bundle
+from model.store.bundle import Bundle
+from model.store.registry import model_dir
 
 from .conftest import tiny_config
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from model import registry
-from model.registry import GROUPS, ModelSource, model_info, model_infos
+from model.store import registry
+from model.store.registry import GROUPS, model_info, model_infos
+from model.store.sources.shipped import FolderSource
 
 SHIPPED = registry.REPO_ROOT / "assets" / "models"
 
@@ -47,9 +48,9 @@ def two_sources(tmp_path, monkeypatch):
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
+    # only these two folders (no installed packages)
     monkeypatch.setattr(registry, "model_sources",
-                        lambda: [ModelSource("assets", first), ModelSource("user", second)])
-    monkeypatch.setattr(registry, "pretrained_models", lambda: [])  # only these two folders
+                        lambda: [FolderSource("assets", first), FolderSource("user", second)])
     return first, second
 
 

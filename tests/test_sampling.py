@@ -12,7 +12,7 @@ import torch
 from model.analysis import analyze
 from model.decoding import Strategy, decode, filtered_distribution, sample_decode
 from model.network.transformer import Transformer
-from model.registry import load_model
+from model.store.registry import load_model
 
 from .conftest import tiny_config
 

@@ -23,8 +23,9 @@ from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.network.config import ModelConfig, TrainConfig
 from model.network.transformer import Transformer
-from model.registry import REPO_ROOT, load_model
-from model.training.checkpoint import CheckpointError, load_checkpoint
+from model.store.bundle import CheckpointError
+from model.store.formats.own import load_checkpoint
+from model.store.registry import REPO_ROOT, load_model
 from model.training.evaluate import evaluate_model
 from model.training.presets import PRESETS, SNAPSHOT_MODEL
 from model.training.snapshots import (
@@ -314,7 +315,7 @@ def test_a_link_with_an_unsaved_step_opens_the_nearest_saved_one():
 
 
 def test_without_the_snapshot_model_the_page_says_how_to_make_it(tmp_path, monkeypatch):
-    import model.registry as registry
+    from model.store.sources import shipped as registry
 
     models = tmp_path / "models"
     models.mkdir()

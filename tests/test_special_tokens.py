@@ -4,7 +4,7 @@ import pytest
 
 from model.analysis import analyze
 from model.data.char_tokenizer import CharTokenizer
-from model.registry import load_model
+from model.store.registry import load_model
 
 STRUCTURAL = {"<pad>", "<bos>", "<eos>", "<2en>", "<2zh>"}
 

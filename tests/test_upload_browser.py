@@ -26,7 +26,7 @@ def _checkpoint_zip(path: Path) -> None:
 
     from model.data.tasks import SyntheticTask
     from model.network.transformer import Transformer
-    from model.training.checkpoint import save_checkpoint
+    from model.store.formats.own import save_checkpoint
 
     from .conftest import tiny_config
 

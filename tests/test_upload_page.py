@@ -20,8 +20,8 @@ from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.network.transformer import Transformer
-from model.registry import UnknownModelError, load_model, user_model, user_model_names
-from model.training.checkpoint import save_checkpoint
+from model.store.formats.own import save_checkpoint
+from model.store.registry import UnknownModelError, load_model, user_model, user_model_names
 
 from .conftest import tiny_config
 from .test_app_pages import APP, PAGES, TIMEOUT
@@ -111,7 +111,7 @@ def test_the_uploaded_model_answers_like_the_original(folder):
 
 
 def load_model_from(directory: Path):
-    from model.training.checkpoint import load_checkpoint
+    from model.store.formats.own import load_checkpoint
 
     return load_checkpoint(directory)
 

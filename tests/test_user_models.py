@@ -22,11 +22,12 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-import model.training.checkpoint as checkpoint_module
+import model.store.formats.own as checkpoint_module
 from model.__main__ import main
 from model.data.tasks import SyntheticTask
 from model.network.transformer import Transformer
-from model.registry import (
+from model.store.formats.own import save_checkpoint
+from model.store.registry import (
     UnknownModelError,
     available_models,
     load_model,
@@ -35,19 +36,8 @@ from model.registry import (
     user_model,
     user_model_names,
 )
-from model.training.checkpoint import save_checkpoint
-from model.user_models import (
-    ENGLISH,
-    UploadLimits,
-    UserModelError,
-    UserModelSpace,
-    detect_format,
-    extract_zip,
-    folder_models,
-    load_user_model,
-    sweep_stale_uploads,
-    upload_root,
-)
+from model.store.uploads import UploadLimits, UserModelSpace, extract_zip, sweep_stale_uploads, upload_root
+from model.store.user_folders import ENGLISH, UserModelError, detect_format, folder_models, load_user_model
 
 from .conftest import tiny_config
 
@@ -190,8 +180,8 @@ def test_folders_read_in_place_are_never_deleted(folder):
 
 
 def test_an_added_model_is_read_from_disk_once_to_check_and_use_it(folder, monkeypatch):
-    import model.user_models as user_models_module
-    from model.registry import load_model
+    import model.store.formats.own as user_models_module
+    from model.store.registry import load_model
 
     reads: list[Path] = []
     real = user_models_module.load_checkpoint
@@ -204,7 +194,8 @@ def test_an_added_model_is_read_from_disk_once_to_check_and_use_it(folder, monke
     assert reads == [folder] and first.name == entry.name  # the first use takes the checked bundle
     again = load_model(entry.name)  # later loads (e.g. after the app's cache let it go) read the files
     assert reads == [folder, folder] and again.model is not first.model
-    for (k, a), (_, b) in zip(first.model.state_dict().items(), again.model.state_dict().items(), strict=True):
+    pairs = zip(first.model.state_dict().items(), again.model.state_dict().items(), strict=True)
+    for (k, a), (_, b) in pairs:
         assert torch.equal(a, b), k
     space.close()
 
@@ -599,8 +590,9 @@ def test_the_folder_picker_lists_only_folders_inside_its_root(folder, tmp_path):
 def tiny_bert_folder(directory: Path, seed: int = 0) -> Path:
     """A BERT-style folder as Hugging Face writes it: MiniLM's config shrunk to 2 layers of width 32,
     MiniLM's own WordPiece tokenizer.json, and random weights under Hugging Face's names."""
-    from model.pretrained import PRETRAINED, bert_config, bert_name_map, pretrained_folder
-    from model.training.checkpoint import expected_shapes
+    from model.store.formats.bert import bert_config, bert_name_map
+    from model.store.formats.own import expected_shapes
+    from model.store.sources.packages import PRETRAINED, pretrained_folder
 
     source = pretrained_folder(PRETRAINED[0])
     assert source is not None, "the MiniLM package is part of the normal set-up"
@@ -620,7 +612,7 @@ def tiny_bert_folder(directory: Path, seed: int = 0) -> Path:
 
 def test_a_bert_style_zip_is_converted_into_our_transformer(tmp_path):
     from model.analysis import analyze
-    from model.pretrained import load_bert_folder
+    from model.store.formats.bert import load_bert_folder
 
     folder = tiny_bert_folder(tmp_path / "bert")
     files = _files(folder, "bert/")
@@ -732,7 +724,7 @@ def test_the_upload_limit_is_the_same_everywhere():
     import tomllib
 
     from app_support.user_models import UPLOAD_LIMIT_MB
-    from model.user_models import LIMITS
+    from model.store.uploads import LIMITS
 
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
@@ -748,7 +740,7 @@ def test_cli_atlas_takes_model_dir(folder, tmp_path, monkeypatch, capsys):
 
 
 def test_all_sessions_together_hold_a_bounded_number_of_bytes(folder, monkeypatch):
-    import model.user_models as um
+    import model.store.uploads as um
 
     data = _files(folder)
     size = sum(len(v) for v in data.values())
@@ -767,7 +759,7 @@ def test_all_sessions_together_hold_a_bounded_number_of_bytes(folder, monkeypatc
 
 
 def test_upload_clean_up_deletes_only_inside_its_own_folder(tmp_path):
-    from model.user_models import _remove_tree
+    from model.store.uploads import _remove_tree
 
     root = tmp_path / "uploads"
     (root / "mine").mkdir(parents=True)

@@ -18,7 +18,7 @@ from app_support.variants import KV_TOKENS, MODELS, kv_cache_bytes, kv_formula, 
 from model.analysis import analyze
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
-from model.registry import GROUPS, REPO_ROOT, available_models, load_model, model_info
+from model.store.registry import GROUPS, REPO_ROOT, available_models, load_model, model_info
 from model.training.evaluate import evaluate_model
 from model.training.presets import PRESETS, VARIANT_AXES, VARIANTS
 from model.training.train import step_series

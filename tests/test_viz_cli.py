@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from model.analysis import activations_npz, analyze, inspect_meta
-from model.registry import load_model
+from model.store.registry import load_model
 from viz import export as E
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -162,4 +162,5 @@ def test_default_tile_size_follows_the_pixels_a_tile_gets():
     fig = viz.all_heads_grid(p, toks, toks, width=1150)
     layout = viz.grid_layout_from_figure(fig)
     assert layout.n_q <= 50 and layout.block == 11  # ceil(512 / 50)
-    assert viz.all_heads_grid(p, toks, toks, width=1150, max_tile_cells=64).layout.meta["attention_grid"]["n_q"] == 64
+    grid = viz.all_heads_grid(p, toks, toks, width=1150, max_tile_cells=64)
+    assert grid.layout.meta["attention_grid"]["n_q"] == 64

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from model.data.tokenizers import WordPieceTokenizer, word_starts
-from model.pretrained import PRETRAINED, pretrained_folder
 from model.protocols import Tokenizer
+from model.store.sources.packages import PRETRAINED, pretrained_folder
 
 FOLDER = pretrained_folder(PRETRAINED[0])
 

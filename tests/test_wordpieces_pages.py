@@ -19,7 +19,7 @@ from app_support.i18n import LANG_KEY
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
-from model.registry import load_model
+from model.store.registry import load_model
 
 from .test_i18n import _visible_texts
 from .test_masks_page import arr, figures

@@ -25,7 +25,7 @@ from app_support.worked import LayerTensors, layer_tensors
 from model.analysis import analyze
 from model.network.kinds import KINDS
 from model.network.transformer import Transformer
-from model.registry import load_model
+from model.store.registry import load_model
 from viz.typed_arrays import decode_plotly_array
 
 from .conftest import tiny_config

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from model.files import atomic_write
+
 EXIT_USAGE = 2
 KINDS = ("encoder", "decoder", "cross")
 
@@ -108,20 +110,6 @@ def check_out_file(out: str) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, renamed at the end (nothing half-written)."""
-    fd, tmp = tempfile.mkstemp(prefix=".viz-", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as an ordinary new file (mkstemp makes it private)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _check_suffix(path: Path, fmt: str) -> None:
@@ -159,7 +147,7 @@ def cmd_export(args) -> int:
         data = E.standalone_html(fig, lang=args.lang).encode("utf-8")
     else:
         data = E.figure_image(fig, args.format)
-    write_atomic(out, data)
+    atomic_write(out, data)
     print(f"wrote {out} ({len(data):,} bytes)")
     return 0
 
@@ -191,7 +179,7 @@ def cmd_deck(args) -> int:
         html = E.deck_html([(t, [], f) for t, f in zip(titles, figs, strict=True)],
                            title=label(args.lang, "deck.html.title"), subtitle=sentence, lang=args.lang)
         data = html.encode("utf-8")
-        write_atomic(out, data)
+        atomic_write(out, data)
         print(f"wrote {out} ({len(data):,} bytes, {len(figs)} slides, works offline)")
         return 0
     fmt = args.format or "png"

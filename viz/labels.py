@@ -240,7 +240,9 @@ _EN: dict[str, str] = {
     "masks.bar_with": "with the causal mask",
     "masks.bar_without": "without the causal mask (demonstration)",
     "masks.axis_next_token": "position: the next token (the model's own output)",
-    "masks.pooled_mask": "each cell = {block} × {block} positions: the darker, the larger the share of them masked",
+    "masks.pooled_mask": (
+        "each cell = {block} × {block} positions: the darker, the larger the share of them masked"
+    ),
     "masks.cell_share_masked": "{share} of the block masked",
     "masks.row_sum_range": "Σ = {low} … {high}",
     # head atlas

@@ -54,5 +54,6 @@ class CharTokenizer:
             if data.get("type") != "char" or not isinstance(data.get("alphabet"), str):
                 raise ValueError("not a character tokenizer file")
             return cls(data["alphabet"])
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, AttributeError, RecursionError) as e:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, AttributeError,
+                RecursionError) as e:
             raise ValueError(f"cannot read tokenizer {path}: {e}") from e

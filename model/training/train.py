@@ -20,12 +20,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from ..data.batches import pad_batch
 from ..data.tasks import Example
-from ..decoding import pad_batch
 from ..network.config import ModelConfig, TrainConfig
 from ..network.transformer import Transformer
+from ..store.formats.own import load_checkpoint, save_checkpoint
 from .average import keep_weights
-from .checkpoint import load_checkpoint, save_checkpoint
 
 
 @dataclass

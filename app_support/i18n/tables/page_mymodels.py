@@ -1,7 +1,7 @@
 """Your own models page: upload a zip, open a folder of the models folder, the session's own models;
-and the one-line problems a refused model gets (codes of model.user_models.ENGLISH)."""
+and the one-line problems a refused model gets (codes of model.store.user_folders.ENGLISH)."""
 
-from model.user_models import ENGLISH as _PROBLEMS_EN
+from model.store.user_folders import ENGLISH as _PROBLEMS_EN
 
 EN = {
     "page.mymodels.title": "Your own models",
@@ -87,7 +87,7 @@ ZH = {
     "mymodels.use": "使用",
     "mymodels.in_use": "正在使用",
     "mymodels.remove": "移除",
-    # the problems of model.user_models.ENGLISH (file and entry names stay as they are)
+    # the problems of model.store.user_folders.ENGLISH (file and entry names stay as they are)
     "mymodels.problem.not_found": "{file}：没有这个文件或文件夹。",
     "mymodels.problem.not_a_folder": "{file} 不是文件夹：请给出包含 config.json、model.safetensors 和 "
     "tokenizer.json 的文件夹（或它的 .zip 压缩包）。",
@@ -104,8 +104,6 @@ ZH = {
     "也不是抱抱脸（Hugging Face）的配置（没有 `\"model_type\"`）。",
     "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点和 BERT 式"
     "编码器（`model_type` 为 `\"bert\"`）。",
-    "mymodels.problem.bert_unavailable": "{file}：读取 BERT 式文件夹需要预训练模型转换器（`model/pretrained`），"
-    "当前版本没有它。",
     "mymodels.problem.checkpoint": "无法加载：{detail}",
     "mymodels.problem.zip_too_big": "{file} 有 {size_mb} MB；上传的文件最大 {limit_mb} MB。",
     "mymodels.problem.zip_invalid": "{file} 不是可以读取的 zip 文件（{detail}）。",

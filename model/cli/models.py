@@ -1,0 +1,111 @@
+"""Commands that run a model: list, translate, inspect."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..messages import render
+from .common import (
+    EXIT_USAGE,
+    add_model_args,
+    add_strategy_args,
+    fail,
+    load_bundle,
+    parse_strategy,
+    read_texts,
+    write_files,
+)
+
+
+def cmd_list(args) -> int:
+    from ..store.bundle import CheckpointError
+    from ..store.registry import available_models, example_input
+
+    for name in available_models():
+        try:
+            example = example_input(name)
+        except CheckpointError as e:
+            # One broken folder must not hide the good ones.
+            print(f"warning: model {name!r} is broken and was skipped: {e}", file=sys.stderr)
+            continue
+        print(f"{name}\t{example}")
+    return 0
+
+
+def cmd_translate(args) -> int:
+    from ..analysis import analyze
+    from ..data.tasks import InputError
+
+    texts = read_texts(args)
+    if not texts:
+        return fail("no text given: pass sentences as arguments or one per line on stdin")
+    try:
+        strategy = parse_strategy(args)
+    except ValueError as e:
+        return fail(str(e))
+    bundle = load_bundle(args)
+    direction = None if args.direction == "auto" else args.direction
+    status = 0
+    for n, text in enumerate(texts, 1):
+        try:
+            result = analyze(bundle, text, direction, strategy=strategy)
+        except InputError as e:
+            # An empty line out keeps output lines aligned with input lines; the exit status tells.
+            print(f"error: input {n}: {render(e.message)}", file=sys.stderr)
+            print(flush=True)
+            status = EXIT_USAGE
+            continue
+        for note in result.notes:
+            print(f"warning: {render(note)}", file=sys.stderr)
+        print(result.output_text, flush=True)
+    return status
+
+
+def cmd_inspect(args) -> int:
+    from ..analysis import activations_npz, analyze, inspect_meta
+
+    try:
+        strategy = parse_strategy(args)
+    except ValueError as e:
+        return fail(str(e))
+    bundle = load_bundle(args)
+    direction = None if args.direction == "auto" else args.direction
+    result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy)
+    for note in result.notes:
+        print(f"warning: {render(note)}", file=sys.stderr)
+    out = Path(args.out)
+    meta = inspect_meta(bundle, result, args.text)
+    files = {
+        "activations.npz": activations_npz(result),
+        "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"),
+    }
+    problem = write_files(out, files)
+    if problem:
+        return fail(problem)
+    print(f"wrote {out / 'activations.npz'} ({len(result.activations)} arrays) and {out / 'meta.json'}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """list, translate and inspect."""
+    s = sub.add_parser("list", help="each model's name and an example input, tab-separated")
+    s.set_defaults(fn=cmd_list)
+
+    s = sub.add_parser("translate", help="print the model's output for each text (arguments or stdin lines)")
+    add_model_args(s)
+    s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
+    s.add_argument("texts", nargs="*")
+    add_strategy_args(s)
+    s.set_defaults(fn=cmd_translate)
+
+    s = sub.add_parser("inspect", help="write every hooked tensor (npz) and meta.json for one input")
+    add_model_args(s)
+    s.add_argument("--text", required=True)
+    s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
+    s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
+    s.add_argument("--out", required=True)
+    add_strategy_args(s)
+    s.set_defaults(fn=cmd_inspect)

@@ -1,0 +1,29 @@
+"""Model formats: one module each, behind the interface in ``base.py``.
+
+    own.py    this project's checkpoint folder
+    bert.py   a Hugging Face BERT-style encoder folder, converted into our Transformer
+
+Adding a family is one module here and one entry in :data:`FORMATS`.
+"""
+
+from __future__ import annotations
+
+from .base import ModelFormat
+from .bert import BERT
+from .own import OWN
+
+#: Every format, in the order a folder's config is offered to them.
+FORMATS: tuple[ModelFormat, ...] = (OWN, BERT)
+
+
+def format_named(name: str) -> ModelFormat:
+    """The format whose ``name`` is ``name`` (KeyError if none)."""
+    for fmt in FORMATS:
+        if fmt.name == name:
+            return fmt
+    raise KeyError(f"no model format named {name!r}")
+
+
+def format_for(config: dict) -> ModelFormat | None:
+    """The format that claims a folder whose config.json parsed to ``config``, or None."""
+    return next((fmt for fmt in FORMATS if fmt.claims(config)), None)

@@ -1,0 +1,172 @@
+"""This project's own checkpoint folder: weights (safetensors, never pickle), config, tokenizer,
+history, metrics.
+
+    model.safetensors   weights (float32, or float16 for shipped models: halves the size)
+    config.json         {"model": ModelConfig, "task": ..., "train": TrainConfig, "step": int, ...}
+    tokenizer.json      the task's tokenizer
+    history.json        training curve: one record per logged step
+    metrics.json        evaluation results
+    optimizer.pt + trainer.json   resumable runs only (read back with torch.load(weights_only=True))
+
+Loading never trusts the folder: JSON files are size-capped and parsed without tracebacks, the
+config's sizes are bounded, and the safetensors header's names and shapes are compared with the
+config before the network is built, so a hostile folder cannot make us allocate gigabytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from ...data.tasks import task_from_dict
+from ...files import atomic_write, atomic_write_json
+from ...network.config import ConfigError, ModelConfig
+from ...network.transformer import Transformer
+from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
+
+WEIGHTS = "model.safetensors"
+
+
+def state_dict_for_saving(model: Transformer, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    # Tied weights appear under two names; keep one so safetensors gets no shared storage.
+    tied = model.cfg.tie_embeddings
+    state = {k: v for k, v in model.state_dict().items() if not (tied and k == "unembed.weight")}
+    return {k: v.detach().to(dtype).contiguous() for k, v in state.items()}
+
+
+def save_weights(path: Path, model: Transformer, dtype: torch.dtype = torch.float32) -> Path:
+    """The model's weights as one safetensors file (``dtype``), written atomically."""
+    state = state_dict_for_saving(model, dtype)
+    return atomic_write(path, lambda tmp: save_file(state, str(tmp)))
+
+
+def save_checkpoint(
+    directory: Path,
+    model: Transformer,
+    task,
+    info: dict | None = None,
+    history: list | None = None,
+    metrics: dict | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> None:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    save_weights(directory / WEIGHTS, model, dtype)
+    config = {"model": model.cfg.to_dict(), "task": task.to_dict(), **(info or {})}
+    atomic_write_json(directory / "config.json", config)
+    task.save_tokenizer(directory)
+    if history is not None:
+        atomic_write_json(directory / "history.json", history)
+    if metrics is not None:
+        atomic_write_json(directory / "metrics.json", metrics)
+
+
+def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Names and shapes of the tensors a checkpoint of ``cfg`` holds, without allocating them."""
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    return {k: tuple(v.shape) for k, v in state_dict_for_saving(model).items()}
+
+
+def check_header(weights: Path, cfg: ModelConfig) -> None:
+    """Compare the safetensors header (names, shapes, dtypes) with the config, reading no tensor."""
+    found = safetensors_header(weights)
+    expected = expected_shapes(cfg)
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    bad_shapes = [k for k in expected if k in found and found[k][0] != expected[k]]
+    if missing or unexpected or bad_shapes:
+        raise CheckpointError(
+            f"{weights} does not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}, "
+            f"wrong shapes {bad_shapes[:5]}"
+        )
+    bad_dtypes = sorted(k for k, (_, dtype) in found.items() if dtype not in FLOAT_DTYPES)
+    if bad_dtypes:
+        raise CheckpointError(f"{weights}: tensors {bad_dtypes[:5]} are not float32/float16/bfloat16")
+
+
+def _config_dict(directory: Path) -> dict:
+    config = read_json(directory / "config.json")
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{directory / 'config.json'} must hold a JSON object")
+    return config
+
+
+def _model_config(directory: Path, config: dict) -> ModelConfig:
+    try:
+        return ModelConfig.from_dict(config["model"])
+    except (KeyError, TypeError, AttributeError, ConfigError) as e:
+        raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
+
+
+def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
+    """Load a checkpoint folder; every failure is a CheckpointError naming the file at fault."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"no checkpoint folder at {directory}")
+    config = _config_dict(directory)
+    cfg = _model_config(directory, config)
+    tokenizer_file = directory / "tokenizer.json"
+    if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
+        raise CheckpointError(
+            f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it"
+        )
+    try:
+        task = task_from_dict(config.get("task", {}), directory)
+    except (ValueError, OSError, KeyError, TypeError, RecursionError) as e:
+        raise CheckpointError(f"cannot rebuild the task/tokenizer of {directory}: {e}") from e
+    if task.tokenizer.vocab_size > cfg.vocab_size:
+        raise CheckpointError(
+            f"{directory / 'tokenizer.json'} has {task.tokenizer.vocab_size} tokens but the model's "
+            f"vocab_size is {cfg.vocab_size}"
+        )
+    weights = directory / WEIGHTS
+    if not weights.exists():
+        raise CheckpointError(f"{weights} is missing")
+    check_header(weights, cfg)
+    try:
+        state = load_file(str(weights))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"{weights} is not a readable safetensors file ({e})") from e
+    model = Transformer(cfg)
+    for k, v in state.items():
+        if not torch.isfinite(v).all():
+            raise CheckpointError(f"{weights}: tensor {k} holds NaN or infinite values")
+    model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
+    model.eval()
+    info = {k: v for k, v in config.items() if k not in ("model", "task")}
+    return Bundle(
+        name=name or directory.name,
+        model=model,
+        task=task,
+        directory=directory,
+        info=info,
+        metrics=read_json(directory / "metrics.json", default={}),
+        history=read_json(directory / "history.json", default=[]),
+    )
+
+
+class OwnFormat:
+    """This project's checkpoint folder (config.json with a "model" section)."""
+
+    name = "own"
+
+    def claims(self, config: dict) -> bool:
+        return isinstance(config.get("model"), dict)
+
+    def read_config(self, folder: Path) -> ModelConfig:
+        folder = Path(folder)
+        return _model_config(folder, _config_dict(folder))
+
+    def check(self, folder: Path) -> None:
+        folder = Path(folder)
+        check_header(folder / WEIGHTS, self.read_config(folder))
+
+    def load(self, folder: Path, name: str | None = None, example: str | None = None) -> Bundle:
+        return load_checkpoint(folder, name=name)
+
+
+OWN = OwnFormat()

@@ -1,0 +1,65 @@
+"""Folders of checkpoint folders: the shipped ``assets/models/`` (or ``ATTENTION_LENS_MODELS``).
+
+Each model is a folder directly inside, named by its plain model name, holding this project's own
+checkpoint. Everything the app shows about a model before loading it (label, description, example
+input, task, group, attention kinds, whether the picker lists it) is read from its ``config.json``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..bundle import Bundle, CheckpointError, read_json
+from ..formats.own import load_checkpoint
+from ..info import ModelInfo, info_from_config
+from ..names import is_model_name
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))
+
+_INFO_CACHE: dict[Path, tuple[int, ModelInfo]] = {}
+
+
+@dataclass(frozen=True)
+class FolderSource:
+    """A folder whose subfolders are checkpoints, one model each."""
+
+    name: str  # where models come from, e.g. "assets"
+    directory: Path  # each model is a folder directly inside
+
+    def names(self) -> list[str]:
+        """Plain-named subfolders with a config.json, in name order."""
+        if not self.directory.is_dir():
+            return []
+        return [p.name for p in sorted(self.directory.iterdir())
+                if is_model_name(p.name) and (p / "config.json").is_file()]
+
+    def folder(self, name: str) -> Path | None:
+        return self.directory / name if name in self.names() else None
+
+    def info(self, name: str) -> ModelInfo:
+        """The model's config.json, read without its weights (remembered until the file changes)."""
+        config_file = self.directory / name / "config.json"
+        try:
+            stamp = config_file.stat().st_mtime_ns
+        except OSError as e:
+            raise CheckpointError(f"cannot read {config_file} ({e.strerror or e})") from e
+        cached = _INFO_CACHE.get(config_file)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        config = read_json(config_file)
+        if not isinstance(config, dict):
+            raise CheckpointError(f"{config_file} must hold a JSON object")
+        info = info_from_config(name, config, self.name, self.directory / name)
+        _INFO_CACHE[config_file] = (stamp, info)
+        return info
+
+    def load(self, name: str) -> Bundle:
+        return load_checkpoint(self.directory / name, name=name)
+
+
+def shipped() -> FolderSource:
+    """The shipped models' folder (read at call time: tests point it elsewhere)."""
+    return FolderSource("assets", MODELS_DIR)

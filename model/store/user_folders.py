@@ -1,0 +1,190 @@
+"""A model folder of the user's own: given by path, picked in the app, or unpacked from an upload.
+
+Two formats are read, both from safetensors only (never pickle): this project's own checkpoint
+folder and a Hugging Face BERT-style folder (``model/store/formats/``). ``.bin`` / ``.pt`` /
+``.ckpt`` files are pickles, which run code when loaded: they are never opened, and a folder that
+has only those is refused with a message that says how to convert it.
+
+Every problem is a :class:`UserModelError`: a code with parameters (the app words it in the
+interface language), whose English text is one line naming the file at fault.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .bundle import Bundle, CheckpointError, read_json
+from .formats import format_for, format_named
+
+MB = 2**20
+
+#: Files that hold pickles: loading one can run any code, so they are never opened or extracted.
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".npy", ".npz")
+#: The only files taken from a zip: configs, tokenizers, vocabularies and safetensors weights.
+TAKEN_SUFFIXES = (".json", ".safetensors", ".txt")
+#: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+WEIGHTS = "model.safetensors"
+#: The input a BERT-style model of the user's starts with (their config.json holds none).
+BERT_EXAMPLE = "The bank raised interest rates."
+
+#: English text of every problem code (placeholders are the error's parameters).
+ENGLISH: dict[str, str] = {
+    "not_found": "{file}: no such file or folder.",
+    "not_a_folder": "{file} is not a folder: give the folder that holds config.json, model.safetensors "
+    "and tokenizer.json (or a .zip of it).",
+    "outside_root": "{file} is not inside the models folder {root}; only folders inside it can be opened.",
+    "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
+    "tokenizer.json.",
+    "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "
+    "reads safetensors only. Convert it where you trust it: python -c \"import torch; "
+    "from safetensors.torch import save_file; save_file({{k: v.contiguous() for k, v in "
+    "torch.load('{name}', weights_only=True).items()}}, 'model.safetensors')\" (or, for a Hugging Face "
+    "model, save_pretrained(folder, safe_serialization=True)).",
+    "sharded": "{file}: weights split over several files are not supported; save them as one "
+    "model.safetensors.",
+    "unknown_format": "{file} is neither this app's checkpoint config (no \"model\" section) nor a "
+    "Hugging Face config (no \"model_type\").",
+    "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints and "
+    "BERT-style encoders (model_type \"bert\").",
+    "checkpoint": "{detail}",
+    "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",
+    "zip_invalid": "{file} is not a readable zip file ({detail}).",
+    "zip_too_many": "{file} holds {count} entries; at most {limit} are accepted.",
+    "zip_unsafe_path": "{file}: the entry {entry!r} points outside the model's folder (an absolute path or "
+    "'..'); nothing was extracted.",
+    "zip_symlink": "{file}: the entry {entry!r} is a symbolic link; nothing was extracted.",
+    "zip_special": "{file}: the entry {entry!r} is not a plain file; nothing was extracted.",
+    "zip_encrypted": "{file}: the entry {entry!r} is encrypted; nothing was extracted.",
+    "zip_duplicate": "{file}: the entry {entry!r} appears twice; nothing was extracted.",
+    "zip_bomb": "{file} would unpack to {size_mb} MB; at most {limit_mb} MB are accepted.",
+    "zip_overrun": "{file}: the entry {entry!r} unpacks to more bytes than its header says; "
+    "extraction stopped and everything was deleted.",
+    "zip_corrupt_entry": "{file}: the entry {entry!r} is corrupt ({detail}); everything was deleted.",
+    "zip_no_config": "{file} has no config.json at its top level or in its one top folder.",
+    "space_models": "This session already holds {count} models of your own, the most it keeps; "
+    "remove one first.",
+    "space_bytes": "This model unpacks to {size_mb} MB, but this session has only {left_mb} MB left of "
+    "its {limit_mb} MB.",
+    "server_bytes": "The server already holds {used_mb} MB of uploaded models (at most {limit_mb} MB); "
+    "try again later or remove one of yours.",
+}
+
+
+class UserModelError(CheckpointError):
+    """A user's checkpoint or upload that cannot be used. ``code``/``params`` word it in any
+    language (:data:`ENGLISH` here, the app's tables there); ``str()`` is the English line."""
+
+    def __init__(self, code: str, **params: object):
+        if code not in ENGLISH:
+            raise KeyError(f"no text for user-model problem {code!r}")
+        self.code = code
+        self.params = params
+        super().__init__(_one_line(ENGLISH[code].format(**params)))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _is_pickle(name: str) -> bool:
+    return name.lower().endswith(PICKLE_SUFFIXES)
+
+
+def _shown(path: Path, folder: Path, display: str) -> str:
+    """How a file of ``folder`` is named in messages: ``display/name`` (``display`` stands for the folder)."""
+    try:
+        return f"{display}/{path.relative_to(folder).as_posix()}" if path != folder else display
+    except ValueError:
+        return str(path)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def detect_format(folder: Path, display: str | None = None, root: Path | None = None) -> str:
+    """The name of the format a model folder is stored in ("own", "bert"), after checking it can be
+    read safely.
+
+    No weights are opened here: only the file list and config.json. ``root``, if given, is the
+    folder every file read must resolve inside (symbolic links out of it are refused).
+    """
+    folder = Path(folder)
+    display = display or str(folder)
+    if not folder.exists():
+        raise UserModelError("not_found", file=display)
+    if not folder.is_dir():
+        raise UserModelError("not_a_folder", file=display)
+    if root is not None and not _inside(folder, root):
+        raise UserModelError("outside_root", file=display, root=str(root))
+    names = sorted(p.name for p in folder.iterdir())
+    weights = folder / WEIGHTS
+    if not weights.exists():
+        pickles = [n for n in names if _is_pickle(n)]
+        if pickles:
+            raise UserModelError("pickle", file=_shown(folder / pickles[0], folder, display), name=pickles[0])
+        if any(n.endswith(".safetensors") for n in names) or f"{WEIGHTS}.index.json" in names:
+            raise UserModelError("sharded", file=_shown(weights, folder, display))
+    config_file = folder / "config.json"
+    for needed in ("config.json", WEIGHTS, "tokenizer.json"):
+        path = folder / needed
+        if not path.is_file():
+            raise UserModelError("missing_file", file=_shown(path, folder, display))
+        if root is not None and not _inside(path, root):
+            raise UserModelError("outside_root", file=_shown(path, folder, display), root=str(root))
+    try:
+        config = read_json(config_file)
+    except CheckpointError as e:
+        raise UserModelError("checkpoint", detail=_one_line(str(e).replace(str(folder), display))) from e
+    shown = _shown(config_file, folder, display)
+    if not isinstance(config, dict):
+        raise UserModelError("unknown_format", file=shown)
+    fmt = format_for(config)
+    if fmt is not None:
+        return fmt.name
+    model_type = config.get("model_type")
+    if model_type is None:
+        raise UserModelError("unknown_format", file=shown)
+    architectures = config.get("architectures")
+    arch = model_type if isinstance(model_type, str) else repr(model_type)
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        arch = f"{arch} ({architectures[0]})"
+    raise UserModelError("unknown_architecture", file=shown, arch=arch[:80])
+
+
+def load_user_model(folder: Path, name: str | None = None, display: str | None = None,
+                    root: Path | None = None) -> Bundle:
+    """Load a user's model folder (own format or BERT-style); every problem is a UserModelError
+    whose message names the file, with ``display`` standing for the folder."""
+    folder = Path(folder)
+    display = display or str(folder)
+    fmt = detect_format(folder, display, root)
+    name = name or folder.name
+    try:
+        return format_named(fmt).load(folder, name=name, example=BERT_EXAMPLE)
+    except UserModelError:
+        raise
+    except CheckpointError as e:
+        raise UserModelError("checkpoint", detail=_one_line(str(e).replace(str(folder), display))) from e
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # from the BERT converter
+        detail = f"{display}: {e}".replace(str(folder), display)
+        raise UserModelError("checkpoint", detail=_one_line(detail)) from e
+
+
+def folder_models(root: Path) -> list[str]:
+    """Names of the folders directly inside ``root`` that may be opened (no symbolic links out of it)."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = []
+    for p in sorted(root.iterdir()):
+        if p.name.startswith(".") or not p.is_dir() or not _inside(p, root):
+            continue
+        found.append(p.name)
+    return found
