@@ -156,34 +156,37 @@ def _wrap_line(line: str, room_em: float, scale: float) -> str:
     return "".join(pieces)
 
 
+def _fitted(text: str, width: float, font: float) -> tuple[str, int]:
+    """``text`` wrapped to ``width`` at ``font`` px, and the pixels the top margin must grow by for
+    the lines that wrapping added."""
+    wrapped = wrap_title(text, width, font)
+    extra_lines = wrapped.count(SOFT_BREAK) - text.count(SOFT_BREAK)
+    return wrapped, int(round(extra_lines * font * 1.25))
+
+
 def _fit_title_in(layout: dict) -> None:
     title = layout.get("title")
     if not isinstance(title, dict) or not title.get("text") or not layout.get("width"):
         return
     font = (title.get("font") or {}).get("size") or TITLE_FONT_SIZE
-    wrapped = wrap_title(title["text"], float(layout["width"]), float(font))
-    extra = wrapped.count(SOFT_BREAK) - title["text"].count(SOFT_BREAK)
-    title["text"] = wrapped
+    title["text"], grow = _fitted(title["text"], float(layout["width"]), float(font))
     margin = layout.get("margin")
-    if extra and isinstance(margin, dict) and "t" in margin:
-        margin["t"] = margin["t"] + int(round(extra * font * 1.25))
+    if grow and isinstance(margin, dict) and "t" in margin:
+        margin["t"] = margin["t"] + grow
 
 
 def fit_title(fig: go.Figure) -> go.Figure:
     """Wrap ``fig``'s title to its width and title font as they are now (after a page or the
     projector mode changed them); a figure without a fixed width keeps its title. In place."""
-    width = fig.layout.width
-    text = fig.layout.title.text
+    width, text = fig.layout.width, fig.layout.title.text
     if not width or not text:
         return fig
     font = fig.layout.title.font.size or TITLE_FONT_SIZE
-    wrapped = wrap_title(text, float(width), float(font))
+    wrapped, grow = _fitted(text, float(width), float(font))
     if wrapped != text:
-        extra = wrapped.count(SOFT_BREAK) - text.count(SOFT_BREAK)
-        top = fig.layout.margin.t
         fig.layout.title.text = wrapped
-        if extra and top is not None:
-            fig.layout.margin.t = max(0, top + int(round(extra * font * 1.25)))
+        if grow and fig.layout.margin.t is not None:
+            fig.layout.margin.t = max(0, fig.layout.margin.t + grow)
     return fig
 
 
