@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app_support import ablation as AB
-from app_support import models as M
+from app_support import gateway as G
 from app_support.ablation import clicked_head
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
@@ -13,7 +13,14 @@ from app_support.sidebar import current_view, open_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
-from model.ablation import ABLATION_MODES, all_heads, effect_matrices, format_heads, group_heads, parse_heads
+from model.lab.ablation import (
+    ABLATION_MODES,
+    all_heads,
+    effect_matrices,
+    format_heads,
+    group_heads,
+    parse_heads,
+)
 from viz import attention_heatmap
 from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars
 
@@ -21,7 +28,7 @@ view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 page_header(t("page.ablation.title"), t("ablation.intro"))
 result = current_analysis(view)
-cfg = M.get_bundle(view.model).cfg
+cfg = G.get_bundle(view.model).cfg
 HEADS = [format_heads([h]) for h in all_heads(cfg)]
 PENDING = "_abl_pending"
 
@@ -132,7 +139,7 @@ def later_section(intact_output: str) -> None:
         st.info(t("ablation.later.no_output"))
         return
     with st.spinner(t("analysis.running")):
-        intact = M.get_analysis(view.model, view.text, view.direction_arg, target=intact_output)
+        intact = G.get_analysis(view.model, view.text, view.direction_arg, target=intact_output)
         ablated = AB.get_ablated_analysis(view.model, view.text, view.direction, intact_output, tuple(chosen),
                                           mode)
     st.markdown(t("ablation.later.explain"))

@@ -15,7 +15,7 @@ view = current_view()
 page_header(t("heads.title"), t("heads.intro"))
 result = current_analysis(view)
 
-shown = page_attention(result, view.kind, view.display)  # word pieces merged / [CLS], [SEP] hidden if the sidebar says so
+shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
 patterns = shown.pattern
 queries, keys = shown.query_tokens, shown.key_tokens
 n_layers, n_heads = patterns.shape[:2]

@@ -7,9 +7,9 @@ from streamlit.errors import StreamlitAPIException
 
 import viz
 from app_support import pages
+from app_support.gateway import get_bundle
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.models import get_bundle
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from model.network.kinds import hook_name

@@ -11,7 +11,7 @@ from app_support.messages import current_analysis
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
-from model.attribution import spearman
+from model.lab.attribution import spearman
 from viz.interventions import attribution_bars, attribution_heatmap, head_matrix, heads_over_source
 
 view = current_view()

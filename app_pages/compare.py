@@ -5,9 +5,10 @@ import streamlit as st
 
 import viz
 from app_support import pages
+from app_support.gateway import get_analysis
 from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
-from app_support.models import MAX_INPUT_CHARS, get_analysis
+from app_support.models import MAX_INPUT_CHARS
 from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
 from app_support.sidebar import current_view, keep_view_across_switch, open_head

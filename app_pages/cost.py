@@ -5,8 +5,8 @@ import streamlit as st
 
 import viz
 from app_support.cost import BUDGET_S, LENGTHS, get_cost
+from app_support.gateway import get_bundle
 from app_support.i18n import current_lang, t
-from app_support.models import get_bundle
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 

@@ -12,6 +12,7 @@ from streamlit.errors import StreamlitAPIException
 
 import viz
 from app_support import deck as DK
+from app_support import gateway as G
 from app_support import models as M
 from app_support import pages
 from app_support import pitfalls as PF
@@ -29,7 +30,7 @@ from viz.export import deck_html
 view = current_view()
 lang = current_lang()
 DK.install_deck_look()
-bundle = M.get_bundle(view.model)
+bundle = G.get_bundle(view.model)
 model_name = M.model_label(view.model, lang)
 
 seed_from_url(DK.SLIDE_KEY, "slide", lambda v: url_int(v, 1, DK.N_SLIDES), 1)

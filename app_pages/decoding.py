@@ -7,6 +7,7 @@ import streamlit as st
 
 import viz
 from app_support import decoding as D
+from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis, show_input_error, show_notes
@@ -21,7 +22,7 @@ lang = current_lang()
 view = current_view()
 page_header(t("page.decoding.title"), t("decoding.intro"))
 result = current_analysis(view)
-bundle = M.get_bundle(view.model)
+bundle = G.get_bundle(view.model)
 tokenizer = bundle.tokenizer
 
 steps = result.steps
@@ -148,7 +149,7 @@ if not reference.strip():
     st.info(t("decoding.tf.empty"), icon=":material/edit:")
 else:
     try:
-        forced = M.get_analysis(view.model, view.text, view.direction_arg, target=reference)
+        forced = G.get_analysis(view.model, view.text, view.direction_arg, target=reference)
     except InputError as e:
         show_input_error(e)
         forced = None

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support import models as M
+from app_support import gateway as G
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.selection import head_from_scatter_selection, selected_row
@@ -22,8 +22,8 @@ patterns = result.attention(view.kind)
 scores = result.attention(view.kind, "scores")
 queries, keys = result.tokens_for(view.kind)
 key_special = result.kind_attention(view.kind).key_special
-# computed once per input and kind (M.derived), not on every rerun: seconds at 512 tokens
-df = M.derived(result, ("head_stats", view.kind, lang), lambda: viz.head_stats(
+# computed once per input and kind (G.derived), not on every rerun: seconds at 512 tokens
+df = G.derived(result, ("head_stats", view.kind, lang), lambda: viz.head_stats(
     patterns, key_mask=~np.isfinite(scores), special_tokens=key_special,
     sink_tokens=viz.sink_keys(keys, key_special), lang=lang)).copy()
 labels = viz.column_labels("head_stats", lang)
@@ -81,7 +81,7 @@ with right:
     chart(viz.head_stats_bar(df, bar_col, lang=lang), key="stats_bar_chart")
 
 st.subheader(t("stats.similar_title"))
-sim = M.derived(result, ("head_similarity", view.kind), lambda: viz.head_similarity(patterns)).copy()
+sim = G.derived(result, ("head_similarity", view.kind), lambda: viz.head_similarity(patterns)).copy()
 _, head_labels = viz.flatten_heads(patterns)
 chart(viz.head_similarity_heatmap(sim, head_labels, lang=lang), key="stats_similarity")
 st.caption(t("stats.similar_caption"))

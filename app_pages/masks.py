@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
+from app_support import gateway as G
 from app_support import masks as MK
 from app_support import models as M
 from app_support.i18n import STRINGS, current_lang, t
@@ -152,7 +153,7 @@ def demo_section() -> None:
     layer = min(view.layer, view.n_layers["decoder"] - 1)
     head = view.head
     with st.spinner(t("analysis.running")):
-        intact = M.get_analysis(view.model, view.text, view.direction_arg, target=result.output_text)
+        intact = G.get_analysis(view.model, view.text, view.direction_arg, target=result.output_text)
         off = (MK.get_no_causal_analysis(view.model, view.text, view.direction_arg, result.output_text)
                if causal_off else None)
     st.caption(t("masks.demo.which", layer=layer, head=head))

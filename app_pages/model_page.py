@@ -3,6 +3,7 @@
 import streamlit as st
 
 import viz
+from app_support.gateway import get_analysis, get_bundle, get_summary
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.model_info import (
@@ -15,7 +16,6 @@ from app_support.model_info import (
     run_starts,
     symbol_table,
 )
-from app_support.models import get_analysis, get_bundle, get_summary
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
 from model.analysis import analyze, export_zip

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_support import gateway as G
 from app_support import models as M
 from app_support import patching as PT
 from app_support.ablation import clicked_head
@@ -14,8 +15,8 @@ from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from model.data.tasks import InputError
+from model.lab.patching import Site, align
 from model.network.kinds import get_kind
-from model.patching import Site, align
 from viz.interventions import head_matrix, step_bars, step_pair_bars
 
 view = current_view()
@@ -61,7 +62,7 @@ def _run(text: str, which: str):
         st.info(t("patching.empty", which=which), icon=":material/edit:")
         return None
     try:
-        return M.get_analysis(view.model, text, view.direction_arg)
+        return G.get_analysis(view.model, text, view.direction_arg)
     except InputError as e:
         st.info(t("patching.input_error", which=which, error=escape_md(note(e.message))))
         return None

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import models as M
+from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support.i18n import current_lang, note, t
 from app_support.messages import current_analysis, show_input_error
@@ -57,8 +57,8 @@ def trained_section() -> None:
                            format_func=_model_label, help=t("pitfalls.trained.pick_help"))
     set_url_param("variant", PF.variant_short(variant))
     st.caption(model_info(variant).text("description", lang))
-    reference = M.get_bundle(PF.TRAINED_CORRECT)
-    word = PF.trained_word(M.get_bundle(view.model), view.text, reference)
+    reference = G.get_bundle(PF.TRAINED_CORRECT)
+    word = PF.trained_word(G.get_bundle(view.model), view.text, reference)
     with st.spinner(t("analysis.running")):
         correct = PF.get_trained_run(PF.TRAINED_CORRECT, word)
         broken = PF.get_trained_run(variant, word)
@@ -131,7 +131,7 @@ def _edit_fault(fault: str) -> None:
         causal_mode = st.radio(t("pitfalls.causal.pick"), PF.CAUSAL_MODES, key="pitfalls_causal",
                                format_func=lambda m: t(f"pitfalls.causal.{m}"), horizontal=True)
         set_url_param("causal", causal_mode)
-    bundle_problems = PF.fault_problems(M.get_bundle(view.model), fault, causal_mode)
+    bundle_problems = PF.fault_problems(G.get_bundle(view.model), fault, causal_mode)
     if bundle_problems:
         st.info(t("pitfalls.not_applicable"), icon=":material/block:")
         return
@@ -191,7 +191,7 @@ def _reroll() -> None:
 
 
 def _position() -> None:
-    if PF.fault_problems(M.get_bundle(view.model), "position"):
+    if PF.fault_problems(G.get_bundle(view.model), "position"):
         st.info(t("pitfalls.not_applicable"), icon=":material/block:")
         return
     st.markdown(t("pitfalls.position.explain"))

@@ -7,13 +7,14 @@ import streamlit as st
 
 import viz
 from app_support import positional_lab as lab
+from app_support.gateway import get_bundle
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
-from app_support.models import get_bundle, position_table
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from model.data.tasks import InputError
+from model.lab.positional import position_table
 
 view = current_view()
 bundle = get_bundle(view.model)

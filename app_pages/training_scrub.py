@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support import models as M
+from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support.i18n import current_lang, t
@@ -21,7 +21,7 @@ view = current_view()  # the sidebar first: it sets the interface language from 
 lang = current_lang()
 name = TS.MODEL
 try:
-    bundle = M.get_bundle(name)
+    bundle = G.get_bundle(name)
 except UnknownModelError:
     page_header(t("training.title"), "")
     st.info(t("training.missing", name=name), icon=":material/model_training:")
@@ -37,7 +37,7 @@ def _code(text: str) -> str:
     return f"`{text}`" if text.strip() else f"*{t('io.empty_output')}*"
 
 
-word = PF.trained_word(M.get_bundle(view.model), view.text, bundle)
+word = PF.trained_word(G.get_bundle(view.model), view.text, bundle)
 layer, head = TS.clamp_head(bundle, view.layer, view.head)
 
 seed_from_url("training_step", "step", lambda v: TS.nearest_step(steps, url_int(v)), steps[-1])

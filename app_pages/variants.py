@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import models as M
+from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support import variants as V
@@ -92,8 +92,8 @@ if len(measured) >= 2:
     st.markdown(t(key, best=_label(best), best_em=f"{best_em:.3f}", worst=_label(worst),
                   worst_em=f"{worst_em:.3f}", spread=f"{spread:.3f}"))
 
-reference = M.get_bundle(names[0])
-word = PF.trained_word(M.get_bundle(view.model), view.text, reference)
+reference = G.get_bundle(names[0])
+word = PF.trained_word(G.get_bundle(view.model), view.text, reference)
 layer, head = TS.clamp_head(reference, view.layer, view.head)
 st.markdown(t("variants.word", word=_code(word), layer=layer, head=head))
 if word == PF.TRAINED_WORD and word != view.text.strip():
@@ -126,8 +126,8 @@ st.dataframe(pd.DataFrame({
     t("variants.kv_col.model"): [_label(n) for n in kv_names],
     t("variants.kv_col.kv_heads"): [rows[n].kv_heads for n in kv_names],
     t("variants.kv_col.measured"): [rows[n].kv_bytes for n in kv_names],
-    t("variants.kv_col.formula"): [V.kv_formula(M.get_bundle(n).cfg) for n in kv_names],
-    t("variants.kv_col.float16"): [V.kv_formula(M.get_bundle(n).cfg, 2) for n in kv_names],
+    t("variants.kv_col.formula"): [V.kv_formula(G.get_bundle(n).cfg) for n in kv_names],
+    t("variants.kv_col.float16"): [V.kv_formula(G.get_bundle(n).cfg, 2) for n in kv_names],
     t("variants.kv_col.ratio"): [rows[n].kv_bytes / mha for n in kv_names],
     t("variants.kv_col.em"): [_num(rows[n].exact_match) for n in kv_names],
 }).style.format({t("variants.kv_col.measured"): "{:,.0f}", t("variants.kv_col.ratio"): "{:.2f}"}),

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from app_support import models as M
-from model.ablation import Ablation, HeadEffect, ablate, exact_match, head_edits, rank_heads
-from model.analysis import Analysis, analyze
+from app_support import gateway as G
+from model.analysis import Analysis, analyze, attention_only
+from model.lab.ablation import Ablation, HeadEffect, ablate, exact_match, head_edits, rank_heads
 
 #: Test words the exact match is measured on (didactic models; the first of their test split).
 EXACT_MATCH_N = 200
@@ -25,47 +25,47 @@ def _dir(direction: str | None) -> str | None:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _ablation(name: str, stamp: int, text: str, direction: str | None, heads: tuple, mode: str) -> Ablation:
-    return ablate(M.get_bundle(name), text, direction, heads, mode)
+    return ablate(G.get_bundle(name), text, direction, heads, mode)
 
 
 def get_ablation(name: str, text: str, direction: str | None, heads: tuple, mode: str) -> Ablation:
-    return _ablation(name, M._stamp(name), text, _dir(direction), tuple(heads), mode)
+    return _ablation(name, G.stamp(name), text, _dir(direction), tuple(heads), mode)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _ranking(name: str, stamp: int, text: str, direction: str | None, mode: str) -> list[HeadEffect]:
-    return rank_heads(M.get_bundle(name), text, direction, mode)
+    return rank_heads(G.get_bundle(name), text, direction, mode)
 
 
 def get_ranking(name: str, text: str, direction: str | None, mode: str) -> list[HeadEffect]:
-    """Every head removed alone, most harmful first (model.ablation.rank_heads)."""
-    return _ranking(name, M._stamp(name), text, _dir(direction), mode)
+    """Every head removed alone, most harmful first (model.lab.ablation.rank_heads)."""
+    return _ranking(name, G.stamp(name), text, _dir(direction), mode)
 
 
 def ablated_analysis(bundle, text: str, direction: str | None, target: str, heads, mode: str) -> Analysis:
     """The teacher-forced pass over `target` (the intact output) with the heads removed."""
-    return analyze(bundle, text, _dir(direction), target, edits=head_edits(heads, mode))
+    return analyze(bundle, text, _dir(direction), target, edits=head_edits(heads, mode), keep=attention_only)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _ablated(name: str, stamp: int, text: str, direction: str | None, target: str, heads: tuple,
              mode: str) -> Analysis:
-    return M.attention_hooks_only(ablated_analysis(M.get_bundle(name), text, direction, target, heads, mode))
+    return ablated_analysis(G.get_bundle(name), text, direction, target, heads, mode)
 
 
 def get_ablated_analysis(name: str, text: str, direction: str | None, target: str, heads: tuple,
                          mode: str) -> Analysis:
-    return _ablated(name, M._stamp(name), text, _dir(direction), target, tuple(heads), mode)
+    return _ablated(name, G.stamp(name), text, _dir(direction), target, tuple(heads), mode)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _exact(name: str, stamp: int, heads: tuple, mode: str) -> float | None:
-    return exact_match(M.get_bundle(name), head_edits(heads, mode), EXACT_MATCH_N)
+    return exact_match(G.get_bundle(name), head_edits(heads, mode), EXACT_MATCH_N)
 
 
 def get_exact_match(name: str, heads: tuple, mode: str) -> float | None:
     """Exact match on the first test words with the heads removed (None for translation)."""
-    return _exact(name, M._stamp(name), tuple(heads), mode)
+    return _exact(name, G.stamp(name), tuple(heads), mode)
 
 
 def clicked_head(event) -> tuple[int, int] | None:

@@ -2,7 +2,7 @@
 with a progress callback), the tables it shows, and the links that reopen a sentence in the
 single-head page.
 
-The atlas itself is :mod:`model.atlas`; it is cached on disk (``runs/atlas/``) keyed on the model's
+The atlas itself is :mod:`model.lab.atlas`; it is cached on disk (``runs/atlas/``) keyed on the model's
 weights, and read back here through ``st.cache_data`` keyed on the file's path and modification time.
 """
 
@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import models as M
+from app_support import gateway as G
 from app_support import pages
-from model.atlas import (
+from model.data.tasks import SyntheticTask
+from model.lab.atlas import (
     Atlas,
     Dataset,
     atlas_dir,
@@ -29,7 +30,6 @@ from model.atlas import (
     save_atlas,
     weights_key,
 )
-from model.data.tasks import SyntheticTask
 
 #: Sample sizes of the translation test split the page offers (sentences, both directions).
 SAMPLE_SIZES = (50, 100, 200, 400)
@@ -42,42 +42,42 @@ AUTO_COMPUTE_TOKENS = 10_000
 #: Sentences listed under "where does this head fire".
 TOP_K = 10
 
-#: Tasks whose right alignment is known (model.atlas.ground_truth_alignment).
+#: Tasks whose right alignment is known (model.lab.atlas.ground_truth_alignment).
 TRUTH_TASKS = tuple(SyntheticTask.KINDS)
 
 
 def has_test_split(name: str) -> bool:
     """Whether the model's task has a held-out test split to run over (an encoder-only import has none)."""
-    return bool(M.get_bundle(name).task.references("test"))
+    return bool(G.get_bundle(name).task.references("test"))
 
 
 def is_didactic(name: str) -> bool:
-    return isinstance(M.get_bundle(name).task, SyntheticTask)
+    return isinstance(G.get_bundle(name).task, SyntheticTask)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _weights(name: str, stamp: int) -> str:
-    return weights_key(M.get_bundle(name))
+    return weights_key(G.get_bundle(name))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _dataset(name: str, stamp: int, n: int | None) -> Dataset:
-    return held_out_dataset(M.get_bundle(name), n)
+    return held_out_dataset(G.get_bundle(name), n)
 
 
 def dataset(name: str, n: int | None) -> Dataset:
     """The test-split sample the atlas runs over (n: translation sample size; None for all test words)."""
-    return _dataset(name, M._stamp(name), n)
+    return _dataset(name, G.stamp(name), n)
 
 
 def atlas_file(name: str, n: int | None) -> Path:
-    key = atlas_key(M.get_bundle(name), dataset(name, n), weights=_weights(name, M._stamp(name)))
+    key = atlas_key(G.get_bundle(name), dataset(name, n), weights=_weights(name, G.stamp(name)))
     return atlas_dir() / name / f"{key}.npz"
 
 
 def auto_compute(name: str, n: int | None) -> bool:
     """True when the atlas is cheap enough to compute as the page opens."""
-    return len(dataset(name, n).texts) * M.get_bundle(name).cfg.max_len <= AUTO_COMPUTE_TOKENS
+    return len(dataset(name, n).texts) * G.get_bundle(name).cfg.max_len <= AUTO_COMPUTE_TOKENS
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -98,9 +98,9 @@ def stored_atlas(name: str, n: int | None) -> Atlas | None:
 
 def compute(name: str, n: int | None, progress: Callable[[int, int], None] | None = None) -> Atlas:
     """Compute the atlas (with ``progress(done, total)``) and store it on disk for the next visit."""
-    bundle = M.get_bundle(name)
+    bundle = G.get_bundle(name)
     atlas = compute_atlas(bundle, dataset(name, n), progress=progress,
-                          weights=_weights(name, M._stamp(name)))
+                          weights=_weights(name, G.stamp(name)))
     save_atlas(atlas, atlas_file(name, n))
     return atlas
 

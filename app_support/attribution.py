@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_support import models as M
-from model.ablation import sample_texts
-from model.attribution import Agreement, Attribution, agreement, attribute
+from app_support import gateway as G
+from model.lab.ablation import sample_texts
+from model.lab.attribution import Agreement, Attribution, agreement, attribute
 
 #: Integration steps offered (the midpoint rule's error shrinks as they grow; the page prints it).
 STEP_CHOICES = (8, 16, 32, 64, 128)
@@ -23,26 +23,26 @@ def _dir(direction: str | None) -> str | None:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _attribution(name: str, stamp: int, text: str, direction: str | None, n_steps: int) -> Attribution:
-    return attribute(M.get_bundle(name), text, direction, n_steps)
+    return attribute(G.get_bundle(name), text, direction, n_steps)
 
 
 def get_attribution(name: str, text: str, direction: str | None, n_steps: int) -> Attribution:
-    return _attribution(name, M._stamp(name), text, _dir(direction), int(n_steps))
+    return _attribution(name, G.stamp(name), text, _dir(direction), int(n_steps))
 
 
 def agreement_texts(name: str) -> list[str]:
-    return sample_texts(M.get_bundle(name), AGREEMENT_SENTENCES)
+    return sample_texts(G.get_bundle(name), AGREEMENT_SENTENCES)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _agreement(name: str, stamp: int) -> Agreement:
-    bundle = M.get_bundle(name)
+    bundle = G.get_bundle(name)
     return agreement(bundle, sample_texts(bundle, AGREEMENT_SENTENCES), AGREEMENT_STEPS)
 
 
 def get_agreement(name: str) -> Agreement:
     """Per cross-attention head: rank agreement with |integrated gradients| over the model's sentences."""
-    return _agreement(name, M._stamp(name))
+    return _agreement(name, G.stamp(name))
 
 
 def has_agreement(name: str) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 import torch
 
-from app_support import models as M
+from app_support import gateway as G
 
 #: Seconds of work the page may spend measuring, in all (attention core and whole model together):
 #: under the 2 s a page may take to answer, once per model and server (it does not depend on the input).
@@ -224,13 +224,13 @@ class Cost:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _cost(name: str, stamp: int, budget_s: float) -> Cost:
-    cfg = M.get_bundle(name).cfg
+    cfg = G.get_bundle(name).cfg
     attention = measure_attention(cfg.n_heads, cfg.d_head, budget_s=budget_s * CORE_SHARE)
     left = max(0.0, budget_s - attention.elapsed_s)
-    model = measure_model(M.get_bundle(name).model, budget_s=left)
+    model = measure_model(G.get_bundle(name).model, budget_s=left)
     return Cost(attention, model, cfg.n_heads, cfg.d_head, budget_s)
 
 
 def get_cost(name: str, budget_s: float | None = None) -> Cost:
     """Both measurements for model ``name``, cached per model (within ``budget_s``, default BUDGET_S)."""
-    return _cost(name, M._stamp(name), float(BUDGET_S if budget_s is None else budget_s))
+    return _cost(name, G.stamp(name), float(BUDGET_S if budget_s is None else budget_s))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from app_support import models as M
+from app_support import gateway as G
 from app_support import pages
 from app_support.i18n import t
 from model.analysis import analyze
@@ -92,12 +92,12 @@ def residuals(bundle: Bundle, text: str, direction: str | None) -> Residuals:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _residuals(name: str, stamp: int, text: str, direction: str | None) -> Residuals:
-    return residuals(M.get_bundle(name), text, direction)
+    return residuals(G.get_bundle(name), text, direction)
 
 
 def get_residuals(name: str, text: str, direction: str | None) -> Residuals:
     """:func:`residuals`, cached per input."""
-    return _residuals(name, M._stamp(name), text, direction)
+    return _residuals(name, G.stamp(name), text, direction)
 
 
 # --------------------------------------------------------------------------- navigation

@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from app_support import models as M
+from app_support import gateway as G
 from model.analysis import Analysis, analyze
 from model.data.batches import pad_batch
 from model.data.tasks import InputError
@@ -182,7 +182,7 @@ PADDED_ENTRIES = 2
 def _padded(name: str, stamp: int, text_a: str, text_b: str, direction: str | None) -> PaddedBatch:
     # a resource, not data: no pickled copy per rerun (300 MB with scores at 512 tokens, 0.6 s a
     # visit); the arrays are shared by every session, so they are made read-only
-    batch = padded_batch(M.get_bundle(name), [text_a, text_b], direction, with_scores=False)
+    batch = padded_batch(G.get_bundle(name), [text_a, text_b], direction, with_scores=False)
     for array in (batch.source_ids, batch.target_ids, batch.source_padding, batch.target_padding,
                   batch.causal, *batch.masks.values(), *batch.patterns.values()):
         array.flags.writeable = False
@@ -192,23 +192,23 @@ def _padded(name: str, stamp: int, text_a: str, text_b: str, direction: str | No
 def get_padded_batch(name: str, text_a: str, text_b: str, direction: str | None = None) -> PaddedBatch:
     """:func:`padded_batch` of the two sentences, cached per input and shared read-only; without its
     ``scores`` (empty: the page draws the masks and patterns only)."""
-    return _padded(name, M._stamp(name), text_a, text_b, direction)
+    return _padded(name, G.stamp(name), text_a, text_b, direction)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _no_causal(name: str, stamp: int, text: str, direction: str | None, target: str) -> Analysis:
-    return M.attention_hooks_only(no_causal_analysis(M.get_bundle(name), text, direction, target))
+    return no_causal_analysis(G.get_bundle(name), text, direction, target)
 
 
 def get_no_causal_analysis(name: str, text: str, direction: str | None, target: str) -> Analysis:
     """:func:`no_causal_analysis`, cached per input (attention patterns and scores only)."""
-    return _no_causal(name, M._stamp(name), text, direction, target)
+    return _no_causal(name, G.stamp(name), text, direction, target)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _default_other(name: str, stamp: int, text: str, direction: str | None) -> str:
-    return default_other(M.get_bundle(name), text, direction)
+    return default_other(G.get_bundle(name), text, direction)
 
 
 def get_default_other(name: str, text: str, direction: str | None = None) -> str:
-    return _default_other(name, M._stamp(name), text, direction)
+    return _default_other(name, G.stamp(name), text, direction)

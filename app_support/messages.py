@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
@@ -80,7 +81,7 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
         stop_page()
     try:
         with st.spinner(t("analysis.running")):
-            result = M.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy)
+            result = G.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy)
     except InputError as e:
         show_input_error(e)
         stop_page()

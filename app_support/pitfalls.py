@@ -17,8 +17,8 @@ import numpy as np
 import streamlit as st
 import torch
 
-from app_support import models as M
-from model.analysis import Analysis, analyze
+from app_support import gateway as G
+from model.analysis import Analysis, analyze, attention_only
 from model.data.char_tokenizer import CharTokenizer
 from model.decoding import greedy_decode
 from model.interventions import (
@@ -349,26 +349,25 @@ def get_fault_run(name: str, text: str, direction: str | None, edits: tuple) -> 
     32 entries could have held gigabytes, and copied them on every rerun)."""
     if direction == "auto":
         direction = None
-    return _compose(lambda target, edits_: M.get_edited_analysis(name, text, direction, target, edits_)
-                    if edits_ else M.get_analysis(name, text, direction, target), edits)
+    return _compose(lambda target, edits_: G.get_analysis(name, text, direction, target, edits=edits_), edits)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _order(name: str, stamp: int, text: str, direction: str | None, seed: int) -> OrderRun:
-    return order_run(M.get_bundle(name), text, direction, seed)
+    return order_run(G.get_bundle(name), text, direction, seed)
 
 
 def get_order_run(name: str, text: str, direction: str | None, seed: int) -> OrderRun:
-    return _order(name, M._stamp(name), text, direction, seed)
+    return _order(name, G.stamp(name), text, direction, seed)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _truncation(name: str, stamp: int, text: str, direction: str | None) -> Truncation:
-    return truncation_run(M.get_bundle(name), text, direction)
+    return truncation_run(G.get_bundle(name), text, direction)
 
 
 def get_truncation(name: str, text: str, direction: str | None) -> Truncation:
-    return _truncation(name, M._stamp(name), text, direction)
+    return _truncation(name, G.stamp(name), text, direction)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -444,15 +443,13 @@ class TrainedRun:
 def trained_run(bundle: Bundle, name: str, word: str) -> TrainedRun:
     layer, head = trained_head(bundle)
     return TrainedRun(name, str(bundle.info.get("fault_line", "") or ""), test_exact_match(bundle.metrics),
-                      step_series(bundle.history), analyze(bundle, word), layer, head)
+                      step_series(bundle.history), analyze(bundle, word, keep=attention_only), layer, head)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _trained(name: str, stamp: int, word: str) -> TrainedRun:
-    run = trained_run(M.get_bundle(name), name, word)
-    M.attention_hooks_only(run.analysis)
-    return run
+    return trained_run(G.get_bundle(name), name, word)
 
 
 def get_trained_run(name: str, word: str) -> TrainedRun:
-    return _trained(name, M._stamp(name), word)
+    return _trained(name, G.stamp(name), word)

@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from app_support import models as M
+from app_support import gateway as G
 from model.analysis import analyze
 from model.network.positional import apply_rope, rope_angles
 
@@ -123,7 +123,7 @@ def input_vectors(activations: dict[str, np.ndarray], tokens: list[str]) -> Inpu
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _input_vectors(name: str, stamp: int, text: str, direction: str | None) -> InputVectors:
-    result = analyze(M.get_bundle(name), text, direction)
+    result = analyze(G.get_bundle(name), text, direction)
     return input_vectors(result.activations, result.source_tokens)
 
 
@@ -131,4 +131,4 @@ def get_input_vectors(name: str, text: str, direction: str | None = None) -> Inp
     """The two hooks of the encoder's input for ``text`` (cached); raises InputError on unusable input."""
     if direction == "auto":
         direction = None
-    return _input_vectors(name, M._stamp(name), text, direction)
+    return _input_vectors(name, G.stamp(name), text, direction)

@@ -17,6 +17,7 @@ from typing import Any
 
 import streamlit as st
 
+from app_support import gateway as G
 from app_support import models as M
 from app_support import pages
 from app_support import strategy as decoding
@@ -224,7 +225,7 @@ def render_sidebar(page_path: str = "") -> View:
             )
             name = st.session_state["model"]
             try:
-                bundle: Bundle = M.get_bundle(name)
+                bundle: Bundle = G.get_bundle(name)
             except (CheckpointError, UnknownModelError, OSError) as e:
                 st.error(t("sidebar.cannot_load", name=escape_md(name), error=escape_md(str(e))))
                 st.stop()

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from app_support.gateway import derived
 from app_support.i18n import t
-from app_support.models import derived
 from model.analysis import Analysis
 from model.data.tokenizers import WordPieceTokenizer, word_starts
 from model.network.kinds import get_kind

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from app_support import models as M
-from model.analysis import Analysis, analyze
+from app_support import gateway as G
+from model.analysis import Analysis, analyze, attention_only
 from model.store.bundle import Bundle
 from model.training.presets import SNAPSHOT_MODEL
 from model.training.snapshots import available_steps, snapshot_bundle
@@ -73,8 +73,8 @@ class StepRun:
 def step_run(bundle: Bundle, step: int, word: str) -> StepRun:
     at = snapshot_bundle(bundle, step)
     answer = bundle.task.target_text(word)
-    analysis = analyze(at, word, target=answer)
-    output = analyze(at, word).output_text
+    analysis = analyze(at, word, target=answer, keep=attention_only)
+    output = analyze(at, word, keep=attention_only).output_text
     return StepRun(step, answer, analysis, output, reverse_alignment(analysis.attention(KIND), len(word)))
 
 
@@ -117,20 +117,18 @@ def nearest_step(steps: list[int], wanted: int | None) -> int | None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _step_run(name: str, stamp: int, step: int, word: str) -> StepRun:
-    run = step_run(M.get_bundle(name), step, word)
-    M.attention_hooks_only(run.analysis)
-    return run
+    return step_run(G.get_bundle(name), step, word)
 
 
 def get_step_run(step: int, word: str) -> StepRun:
-    return _step_run(MODEL, M._stamp(MODEL), step, word)
+    return _step_run(MODEL, G.stamp(MODEL), step, word)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _timeline(name: str, stamp: int, word: str) -> Timeline:
-    bundle = M.get_bundle(name)
+    bundle = G.get_bundle(name)
     return timeline(bundle, word, {s: _step_run(name, stamp, s, word) for s in available_steps(bundle)})
 
 
 def get_timeline(word: str) -> Timeline:
-    return _timeline(MODEL, M._stamp(MODEL), word)
+    return _timeline(MODEL, G.stamp(MODEL), word)

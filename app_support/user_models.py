@@ -18,7 +18,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_support import models as M
+from app_support import gateway as G
 from app_support.i18n import text
 from model.store.registry import REPO_ROOT, UserModel, user_model
 from model.store.uploads import LIMITS, UserModelSpace
@@ -41,11 +41,10 @@ def models_root() -> Path:
 def _forget(names: list[str]) -> None:
     """Drop the loaded copies of these models from the app's model cache (while still registered)."""
     for name in names:
-        try:
-            M._load.clear(name, M._stamp(name))
+        try:  # its results would otherwise wait for the byte bound to evict them
+            G.unload(name)
         except Exception:  # noqa: BLE001 - releasing a session must never fail half-way
-            pass
-        M.forget_analyses(name)  # its analyses would otherwise wait for the byte bound to evict them
+            G.forget(name)
 
 
 def _release(space: UserModelSpace) -> None:

@@ -13,10 +13,10 @@ import numpy as np
 import streamlit as st
 import torch
 
-from app_support import models as M
+from app_support import gateway as G
 from app_support.pitfalls import test_exact_match
 from app_support.training_scrub import KIND, reverse_alignment
-from model.analysis import Analysis, analyze
+from model.analysis import Analysis, analyze, attention_only
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
 from model.store.bundle import Bundle
@@ -105,8 +105,8 @@ class VariantView:
 
 def variant_view(bundle: Bundle, name: str, word: str) -> VariantView:
     answer = bundle.task.target_text(word)
-    analysis = analyze(bundle, word, target=answer)
-    return VariantView(name, answer, analysis, analyze(bundle, word).output_text,
+    analysis = analyze(bundle, word, target=answer, keep=attention_only)
+    return VariantView(name, answer, analysis, analyze(bundle, word, keep=attention_only).output_text,
                        reverse_alignment(analysis.attention(KIND), len(word)))
 
 
@@ -115,19 +115,17 @@ def variant_view(bundle: Bundle, name: str, word: str) -> VariantView:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _row(name: str, stamp: int) -> VariantRow:
-    return variant_row(M.get_bundle(name), name)
+    return variant_row(G.get_bundle(name), name)
 
 
 def get_row(name: str) -> VariantRow:
-    return _row(name, M._stamp(name))
+    return _row(name, G.stamp(name))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _view(name: str, stamp: int, word: str) -> VariantView:
-    view = variant_view(M.get_bundle(name), name, word)
-    M.attention_hooks_only(view.analysis)
-    return view
+    return variant_view(G.get_bundle(name), name, word)
 
 
 def get_view(name: str, word: str) -> VariantView:
-    return _view(name, M._stamp(name), word)
+    return _view(name, G.stamp(name), word)

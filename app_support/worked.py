@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from app_support import models as M
+from app_support import gateway as G
 from model.analysis import analyze
 from model.network.kinds import get_kind, hook_name
 
@@ -74,7 +74,7 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int) -> 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _tensors(name: str, stamp: int, text: str, direction: str | None, kind: str, layer: int) -> LayerTensors:
-    return layer_tensors(analyze(M.get_bundle(name), text, direction).activations, kind, layer)
+    return layer_tensors(analyze(G.get_bundle(name), text, direction).activations, kind, layer)
 
 
 def get_layer_tensors(name: str, text: str, direction: str | None, kind: str, layer: int) -> LayerTensors:
@@ -85,4 +85,4 @@ def get_layer_tensors(name: str, text: str, direction: str | None, kind: str, la
     """
     if direction == "auto":
         direction = None
-    return _tensors(name, M._stamp(name), text, direction, kind, int(layer))
+    return _tensors(name, G.stamp(name), text, direction, kind, int(layer))

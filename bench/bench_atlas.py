@@ -1,4 +1,4 @@
-"""Time the head atlas (model/atlas.py): the didactic models' whole test split (500 words each) and a
+"""Time the head atlas (model/lab/atlas.py): the didactic models' whole test split (500 words each) and a
 sample of the translation model's test split, computed from scratch (not read from disk), one torch
 thread. Also times reading a stored atlas back. Targets: didactic <= 10 s, 200 default sentences <= 60 s.
 
@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.atlas import compute_atlas, held_out_dataset, load_atlas, save_atlas  # noqa: E402
+from model.lab.atlas import compute_atlas, held_out_dataset, load_atlas, save_atlas  # noqa: E402
 from model.store.registry import load_model
 
 DIDACTIC = ("reverse", "copy", "sort")

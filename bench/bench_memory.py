@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from app_support import models as M  # noqa: E402
+from app_support import gateway as G  # noqa: E402
 from app_support import pages as page_registry  # noqa: E402
 from bench.bench_long_inputs import WORDS, long_text  # noqa: E402
 
@@ -58,7 +58,7 @@ def main() -> None:
 
     base = long_text(args.model, args.tokens)
     print(f"model {args.model}, {args.inputs} inputs of ~{args.tokens} tokens, pages {' '.join(args.pages)}; "
-          f"analysis cache bound {M.ANALYSES.max_bytes / MB:.0f} MB; "
+          f"analysis cache bound {G.RESULTS.max_bytes / MB:.0f} MB; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"RSS before the app: {rss_bytes() / MB:.0f} MB")
     at = AppTest.from_file(APP, default_timeout=600)
@@ -77,9 +77,9 @@ def main() -> None:
         rss.append(rss_bytes())
         problems = "; ".join([str(e.message) for e in at.exception] + [str(e.value) for e in at.error])[:60]
         if i % 5 == 0 or i <= len(args.pages) or problems:
-            cache = M.ANALYSES.nbytes / MB
+            cache = G.RESULTS.nbytes / MB
             print(f"{i:>5} {page.key:<11} {seconds:>6.1f} {rss[-1] / MB:>7.0f} {cache:>9.0f} "
-                  f"{len(M.ANALYSES):>7}  {problems}", flush=True)
+                  f"{len(G.RESULTS):>7}  {problems}", flush=True)
     print(f"RSS after each input: max {max(rss) / MB:.0f} MB, last {rss[-1] / MB:.0f} MB, "
           f"at input 10 {rss[min(9, len(rss) - 1)] / MB:.0f} MB; "
           f"peak within any run (VmHWM): {rss_bytes('VmHWM') / MB:.0f} MB")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -135,6 +136,16 @@ class KindAttention:
     key_special: np.ndarray  # [key_pos] bool
 
 
+#: The hooks the attention pages draw: each head's weights and its scores before the softmax.
+ATTENTION_HOOKS = (".hook_pattern", ".hook_scores")
+
+
+def attention_only(hook: str) -> bool:
+    """``keep`` for :func:`analyze`: record attention patterns and scores only (the app's pages draw
+    nothing else from an analysis; q/k/v, MLP and residual tensors would double its size)."""
+    return hook.endswith(ATTENTION_HOOKS)
+
+
 def analyze(
     bundle: Bundle,
     text: str,
@@ -143,6 +154,7 @@ def analyze(
     top_k: int = 5,
     edits: tuple[Edit, ...] = (),
     strategy: Strategy | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
@@ -150,6 +162,8 @@ def analyze(
     they are hashable, so (text, ..., edits, strategy) keys a cache of analyses.
     strategy: how the output is decoded (greedy when None); the hooked pass then reads the chosen
     output, so every attention shown is that of the chosen path. Ignored when teacher-forced.
+    keep: which hooks' tensors the analysis records (by hook name; every hook when None), e.g.
+    :func:`attention_only` for a page that draws attention alone.
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
@@ -162,7 +176,7 @@ def analyze(
     if getattr(cfg, "encoder_only", False):
         if target is not None:
             raise InputError(Message("no_decoder", {}, "error"))
-        return _analyze_encoder_only(bundle, prepared, notes, edits)
+        return _analyze_encoder_only(bundle, prepared, notes, edits, keep)
     with model.lock, intervene(model, *edits):
         if target is not None:
             if not target.strip():
@@ -194,7 +208,7 @@ def analyze(
         decoder_in = full
         with trace_shapes() as trace:
             logits, cache = model.run_with_cache(
-                torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])
+                torch.tensor([prepared.source_ids]), torch.tensor([decoder_in]), names_filter=keep
             )
     probs = torch.softmax(logits[0], dim=-1)  # [tgt_pos, vocab]
     mean_nll = -torch.log_softmax(logits[0].double(), dim=-1).mean(-1)  # [tgt_pos]
@@ -278,14 +292,15 @@ def token_losses(result: Analysis, smoothing: float) -> TokenLosses:
     )
 
 
-def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Message], edits) -> Analysis:
+def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Message], edits,
+                          keep: Callable[[str], bool] | None) -> Analysis:
     """An encoder-only model: one hooked, traced encoder pass; no decoding, no target side."""
     from .embeddings import mean_pool
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
     src = torch.tensor([prepared.source_ids])  # [1, src_pos]
     with model.lock, intervene(model, *edits), trace_shapes() as trace:
-        hidden, cache = model.run_with_cache(src)  # [1, src_pos, d_model]
+        hidden, cache = model.run_with_cache(src, names_filter=keep)  # [1, src_pos, d_model]
     normalize = bool(bundle.info.get("pooling", {}).get("normalize", True))
     keep = torch.ones(src.shape, dtype=torch.bool)  # [1, src_pos]: one sentence, no padding
     embedding = mean_pool(hidden, keep, normalize)[0].numpy().astype(np.float32)  # [d_model]

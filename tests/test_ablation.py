@@ -1,11 +1,14 @@
-"""Head ablation (model/ablation.py): the ranking's invariants, several heads re-decoded, and the measured
+"""Head ablation (model/lab/ablation.py): the ranking's invariants, several heads re-decoded, and the measured
 group-ablation expectation, on the shipped "reverse" model."""
 
 import numpy as np
 import pytest
 import torch
 
-from model.ablation import (
+from model.analysis import analyze
+from model.decoding import greedy_decode
+from model.interventions import HeadOutput, head_z, intervene
+from model.lab.ablation import (
     HeadEffect,
     ablate,
     all_heads,
@@ -17,9 +20,6 @@ from model.ablation import (
     parse_heads,
     rank_heads,
 )
-from model.analysis import analyze
-from model.decoding import greedy_decode
-from model.interventions import HeadOutput, head_z, intervene
 from model.network.kinds import KINDS, layer_counts
 from model.store.registry import load_model
 

@@ -897,15 +897,17 @@ def swap_model(monkeypatch):
     """Serve a tiny model of the given position scheme in place of every model (caches cleared)."""
     import streamlit as st
 
-    from app_support import models as app_models
+    from app_support import gateway
 
     def swap(pos_encoding: str):
         tiny = _tiny_bundle(pos_encoding)
-        monkeypatch.setattr(app_models, "get_bundle", lambda name: tiny)
+        monkeypatch.setattr(gateway, "get_bundle", lambda name: tiny)
+        gateway.RESULTS.clear()
         st.cache_data.clear()
         return tiny
 
     yield swap
+    gateway.RESULTS.clear()
     st.cache_data.clear()
 
 

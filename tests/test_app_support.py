@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from app_support.model_info import evaluation_rows, history_long, metric_columns, run_starts, total_steps
-from app_support.models import position_table
+from model.lab.positional import position_table
 from model.network.positional import sinusoidal_table
 from model.store.bundle import Bundle
 from model.store.registry import load_model

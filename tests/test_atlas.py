@@ -1,4 +1,4 @@
-"""The head atlas (model/atlas.py): ground truth, the vectorised Jensen–Shannon matrix and clustering,
+"""The head atlas (model/lab/atlas.py): ground truth, the vectorised Jensen–Shannon matrix and clustering,
 every figure against a direct computation from each sentence's own analysis, the measured roles of the
 reverse model, the disk cache keyed on the weights, and the command line."""
 
@@ -17,7 +17,8 @@ import torch
 import viz
 from model.__main__ import main
 from model.analysis import analyze
-from model.atlas import (
+from model.data.tasks import SyntheticTask
+from model.lab.atlas import (
     ROLE_STAT,
     ROLES,
     STATS,
@@ -33,7 +34,6 @@ from model.atlas import (
     load_or_compute,
     weights_key,
 )
-from model.data.tasks import SyntheticTask
 from model.network.kinds import get_kind
 from model.store.registry import load_model
 from tests.figures import title_of
@@ -111,7 +111,7 @@ def test_js_pair_sums_blocks_do_not_change_the_result(monkeypatch):
     rng = np.random.default_rng(1)
     rows = rng.dirichlet(np.ones(6), size=(5, 40))
     whole = js_pair_sums(rows)
-    monkeypatch.setattr("model.atlas._JS_BLOCK", 1)  # one pair per block
+    monkeypatch.setattr("model.lab.atlas._JS_BLOCK", 1)  # one pair per block
     np.testing.assert_allclose(js_pair_sums(rows), whole, atol=1e-12)
 
 

@@ -17,7 +17,7 @@ from app_support import pages
 from app_support.i18n import text
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
-from model.atlas import held_out_dataset, load_or_compute
+from model.lab.atlas import held_out_dataset, load_or_compute
 from model.store.registry import load_model
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 

@@ -1,4 +1,4 @@
-"""Attribution (model/attribution.py): completeness of integrated gradients within a stated tolerance,
+"""Attribution (model/lab/attribution.py): completeness of integrated gradients within a stated tolerance,
 gradient x input against a finite difference, the attributed log-probabilities against the analysis,
 rank correlation, rollout, agreement, and the model left untouched."""
 
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 import viz
-from model.ablation import sample_texts
 from model.analysis import analyze
-from model.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
+from model.lab.ablation import sample_texts
+from model.lab.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
 from model.store.registry import load_model
 
 TEXT = "attention"

@@ -18,9 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from app_support import export as AX
-from app_support.models import attention_hooks_only
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
-from model.analysis import activations_npz, analyze
+from model.analysis import activations_npz, analyze, attention_only
 from model.store.registry import load_model
 from viz import export as E
 from viz import theme
@@ -172,7 +171,7 @@ def test_vector_heatmap_svg_has_no_raster_image():
 
 
 def test_csv_round_trip_equals_the_cached_weights():
-    cached = attention_hooks_only(analyze(load_model("reverse"), "attention"))
+    cached = analyze(load_model("reverse"), "attention", keep=attention_only)
     data = AX.csv_bytes(cached)
     back = E.read_attention_csv(data)
     patterns = AX.patterns_of(cached)
@@ -212,7 +211,7 @@ def test_large_tables_are_offered_one_kind_or_one_layer_at_a_time():
 
 
 def test_npz_round_trip_equals_the_cache():
-    cached = attention_hooks_only(analyze(load_model("default"), "我吃了一个苹果"))
+    cached = analyze(load_model("default"), "我吃了一个苹果", keep=attention_only)
     with np.load(io.BytesIO(activations_npz(cached))) as archive:
         assert set(archive.files) == set(cached.activations)
         for name in archive.files:

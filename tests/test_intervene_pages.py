@@ -16,12 +16,12 @@ from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
 from app_support.ui import escape_md
-from model.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
 from model.analysis import analyze
-from model.attribution import agreement, attribute
 from model.decoding import GREEDY, Strategy
+from model.lab.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
+from model.lab.attribution import agreement, attribute
+from model.lab.patching import Site, patch, rank_patches
 from model.network.kinds import layer_counts
-from model.patching import Site, patch, rank_patches
 from model.store.registry import load_model
 from viz.interventions import attention_change, normalise_abs
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support import gateway as G
 from app_support import models as M
-from app_support.models import ByteLRU, nbytes
-from model.analysis import analyze
+from app_support.byte_cache import ByteLRU, nbytes
+from model.analysis import analyze, attention_only
 from model.network.kinds import hook_name
 from model.store.registry import DEFAULT_MODEL, load_model
 
@@ -123,18 +124,18 @@ def test_nbytes_counts_arrays_once():
 # ------------------------------------------------------------------ the app's analysis cache
 @pytest.fixture
 def small_cache(monkeypatch):
-    """The app's analysis cache, emptied and bounded to 2 analyses of the default model's example."""
+    """The gateway's store, emptied and bounded to 2 analyses of the default model's example."""
     bundle = load_model(DEFAULT_MODEL)
-    one = nbytes(M.attention_hooks_only(analyze(bundle, "我们走吧")))
+    one = nbytes(analyze(bundle, "我们走吧", keep=attention_only))
     cache = ByteLRU(int(2.5 * one), max_entries=64)
-    monkeypatch.setattr(M, "ANALYSES", cache)
+    monkeypatch.setattr(G, "RESULTS", cache)
     return cache, one
 
 
 def test_the_app_cache_holds_attention_only_read_only_and_shared(small_cache):
     cache, _ = small_cache
-    first = M.get_analysis(DEFAULT_MODEL, "我们走吧")
-    again = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    first = G.get_analysis(DEFAULT_MODEL, "我们走吧")
+    again = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     assert again is first and len(cache) == 1
     assert first.activations and all(k.endswith((".hook_pattern", ".hook_scores")) for k in first.activations)
     pattern = next(iter(first.activations.values()))
@@ -147,20 +148,20 @@ def test_the_app_cache_evicts_by_bytes(small_cache):
     cache, one = small_cache
     texts = ["我们走吧", "他们走吧", "你们走吧", "她们走吧", "我们走吧。"]
     for text in texts:
-        M.get_analysis(DEFAULT_MODEL, text)
+        G.get_analysis(DEFAULT_MODEL, text)
         assert cache.nbytes <= cache.max_bytes or len(cache) == 1
-    kept = [k[3] for k in cache.keys()]
+    kept = [dict(k[3])["text"] for k in cache.keys()]
     assert 1 <= len(kept) < len(texts) and kept == texts[-len(kept):]  # the newest, in order
 
 
 def test_a_reloaded_model_never_gets_a_stale_analysis(small_cache, monkeypatch):
-    first = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    first = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     other = load_model(DEFAULT_MODEL)  # a new copy of the model (e.g. re-shipped weights)
-    monkeypatch.setattr(M, "get_bundle", lambda name: other)
-    again = M.get_analysis(DEFAULT_MODEL, "我们走吧")
+    monkeypatch.setattr(G, "get_bundle", lambda name: other)
+    again = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     assert again is not first
     assert np.array_equal(again.attention("encoder"), first.attention("encoder"))
-    assert M.forget_analyses(DEFAULT_MODEL) == 1 and len(small_cache[0]) == 0
+    assert G.forget(DEFAULT_MODEL) == 1 and len(small_cache[0]) == 0
 
 
 # ----------------------------------------------------------------------------- input limits
@@ -307,8 +308,8 @@ def test_head_divergence_on_the_sampled_rows_equals_the_full_float64_one_on_thos
 
 def test_shared_stacks_equal_the_layers_and_cost_no_copy():
     bundle = load_model(DEFAULT_MODEL)
-    fresh = M.attention_hooks_only(analyze(bundle, "我们走吧"))
-    shared = M.attention_hooks_only(analyze(bundle, "我们走吧")).share_stacked()
+    fresh = analyze(bundle, "我们走吧", keep=attention_only)
+    shared = analyze(bundle, "我们走吧", keep=attention_only).share_stacked()
     for kind in ("encoder", "decoder", "cross"):
         for what in ("pattern", "scores"):
             stack = shared.attention(kind, what)
@@ -341,18 +342,18 @@ def test_rollout_from_float32_equals_the_float64_one():
 
 
 def test_derived_values_are_computed_once_per_analysis():
-    result = M.attention_hooks_only(analyze(load_model(DEFAULT_MODEL), "我们走吧"))
-    other = M.attention_hooks_only(analyze(load_model(DEFAULT_MODEL), "我们走吧"))
+    result = analyze(load_model(DEFAULT_MODEL), "我们走吧", keep=attention_only)
+    other = analyze(load_model(DEFAULT_MODEL), "我们走吧", keep=attention_only)
     calls = []
 
     def compute():
         calls.append(1)
         return len(calls)
 
-    assert M.derived(result, "k", compute) == 1
-    assert M.derived(result, "k", compute) == 1  # remembered
-    assert M.derived(result, "other key", compute) == 2
-    assert M.derived(other, "k", compute) == 3  # per analysis
+    assert G.derived(result, "k", compute) == 1
+    assert G.derived(result, "k", compute) == 1  # remembered
+    assert G.derived(result, "other key", compute) == 2
+    assert G.derived(other, "k", compute) == 3  # per analysis
     assert len(calls) == 3
 
 
@@ -364,7 +365,7 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
     at = _open(text)
     at.switch_page("app_pages/head_stats.py").run()
     assert not at.exception, [e.message for e in at.exception]
-    result = M.get_analysis("minilm", text)
+    result = G.get_analysis("minilm", text)
     patterns, scores = result.attention("encoder"), result.attention("encoder", "scores")
     keys = result.tokens_for("encoder")[1]
     special = result.kind_attention("encoder").key_special

@@ -1,4 +1,4 @@
-"""Activation patching (model/patching.py): alignment, patching A into A, the intact model untouched, a
+"""Activation patching (model/lab/patching.py): alignment, patching A into A, the intact model untouched, a
 full last-layer patch reproducing A, batched ranking = one pass per head."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from model.analysis import analyze
+from model.lab.patching import GAP_MIN, Site, align, patch, rank_patches
 from model.network.kinds import layer_counts
-from model.patching import GAP_MIN, Site, align, patch, rank_patches
 from model.store.registry import load_model
 
 A, B = "listen", "silent"  # same length: every position pairs
@@ -65,7 +65,7 @@ def test_the_intact_model_is_bit_identical_after_patching(reverse):
 
 
 def _raise_inside(bundle):
-    from model.patching import _patched
+    from model.lab.patching import _patched
 
     point = "decoder.blocks.0.cross_attn.hook_z"
     with _patched(bundle.model, point, [0], torch.zeros(1, bundle.cfg.d_head), 0):

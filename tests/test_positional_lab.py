@@ -10,7 +10,7 @@ import torch
 
 import viz
 from app_support import positional_lab as lab
-from app_support.models import position_table
+from model.lab.positional import position_table
 from model.network.kinds import hook_name
 from model.network.positional import sinusoidal_table
 from model.network.transformer import Transformer

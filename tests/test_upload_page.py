@@ -15,7 +15,7 @@ import torch
 from streamlit.runtime.caching import clear_session_resource_cache
 from streamlit.testing.v1 import AppTest
 
-from app_support import models as M
+from app_support import gateway as G
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
@@ -176,16 +176,16 @@ def test_the_session_ending_deletes_its_uploads(folder, tmp_path):
     assert directory.is_dir() and directory.is_relative_to(tmp_path / "uploads")
     at.switch_page(PAGES["single"]).run()  # the page loads it into the app's model cache
     assert not at.exception
-    stamp = M._stamp(name)
-    cached = M._load(name, stamp)
-    assert M._load(name, stamp) is cached
-    assert any(len(k) > 1 and k[1] == name for k in M.ANALYSES.keys())  # the page's analysis is cached
+    stamp = G.stamp(name)
+    cached = G._load(name, stamp)
+    assert G._load(name, stamp) is cached
+    assert G.holds(name)  # the page's analysis is cached
     clear_session_resource_cache(_space_session(name))  # what Streamlit does when the session disconnects
     assert not directory.exists() and not directory.parent.exists()
-    assert not any(len(k) > 1 and k[1] == name for k in M.ANALYSES.keys())  # and its analyses went too
+    assert not G.holds(name)  # and its analyses went too
     assert user_model(name) is None
     with pytest.raises(UnknownModelError):  # not served from the cache any more: loading it again fails
-        M._load(name, stamp)
+        G._load(name, stamp)
 
 
 def test_a_session_holds_at_most_three_models(folder):

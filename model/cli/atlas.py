@@ -12,7 +12,7 @@ def cmd_atlas(args) -> int:
     """Compute (or read from runs/atlas/) a model's head atlas and print each head's roles."""
     import torch
 
-    from ..atlas import AtlasError, load_or_compute
+    from ..lab.atlas import AtlasError, load_or_compute
 
     torch.set_num_threads(args.threads)
     bundle = load_bundle(args)

@@ -36,7 +36,7 @@ EN = {
     "atlas.roles_header": "Role labels and their thresholds",
     "atlas.roles_explain": "A head earns a role when its figure over the whole dataset reaches the threshold "
     "below; a head may earn several roles, or none. The thresholds are fixed in advance (`RoleThresholds` in "
-    "`model/atlas.py`), not tuned to a model.",
+    "`model/lab/atlas.py`), not tuned to a model.",
     "atlas.role.previous": "previous token",
     "atlas.role.next": "next token",
     "atlas.role.self": "self",
@@ -145,7 +145,7 @@ ZH = {
     "atlas.map_caption": "{kind}，每一层的每一个头（注意力类型由侧边栏选择）。点击一个头，下面会显示它在哪些句子上最集中。",
     "atlas.roles_header": "角色标签及其阈值",
     "atlas.roles_explain": "一个头在整个数据集上的数值达到下面的阈值，就获得对应的角色；一个头可以有多个角色，"
-    "也可以一个都没有。阈值是事先定好的（`model/atlas.py` 中的 `RoleThresholds`），没有针对某个模型调整。",
+    "也可以一个都没有。阈值是事先定好的（`model/lab/atlas.py` 中的 `RoleThresholds`），没有针对某个模型调整。",
     "atlas.role.previous": "前一个 token",
     "atlas.role.next": "后一个 token",
     "atlas.role.self": "自身",

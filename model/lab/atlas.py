@@ -50,12 +50,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .data.batches import pad_batch
-from .data.tasks import SyntheticTask
-from .decoding import greedy_decode
-from .files import atomic_write
-from .network.kinds import KINDS, get_kind, hook_name, layer_counts
-from .store.bundle import Bundle
+from ..data.batches import pad_batch
+from ..data.tasks import SyntheticTask
+from ..decoding import greedy_decode
+from ..files import atomic_write
+from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
+from ..store.bundle import Bundle
 
 #: Bump when what an atlas holds or how it is computed changes: older files on disk are recomputed.
 ATLAS_VERSION = 1

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .decoding import greedy_decode
-from .network.kinds import KINDS, get_kind, hook_name, layer_counts
-from .store.bundle import Bundle
+from ..decoding import greedy_decode
+from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
+from ..store.bundle import Bundle
 
 SITE_KINDS = ("head", "resid")
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a

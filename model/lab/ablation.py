@@ -35,11 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .decoding import greedy_decode
-from .interventions import HeadOutput, intervene
-from .network.kinds import KINDS, hook_name, layer_counts
-from .store.bundle import Bundle
-from .training.evaluate import translate_batch
+from ..decoding import greedy_decode
+from ..interventions import HeadOutput, intervene
+from ..network.kinds import KINDS, hook_name, layer_counts
+from ..store.bundle import Bundle
+from ..training.evaluate import translate_batch
 
 ABLATION_MODES = ("zero", "mean")
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .decoding import greedy_decode
-from .network.kinds import hook_name, layer_counts
-from .store.bundle import Bundle
+from ..decoding import greedy_decode
+from ..network.kinds import hook_name, layer_counts
+from ..store.bundle import Bundle
 
 EMBED_HOOK = "encoder.embed.hook_embed"
 

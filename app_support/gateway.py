@@ -1,0 +1,245 @@
+"""The one way the app gets what a model computes: loaded once, computed once per input, shared.
+
+* Models are loaded once per process (``st.cache_resource``), keyed by name and their weights'
+  stamp (the weight file's modification time), so a re-shipped model is picked up without a
+  restart.
+* :func:`cached` turns a function of loaded models (its first ``models`` arguments are
+  :class:`~model.store.bundle.Bundle`s: an analysis, an experiment of ``model/lab/``) into a
+  function of model names whose results live in :data:`RESULTS`, one least-recently-used store
+  shared by every session and bounded in bytes (one MiniLM analysis at 512 tokens is ~150 MB).
+  The key is the function, the model names, their weights' stamps and the other arguments as the
+  function binds them (defaults filled in), so a value object such as ``Strategy`` keys it as is.
+* Every session gets the same result object: its arrays are made read-only (a page must never
+  write into what another session reads), and a result computed on a model that has been loaded
+  again since is never served.
+* Pages reach the experiments of ``model/lab/`` as ``lab.<module>.<function>(model_name, ...)``:
+  every function marked ``@entry`` there is served through :func:`cached`, so a page imports no
+  ``model/`` computation and adding an experiment needs no line here.
+* A direction is ``None`` (let the task detect it) or a direction of the model, never the
+  sidebar's word "auto": the view normalises it once (``View.direction_arg``) and the gateway
+  refuses "auto" so that no caller can key the same input twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import weakref
+from collections.abc import Callable, Hashable
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from app_support.byte_cache import ByteLRU
+from model.analysis import Analysis, analyze, attention_only, model_summary
+from model.decoding import GREEDY, Strategy
+from model.network.config import ModelConfig
+from model.runtime import configure, release_memory
+from model.store.bundle import Bundle
+from model.store.registry import UnknownModelError, load_model, model_dir
+
+__all__ = ["RESULTS", "cached", "config", "derived", "forget", "get_analysis", "get_bundle", "get_summary",
+           "holds", "lab", "stamp", "unload"]
+
+configure()
+
+#: Bytes the shared store may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 320 MiB: two MiniLM
+#: analyses at 512 tokens (144 MiB each: patterns and scores of 72 heads), or hundreds of short
+#: ones), so the server stays under 1.5 GB over a long session (bench/bench_memory.py).
+RESULTS_CACHE_BYTES = int(float(os.environ.get("ATTENTION_LENS_ANALYSIS_CACHE_MB", "320") or 320) * 2**20)
+RESULTS = ByteLRU(RESULTS_CACHE_BYTES, max_entries=256)
+
+
+def stamp(name: str) -> int:
+    """Modification time of a model's weights (0 when it has none or is unknown)."""
+    try:
+        return (model_dir(name) / "model.safetensors").stat().st_mtime_ns
+    except (OSError, UnknownModelError):
+        return 0
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the model …")
+def _load(name: str, weights_stamp: int) -> Bundle:
+    return load_model(name)
+
+
+def get_bundle(name: str) -> Bundle:
+    """The loaded model ``name`` (for ``app_support``'s glue; pages ask for results, not models)."""
+    return _load(name, stamp(name))
+
+
+def unload(name: str) -> None:
+    """Forget the loaded copy of ``name`` and every result computed on it."""
+    _load.clear(name, stamp(name))
+    forget(name)
+
+
+def config(name: str) -> ModelConfig:
+    """The configuration of model ``name`` (frozen: what a page may read about a model's shape)."""
+    return get_bundle(name).cfg
+
+
+def freeze(value: Any, _seen: set[int] | None = None) -> Any:
+    """Make the arrays inside ``value`` read-only (dataclasses, dicts, lists and tuples walked);
+    an :class:`Analysis` stacks each kind's layers once first, so pages read the stack as is."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:
+        return value
+    seen.add(id(value))
+    if isinstance(value, Analysis):
+        value.share_stacked()
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    elif isinstance(value, dict):
+        for item in value.values():
+            freeze(item, seen)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            freeze(item, seen)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            freeze(getattr(value, f.name, None), seen)
+    return value
+
+
+def _hashable(value: Any) -> Hashable:
+    """``value`` as a cache key part: lists become tuples, dicts sorted tuples of items."""
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    hash(value)  # a TypeError here names an argument that cannot key a cache
+    return value
+
+
+def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = False) -> Callable:
+    """``fn(bundle, ..., *args)`` as ``run(name, ..., *args)``, its results kept in :data:`RESULTS`.
+
+    ``models``: how many leading arguments are models (0 for a function of plain values).
+    ``frees_memory``: hand freed memory back to the system before and after computing (for results
+    of hundreds of MB, whose garbage the collector's object-count thresholds never notice).
+    Exceptions are not cached: an unusable input is tried again (and refused again) when asked.
+    The wrapped function stays reachable as ``run.uncached``.
+    """
+    if fn is None:
+        return functools.partial(cached, models=models, frees_memory=frees_memory)
+    signature = inspect.signature(fn)
+    label = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        names = tuple(args[:models])
+        bundles = tuple(get_bundle(name) for name in names)
+        bound = signature.bind(*bundles, *args[models:], **kwargs)
+        bound.apply_defaults()
+        if bound.arguments.get("direction") == "auto":
+            raise ValueError(f"{label}: pass View.direction_arg (None), not the sidebar's 'auto'")
+        rest = list(bound.arguments.items())[models:]
+        key = (label, names, tuple(stamp(name) for name in names), _hashable(rest))
+
+        def compute() -> tuple[tuple[weakref.ref, ...], Any]:
+            if frees_memory:
+                release_memory()
+            value = freeze(fn(*bound.args, **bound.kwargs))
+            if frees_memory:
+                release_memory()
+            return tuple(weakref.ref(b) for b in bundles), value
+
+        refs, value = RESULTS.get_or_compute(key, compute)
+        if any(ref() is not bundle for ref, bundle in zip(refs, bundles, strict=True)):
+            RESULTS.discard(lambda k: k == key)  # the model was loaded again since: never serve stale
+            refs, value = RESULTS.get_or_compute(key, compute)
+        return value
+
+    run.uncached = fn
+    return run
+
+
+def forget(name: str) -> int:
+    """Drop every stored result computed on model ``name`` (e.g. a session's own model when it ends)."""
+    return RESULTS.discard(lambda k: name in k[1])
+
+
+def holds(name: str) -> bool:
+    """Whether any stored result was computed on model ``name``."""
+    return any(name in k[1] for k in RESULTS.keys())
+
+
+def _attention_analysis(bundle: Bundle, text: str, direction: str | None, target: str | None,
+                        strategy: Strategy, edits: tuple) -> Analysis:
+    # Free the previous runs' cyclic garbage around each new analysis (``frees_memory``): page
+    # scripts stopped by st.stop() leave frames holding their arrays in reference cycles, and at
+    # 512 tokens the server's memory grew by ~45 MB per new input without it (bench/bench_memory.py).
+    return analyze(bundle, text, direction, target, edits=edits, strategy=strategy, keep=attention_only)
+
+
+_analysis = cached(_attention_analysis, frees_memory=True)
+
+
+def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None,
+                 strategy: Strategy | None = None, edits: tuple = ()) -> Analysis:
+    """``analyze(model, text, direction, target, strategy=strategy, edits=edits)`` of model ``name``,
+    recording attention patterns and scores only (all any page draws), cached per input.
+
+    ``strategy`` is greedy when None, and ignored when teacher-forced (``target`` given); ``edits``
+    are interventions (model/interventions.py): the model itself is never changed. Raises
+    ``InputError`` with a user-facing message for unusable input (never cached).
+    """
+    chosen = GREEDY if strategy is None or target is not None else strategy
+    return _analysis(name, text, direction, target, chosen, tuple(edits))
+
+
+#: ``model.analysis.model_summary`` of a model (config, parameter counts, metrics), cached.
+get_summary = cached(model_summary)
+
+
+class _LabModule:
+    """``lab.<module>``: the ``@entry`` functions of ``model.lab.<module>``, served cached."""
+
+    def __init__(self, module_name: str):
+        self._module = importlib.import_module(f"model.lab.{module_name}")
+        self._served: dict[str, Callable] = {}
+
+    def __getattr__(self, fn_name: str) -> Callable:
+        if fn_name.startswith("_"):
+            raise AttributeError(fn_name)
+        if fn_name not in self._served:
+            fn = getattr(self._module, fn_name, None)
+            spec = getattr(fn, "lab_entry", None)
+            if spec is None:
+                raise AttributeError(f"{self._module.__name__}.{fn_name} is not an @entry function")
+            self._served[fn_name] = cached(fn, models=spec.models, frees_memory=spec.frees_memory)
+        return self._served[fn_name]
+
+
+class _Lab:
+    """``lab.ablation.rank_heads(name, text, ...)`` = ``model.lab.ablation.rank_heads(bundle, text,
+    ...)`` through the gateway's store."""
+
+    def __init__(self):
+        self._modules: dict[str, _LabModule] = {}
+
+    def __getattr__(self, module_name: str) -> _LabModule:
+        if module_name.startswith("_"):
+            raise AttributeError(module_name)
+        if module_name not in self._modules:
+            self._modules[module_name] = _LabModule(module_name)
+        return self._modules[module_name]
+
+
+lab = _Lab()
+
+
+def derived(result: object, key: Hashable, compute: Callable[[], object]) -> object:
+    """``compute()``, remembered on ``result`` under ``key``: a page's own summary of a cached
+    result (head statistics, head similarity) is computed once per input, not on every rerun (at
+    512 tokens on MiniLM these took 2.6 s of each rerun of the statistics page). Only for small
+    values (not counted in the store's bytes); callers must not modify what they get."""
+    memo = result.__dict__.setdefault("_derived", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]

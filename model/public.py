@@ -1,0 +1,26 @@
+"""What the app's pages may take from ``model/``: error types, attention kinds, value types and
+constants. Nothing here runs a model: pages get results through ``app_support/gateway.py``.
+
+``tests/test_layering.py`` checks that this is the only ``model`` module a page imports.
+"""
+
+from __future__ import annotations
+
+from .data.tasks import InputError
+from .decoding import GREEDY, BeamResult, SampleResult, Strategy
+from .lab.ablation import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
+from .lab.atlas import ROLE_STAT, ROLES, STATS
+from .lab.patching import Site
+from .network.config import ModelConfig
+from .network.kinds import KINDS, AttentionKind, get_kind, hook_name
+from .store.names import UnknownModelError
+from .store.uploads import LIMITS as UPLOAD_LIMITS
+from .store.user_folders import UserModelError
+from .training.presets import PITFALLS, PRESETS, VARIANT_AXES
+
+__all__ = [
+    "ABLATION_MODES", "GREEDY", "KINDS", "PITFALLS", "PRESETS", "ROLES", "ROLE_STAT", "STATS",
+    "UPLOAD_LIMITS", "VARIANT_AXES", "AttentionKind", "BeamResult", "InputError", "ModelConfig",
+    "SampleResult", "Site", "Strategy", "UnknownModelError", "UserModelError", "all_heads",
+    "format_heads", "get_kind", "group_heads", "hook_name", "parse_heads",
+]
