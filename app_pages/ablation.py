@@ -7,20 +7,14 @@ import streamlit as st
 from app_support import ablation as AB
 from app_support import gateway as G
 from app_support.ablation import clicked_head
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.sidebar import current_view, open_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
-from model.lab.ablation import (
-    ABLATION_MODES,
-    all_heads,
-    effect_matrices,
-    format_heads,
-    group_heads,
-    parse_heads,
-)
+from model.public import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
 from viz import attention_heatmap
 from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars
 
@@ -28,7 +22,7 @@ view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 page_header(t("page.ablation.title"), t("ablation.intro"))
 result = current_analysis(view)
-cfg = G.get_bundle(view.model).cfg
+cfg = G.config(view.model)
 HEADS = [format_heads([h]) for h in all_heads(cfg)]
 PENDING = "_abl_pending"
 
@@ -90,7 +84,7 @@ def effect_section() -> None:
         st.info(t("ablation.none"), icon=":material/touch_app:")
         return
     with st.spinner(t("analysis.running")):
-        ab = AB.get_ablation(view.model, view.text, view.direction, tuple(chosen), mode)
+        ab = lab.ablation.ablate(view.model, view.text, view.direction_arg, tuple(chosen), mode)
     left, right = st.columns(2)
     left.caption(t("ablation.output_intact"))
     left.markdown(shown(ab.intact_output))
@@ -102,8 +96,8 @@ def effect_section() -> None:
                   verdict=t("ablation.same_output" if same else "ablation.new_output")))
     if not view.is_translation:
         with st.spinner(t("analysis.running")):
-            intact_em = AB.get_exact_match(view.model, (), mode)
-            ablated_em = AB.get_exact_match(view.model, tuple(chosen), mode)
+            intact_em = lab.ablation.exact_match_ablated(view.model, (), mode, AB.EXACT_MATCH_N)
+            ablated_em = lab.ablation.exact_match_ablated(view.model, tuple(chosen), mode, AB.EXACT_MATCH_N)
         st.markdown(t("ablation.exact_match", n=AB.EXACT_MATCH_N, intact=f"{intact_em:.3f}",
                       ablated=f"{ablated_em:.3f}"))
     tokens = [s.token for s in ab.steps]
@@ -140,8 +134,8 @@ def later_section(intact_output: str) -> None:
         return
     with st.spinner(t("analysis.running")):
         intact = G.get_analysis(view.model, view.text, view.direction_arg, target=intact_output)
-        ablated = AB.get_ablated_analysis(view.model, view.text, view.direction, intact_output, tuple(chosen),
-                                          mode)
+        ablated = lab.ablation.ablated_analysis(view.model, view.text, view.direction_arg, intact_output,
+                                                tuple(chosen), mode)
     st.markdown(t("ablation.later.explain"))
     columns = st.columns(len(view.kinds))
     for kind, column in zip(view.kinds, columns, strict=True):
@@ -172,8 +166,8 @@ effect_section()
 st.subheader(t("ablation.rank.header"))
 st.markdown(t("ablation.rank.explain", mode=t(f"ablation.mode.{mode}")))
 with st.spinner(t("analysis.running")):
-    effects = AB.get_ranking(view.model, view.text, view.direction, mode)
-kl = effect_matrices(effects, view.n_layers, view.n_heads)
+    effects = lab.ablation.rank_heads(view.model, view.text, view.direction_arg, mode)
+kl = AB.kl_matrices(effects, view.n_layers, view.n_heads)
 columns = st.columns(len(view.kinds))
 for kind, column in zip(view.kinds, columns, strict=True):
     with column:

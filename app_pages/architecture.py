@@ -6,13 +6,13 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import viz
+from app_support import gateway as G
 from app_support import pages
-from app_support.gateway import get_bundle
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
-from model.network.kinds import hook_name
+from model.public import hook_name
 
 #: The config values the diagram reads.
 CONFIG_KEYS = (
@@ -36,7 +36,7 @@ view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run
 page_header(t("architecture.title"), t("architecture.intro"))
 result = current_analysis(view)
-cfg = get_bundle(view.model).cfg
+cfg = G.config(view.model)
 config = {k: getattr(cfg, k) for k in CONFIG_KEYS}
 
 st.caption(

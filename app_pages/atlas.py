@@ -8,12 +8,13 @@ import streamlit as st
 import viz
 from app_support import atlas as AT
 from app_support import pages
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.selection import head_from_scatter_selection, selected_row
 from app_support.sidebar import clamp_choice, current_view, keep_view_across_switch, open_head
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
-from model.lab.atlas import ROLE_STAT, ROLES, STATS
+from model.public import ROLE_STAT, ROLES, STATS
 
 view = current_view()  # first: run on its own, the page learns the language from the sidebar
 lang = current_lang()
@@ -32,7 +33,7 @@ if not didactic:
     clamp_choice("atlas_n", list(AT.SAMPLE_SIZES), AT.DEFAULT_SAMPLE)
     n = st.selectbox(t("atlas.sample"), AT.SAMPLE_SIZES, key="atlas_n", help=t("atlas.sample_help"))
     set_url_param("n", n)
-data = AT.dataset(view.model, n)
+data = lab.atlas.held_out_dataset(view.model, n)
 if didactic:
     st.markdown(t("atlas.dataset_words", n=len(data.texts)))
 else:

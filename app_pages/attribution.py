@@ -6,12 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from app_support import attribution as AT
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
-from model.lab.attribution import spearman
 from viz.interventions import attribution_bars, attribution_heatmap, head_matrix, heads_over_source
 
 view = current_view()
@@ -30,7 +30,7 @@ n_steps = st.select_slider(
 )
 set_url_param("steps", n_steps)
 with st.spinner(t("analysis.running")):
-    r = AT.get_attribution(view.model, view.text, view.direction, n_steps)
+    r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps))
 
 # --------------------------------------------------------------------------- 1. every step
 
@@ -123,7 +123,7 @@ chart(
     key="attr_bars",
 )
 target = np.abs(r.integrated[step])
-rho = {name: spearman(np.abs(values), target) for name, values in series.items()}
+rho = AT.rank_agreement(series, target)
 head_name = t("attribution.series.head", l=layer, h=head)
 st.markdown(
     t(
@@ -167,7 +167,8 @@ if view.model not in measured:
     st.caption(t("attribution.agree.cost"))
 else:
     with st.spinner(t("attribution.agree.running", n=AT.AGREEMENT_SENTENCES)):
-        ag = AT.get_agreement(view.model)
+        texts = lab.ablation.sample_texts(view.model, AT.AGREEMENT_SENTENCES)
+        ag = lab.attribution.agreement(view.model, texts, AT.AGREEMENT_STEPS)
     chart(
         head_matrix(
             ag.heads,
@@ -204,4 +205,4 @@ else:
         icon=":material/psychology_alt:",
     )
     with st.expander(t("attribution.agree.sentences")):
-        st.markdown(" · ".join(escape_md(s) for s in AT.agreement_texts(view.model)))
+        st.markdown(" · ".join(escape_md(s) for s in texts))

@@ -16,8 +16,7 @@ from app_support.strategy import name as strategy_name
 from app_support.token_display import page_attention
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
-from model.data.tasks import InputError
-from model.embeddings import cosine
+from model.public import InputError
 
 view = current_view()
 lang = current_lang()
@@ -96,7 +95,7 @@ with ca:
 with cb:
     show_notes(res_b)
 if res_a.embedding is not None and res_b.embedding is not None:  # an encoder-only model: what it is for
-    st.markdown(t("compare.embedding", cos=f"{cosine(res_a.embedding, res_b.embedding):.3f}"))
+    st.markdown(t("compare.embedding", cos=f"{viz.cosine(res_a.embedding, res_b.embedding):.3f}"))
     st.caption(t("compare.embedding_help", d=res_a.embedding.shape[0]))
 
 

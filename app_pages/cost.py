@@ -4,20 +4,22 @@ and doubling ratios, the score tensor's memory, and the whole model's forward ti
 import streamlit as st
 
 import viz
-from app_support.cost import BUDGET_S, LENGTHS, get_cost
-from app_support.gateway import get_bundle
+from app_support import gateway as G
+from app_support.cost import BUDGET_S
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
+from model.public import COST_LENGTHS
 
 view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run
 page_header(t("cost.title"), t("cost.intro"))
-cfg = get_bundle(view.model).cfg
+cfg = G.config(view.model)
 n_attention_layers = cfg.n_enc_layers + 2 * cfg.n_dec_layers
 
 with st.spinner(t("cost.measuring", budget=f"{BUDGET_S:g}")):
-    cost = get_cost(view.model)
+    cost = lab.cost.measure_cost(view.model, BUDGET_S)
 core, whole = cost.attention, cost.model
 budget = f"{cost.budget_s:g}"
 sep = "、" if lang == "zh" else ", "
@@ -66,7 +68,7 @@ if core.lengths:
 st.subheader(t("cost.memory.header"))
 st.markdown(t("cost.memory.text", h=cfg.n_heads))
 st.dataframe(
-    viz.memory_table(LENGTHS, batch=1, heads=cfg.n_heads, layers=n_attention_layers, lang=lang),
+    viz.memory_table(COST_LENGTHS, batch=1, heads=cfg.n_heads, layers=n_attention_layers, lang=lang),
     hide_index=True,
 )
 

@@ -15,22 +15,21 @@ from app_support import deck as DK
 from app_support import gateway as G
 from app_support import models as M
 from app_support import pages
-from app_support import pitfalls as PF
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis, show_input_error, show_notes
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.worked import get_layer_tensors
-from model.data.tasks import InputError
-from model.network.kinds import hook_name
+from model.public import InputError, hook_name
 from viz import deck as VD
 from viz.export import deck_html
 
 view = current_view()
 lang = current_lang()
 DK.install_deck_look()
-bundle = G.get_bundle(view.model)
+cfg = G.config(view.model)
 model_name = M.model_label(view.model, lang)
 
 seed_from_url(DK.SLIDE_KEY, "slide", lambda v: url_int(v, 1, DK.N_SLIDES), 1)
@@ -77,7 +76,7 @@ with st.container(key="deck_bar"):
 
 def _attention(result, query: int | None = None):
     queries, keys = result.tokens_for(view.kind)
-    data = get_layer_tensors(view.model, view.text, view.direction, view.kind, view.layer)
+    data = get_layer_tensors(view.model, view.text, view.direction_arg, view.kind, view.layer)
     head = min(view.head, data.n_heads - 1)
     q = min(1, len(queries) - 1) if query is None else query
     row = viz.work_row(data.q, data.k, data.v, head, q, causal=data.causal)
@@ -95,7 +94,6 @@ def slide_attention(result):
 
 
 def slide_heads(result):
-    cfg = bundle.cfg
     path = hook_name(view.kind, view.layer, "q").rsplit(".", 1)[0]
     fig = VD.wrap_labels(viz.split_merge_figure(viz.split_merge_stages(result.trace, path), lang=lang))
     fmt = {"d_model": cfg.d_model, "h": cfg.n_heads, "d_head": cfg.d_head}
@@ -103,7 +101,7 @@ def slide_heads(result):
 
 
 def slide_position(result):
-    run = PF.get_order_run(view.model, view.text, view.direction_arg, 0)
+    run = lab.pitfalls.order_run(view.model, view.text, view.direction_arg, 0)
     fig = viz.encoder_cosine_bars(run.source_tokens, run.cosine["with"], run.cosine["without"], lang=lang)
     lines = [t("deck.3.line1"), t("deck.3.line2")]
     notes = t("deck.3.notes", gap=f"{abs(1 - run.cosine['without']).max():.1e}",
@@ -112,7 +110,7 @@ def slide_position(result):
 
 
 def slide_residual(result):
-    res = DK.get_residuals(view.model, view.text, view.direction)
+    res = DK.get_residuals(view.model, view.text, view.direction_arg)
     fig = VD.residual_norm_figure(res.stacks, norm_first=res.norm_first, lang=lang)
     enc = res.stacks[0].norms.mean(axis=1)
     last = enc[-2] if res.norm_first and len(enc) > 2 else enc[-1]  # before the final norm
@@ -121,7 +119,6 @@ def slide_residual(result):
 
 
 def slide_architecture(result):
-    cfg = bundle.cfg
     fig = viz.architecture_figure(dataclasses.asdict(cfg), viz.architecture_shapes(result.trace), lang=lang)
     sizes = result.trace_sizes
     lines = [t("deck.5.line1", n_enc=cfg.n_enc_layers, n_dec=cfg.n_dec_layers, vocab=f"{cfg.vocab_size:,}"),
@@ -166,7 +163,7 @@ def deck_file(result) -> str:
     """The six slides of this sentence as one offline HTML file (built when the button is clicked)."""
     slides = []
     for i, key in enumerate(DK.TALK, start=1):
-        if DK.slide_problems(bundle, key):
+        if DK.slide_problems(view.model, key):
             continue
         built = BUILD[key](result)
         slides.append((f"{i} · {t(f'deck.{i}.title')}", [line.replace("**", "") for line in built[1]],
@@ -184,7 +181,7 @@ if view.model != M.DEFAULT_MODEL:  # the talk is written for the translation mod
 
 with st.container(key="deck_body"):
     st.title(f"{n} · {t(f'deck.{n}.title')}" if n <= len(DK.TALK) else t(f"deck.{n}.title"))
-    problems = DK.slide_problems(bundle, slide)
+    problems = DK.slide_problems(view.model, slide)
     if problems:
         st.info(t(f"deck.needs.{problems[0]}", model=escape_md(model_name)), icon=":material/swap_horiz:")
         result = None
@@ -213,7 +210,7 @@ with st.container(key="deck_body"):
                     t("deck.3.col.without"): [run.outputs[f"{r}/without"] for r in ("original", "shuffled")],
                 }), hide_index=True)
             if slide == "live":
-                if bundle.task and getattr(bundle.task, "directions", None):
+                if view.directions:
                     pair = st.columns(3)
                     for column, sentence in zip(pair, DK.APPLE_PAIR, strict=False):
                         column.button(sentence, on_click=_use_sentence, args=(sentence,),
@@ -229,7 +226,7 @@ with st.container(key="deck_body"):
                 else:
                     st.caption(t("deck.6.no_pair"))
             if slide == "exercise":
-                translation = bool(getattr(bundle.task, "directions", None))
+                translation = bool(view.directions)
                 six = DK.SIX_WORDS["translation" if translation else "letters"]
                 if view.text != six:
                     st.button(t("deck.7.six", sentence=six), on_click=_use_sentence, args=(six,),

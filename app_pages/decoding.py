@@ -15,15 +15,13 @@ from app_support.sidebar import current_view
 from app_support.strategy import name as strategy_name
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
-from model.data.tasks import InputError
-from model.decoding import BeamResult, SampleResult
+from model.public import BeamResult, InputError, SampleResult
 
 lang = current_lang()
 view = current_view()
 page_header(t("page.decoding.title"), t("decoding.intro"))
 result = current_analysis(view)
-bundle = G.get_bundle(view.model)
-tokenizer = bundle.tokenizer
+vocab_size = G.config(view.model).vocab_size
 
 steps = result.steps
 n_steps = len(steps)
@@ -98,13 +96,13 @@ search = result.search
 if isinstance(search, BeamResult):
     st.subheader(t("decoding.beam.header"))
     st.markdown(t("decoding.beam.explain", width=view.strategy.beam, n=len(search.finished)))
-    nodes = D.beam_nodes(search, tokenizer, result.target_tokens[len(result.prepared.prefix) - 1])
+    nodes = D.beam_nodes(view.model, search, result.target_tokens[len(result.prepared.prefix) - 1])
     tree = viz.beam_tree(nodes.steps, nodes.parents, nodes.tokens, nodes.logps, nodes.statuses, nodes.chosen,
                          current=step_no if step_no < len(search.steps) else None, lang=lang)
     chart(tree, key="decode_beam_tree")
     if step_no < len(search.steps):
         status_words = {s: t(f"decoding.beam.status.{s}") for s in ("kept", "finished", "cut", "pruned")}
-        rows = D.beam_rows(search.steps[step_no], tokenizer)
+        rows = D.beam_rows(view.model, search.steps[step_no])
         table = pd.DataFrame({
             t("decoding.beam.col.rank"): [r["rank"] for r in rows],
             t("decoding.beam.col.hypothesis"): [r["hypothesis"] for r in rows],
@@ -123,13 +121,13 @@ elif isinstance(search, SampleResult):
     st.subheader(t("decoding.sample.header"))
     st.markdown(t("decoding.sample.explain"))
     if step_no < len(search.steps):
-        sv = D.sample_view(search.steps[step_no], tokenizer)
+        sv = D.sample_view(view.model, search.steps[step_no])
         bars = viz.sampling_bars(sv.tokens, sv.filtered, sv.raw, sv.drawn, n_kept=sv.n_kept,
                                  title=t("decoding.sample.title", step=step_no, n=sv.n_kept), lang=lang)
         chart(bars, key="decode_sample_bars")
         drawn = search.steps[step_no]
-        st.caption(t("decoding.sample.caption", token=escape_md(tokenizer.id_to_token(drawn.token_id)),
-                     p=drawn.token_prob, raw=drawn.raw_prob, n=sv.n_kept, vocab=bundle.cfg.vocab_size))
+        st.caption(t("decoding.sample.caption", token=escape_md(D.token_text(view.model, drawn.token_id)),
+                     p=drawn.token_prob, raw=drawn.raw_prob, n=sv.n_kept, vocab=vocab_size))
     else:
         st.caption(t("decoding.sample.no_step", step=step_no))
 else:
@@ -155,7 +153,7 @@ else:
         forced = None
     if forced is not None:
         show_notes(forced)
-        losses = D.losses_of(bundle, forced)
+        losses = D.losses_of(view.model, forced)
         a, b, c = st.columns(3)
         a.metric(t("decoding.tf.mean_smoothed", eps=f"{losses.smoothing:g}"), f"{losses.mean_smoothed:.3f}")
         b.metric(t("decoding.tf.mean_nll"), f"{losses.mean_nll:.3f}")

@@ -7,15 +7,15 @@ import streamlit as st
 
 import viz
 from app_support import gateway as G
-from app_support import masks as MK
 from app_support import models as M
+from app_support.gateway import lab
 from app_support.i18n import STRINGS, current_lang, t
 from app_support.messages import current_analysis, show_input_error
 from app_support.sidebar import current_view
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
-from model.data.tasks import InputError
+from model.public import InputError
 
 lang = current_lang()
 view = current_view()
@@ -33,7 +33,7 @@ st.subheader(t("masks.batch.header"))
 st.markdown(t("masks.batch.explain"))
 
 # The second sentence's default follows the model and the sidebar's sentence until the user edits it.
-default_other = MK.get_default_other(view.model, view.text, view.direction)
+default_other = lab.masks.default_other(view.model, view.text, view.direction_arg)
 seed_from_url("masks_other", "other", None, default_other)
 if st.session_state.get("_masks_other_default") not in (None, default_other):
     if st.session_state.get("masks_other") == st.session_state["_masks_other_default"]:
@@ -61,7 +61,9 @@ def batch_section() -> None:
         return
     try:
         with st.spinner(t("analysis.running")):
-            batch = MK.get_padded_batch(view.model, view.text, other, view.direction)
+            # without scores: the page draws the masks and patterns only
+            batch = lab.masks.padded_batch(view.model, [view.text, other], view.direction_arg,
+                                           with_scores=False)
     except InputError as e:
         show_input_error(e)
         return
@@ -154,7 +156,7 @@ def demo_section() -> None:
     head = view.head
     with st.spinner(t("analysis.running")):
         intact = G.get_analysis(view.model, view.text, view.direction_arg, target=result.output_text)
-        off = (MK.get_no_causal_analysis(view.model, view.text, view.direction_arg, result.output_text)
+        off = (lab.masks.no_causal_analysis(view.model, view.text, view.direction_arg, result.output_text)
                if causal_off else None)
     st.caption(t("masks.demo.which", layer=layer, head=head))
     tokens = intact.target_tokens

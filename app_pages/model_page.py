@@ -3,7 +3,7 @@
 import streamlit as st
 
 import viz
-from app_support.gateway import get_analysis, get_bundle, get_summary
+from app_support.gateway import config, get_analysis, get_summary, lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.model_info import (
@@ -18,13 +18,12 @@ from app_support.model_info import (
 )
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
-from model.analysis import analyze, export_zip
-from model.data.tasks import InputError
+from model.public import InputError
 
 view = current_view()
-bundle = get_bundle(view.model)
 summary = get_summary(view.model)
-cfg = bundle.cfg
+record = lab.overview.training_record(view.model)
+cfg = config(view.model)
 lang = current_lang()
 page_header(t("model.title", title=t("page.model.title"), name=view.model), t("model.intro"))
 
@@ -66,11 +65,11 @@ with tabs[0]:
         st.dataframe(shown, column_config=trace_columns, hide_index=True, width="stretch",
                      height=min(720, 38 * (len(shown) + 1) + 4))
         st.caption(t("model.trace.count", shown=len(shown), total=len(table)))
-        sentence, direction = view.text, view.direction_arg
+        name, sentence, direction = view.model, view.text, view.direction_arg
 
         def export() -> bytes:
             # Built on click: the cached analysis keeps only attention, the archive has every hook.
-            return export_zip(bundle, analyze(bundle, sentence, direction), sentence)
+            return lab.overview.archive(name, sentence, direction)
 
         st.download_button(
             t("model.trace.download"),
@@ -100,7 +99,7 @@ with tabs[2]:
         st.dataframe(config, hide_index=True, width="stretch", height=38 * (len(config) + 1) + 4)
     with right:
         st.subheader(t("model.eval.title"))
-        metrics = bundle.metrics or {}
+        metrics = record.metrics
         rows = evaluation_rows(metrics)
         if rows:
             for name, shown, n in rows:
@@ -113,10 +112,10 @@ with tabs[2]:
         else:
             st.info(t("model.eval.none"))
         with st.expander(t("model.eval.raw")):
-            st.json({"metrics": metrics, "info": bundle.info}, expanded=False)
+            st.json({"metrics": metrics, "info": record.info}, expanded=False)
 
 with tabs[3]:
-    history = bundle.history or []
+    history = record.history
     if not history:
         st.info(t("model.history.none"))
     else:

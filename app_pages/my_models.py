@@ -8,8 +8,8 @@ from app_support import user_models as UM
 from app_support.i18n import current_lang, t
 from app_support.sidebar import current_view, keep_view_across_switch
 from app_support.ui import escape_md, page_header
-from model.store.uploads import LIMITS
-from model.store.user_folders import UserModelError
+from model.public import UPLOAD_LIMITS as LIMITS
+from model.public import UserModelError
 
 view = current_view()
 lang = current_lang()

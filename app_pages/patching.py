@@ -9,14 +9,13 @@ from app_support import gateway as G
 from app_support import models as M
 from app_support import patching as PT
 from app_support.ablation import clicked_head
+from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t
 from app_support.sidebar import current_view, open_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
-from model.data.tasks import InputError
-from model.lab.patching import Site, align
-from model.network.kinds import get_kind
+from model.public import InputError, Site, get_kind
 from viz.interventions import head_matrix, step_bars, step_pair_bars
 
 view = current_view()
@@ -115,7 +114,7 @@ site = Site(site_what, view.kind, view.layer, view.head if site_what == "head" e
 
 
 def show_alignment(side: str, tokens_a: list[str], tokens_b: list[str]) -> None:
-    al = align(tokens_a, tokens_b, side, token or None)
+    al = PT.alignment(tokens_a, tokens_b, side, token)
     where = t(f"patching.side.{side}")
     if al.pairs:
         st.markdown(t(f"patching.aligned.{al.reason}", side=where, n=len(al.pairs), total=len(tokens_b)))
@@ -169,7 +168,7 @@ st.subheader(
     )
 )
 with st.spinner(t("analysis.running")):
-    result = PT.get_patch(view.model, text_a, text_b, site, token, view.direction)
+    result = lab.patching.patch(view.model, text_a, text_b, site, token or None, view.direction_arg)
 cols = st.columns(3)
 for col, label_key, output in (
     (cols[0], "patching.output_a", result.output_a),
@@ -247,7 +246,7 @@ st.caption(t("patching.table_caption"))
 st.subheader(t("patching.rank.header"))
 st.markdown(t("patching.rank.explain"))
 with st.spinner(t("analysis.running")):
-    effects = PT.get_patch_ranking(view.model, text_a, text_b, token, view.direction)
+    effects = lab.patching.rank_patches(view.model, text_a, text_b, token or None, view.direction_arg)
 moved = {kind: np.full((view.n_layers[kind], view.n_heads), np.nan) for kind in view.kinds}
 for e in effects:
     moved[e.kind][e.layer, e.head] = e.mean_kl

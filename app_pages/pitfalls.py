@@ -8,15 +8,15 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import gateway as G
 from app_support import pitfalls as PF
+from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t
 from app_support.messages import current_analysis, show_input_error
+from app_support.models import model_description, model_label
 from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
-from model.data.tasks import InputError
-from model.store.registry import model_info
+from model.public import InputError
 
 view = current_view()  # the sidebar first: it sets the interface language from the link
 lang = current_lang()
@@ -42,7 +42,7 @@ def _mask_of(analysis, kind: str, layer: int, head: int) -> np.ndarray:
 
 
 def _model_label(name: str) -> str:
-    return model_info(name).text("label", lang)
+    return model_label(name, lang)
 
 
 def _exact_match(value: float | None) -> str:
@@ -56,12 +56,11 @@ def trained_section() -> None:
     variant = st.selectbox(t("pitfalls.trained.pick"), PF.TRAINED_VARIANTS, key="pitfalls_variant",
                            format_func=_model_label, help=t("pitfalls.trained.pick_help"))
     set_url_param("variant", PF.variant_short(variant))
-    st.caption(model_info(variant).text("description", lang))
-    reference = G.get_bundle(PF.TRAINED_CORRECT)
-    word = PF.trained_word(G.get_bundle(view.model), view.text, reference)
+    st.caption(model_description(variant, lang))
+    word = lab.pitfalls.trained_word(view.model, PF.TRAINED_CORRECT, view.text)
     with st.spinner(t("analysis.running")):
-        correct = PF.get_trained_run(PF.TRAINED_CORRECT, word)
-        broken = PF.get_trained_run(variant, word)
+        correct = lab.pitfalls.trained_run(PF.TRAINED_CORRECT, word)
+        broken = lab.pitfalls.trained_run(variant, word)
     st.markdown(t("pitfalls.trained.fault_line"))
     st.code(broken.fault_line, language="python")
     left, right = st.columns(2)
@@ -131,8 +130,7 @@ def _edit_fault(fault: str) -> None:
         causal_mode = st.radio(t("pitfalls.causal.pick"), PF.CAUSAL_MODES, key="pitfalls_causal",
                                format_func=lambda m: t(f"pitfalls.causal.{m}"), horizontal=True)
         set_url_param("causal", causal_mode)
-    bundle_problems = PF.fault_problems(G.get_bundle(view.model), fault, causal_mode)
-    if bundle_problems:
+    if lab.pitfalls.fault_problems(view.model, fault, causal_mode):
         st.info(t("pitfalls.not_applicable"), icon=":material/block:")
         return
     kind, layer, head = view.kind, view.layer, view.head
@@ -141,9 +139,8 @@ def _edit_fault(fault: str) -> None:
     if kind != "encoder" and not result.output_text.strip():
         st.info(t("pitfalls.no_output"), icon=":material/info:")
         return
-    edits = PF.fault_edits(fault, causal_mode)
     with st.spinner(t("analysis.running")):
-        run = PF.get_fault_run(view.model, view.text, view.direction_arg, edits)
+        run = PF.get_fault_run(view.model, view.text, view.direction_arg, fault, causal_mode)
     st.markdown(t(f"pitfalls.{fault}.explain"))
     _maps(run, kind, layer, head, fault)
     broken = run.broken.attention(kind)[layer, head].astype(np.float64)
@@ -167,7 +164,7 @@ def _edit_fault(fault: str) -> None:
 
 def _masked_row() -> None:
     st.markdown(t("pitfalls.masked_row.explain"))
-    demo = PF.masked_row_demo()
+    demo = lab.pitfalls.masked_row_demo()
     st.code("scores = [[1.0, -inf, 0.5, -inf],\n          [-inf, -inf, -inf, -inf]]\n"
             "torch.softmax(scores, dim=-1)", language="python")
     names = [t("pitfalls.masked_row.partly"), t("pitfalls.masked_row.fully")]
@@ -191,7 +188,7 @@ def _reroll() -> None:
 
 
 def _position() -> None:
-    if PF.fault_problems(G.get_bundle(view.model), "position"):
+    if lab.pitfalls.fault_problems(view.model, "position"):
         st.info(t("pitfalls.not_applicable"), icon=":material/block:")
         return
     st.markdown(t("pitfalls.position.explain"))
@@ -203,7 +200,7 @@ def _position() -> None:
     set_url_param("shuffle", int(seed))
     try:
         with st.spinner(t("analysis.running")):
-            run = PF.get_order_run(view.model, view.text, view.direction_arg, int(seed))
+            run = lab.pitfalls.order_run(view.model, view.text, view.direction_arg, int(seed))
     except InputError as e:
         show_input_error(e)
         return
@@ -229,7 +226,7 @@ def _truncation() -> None:
     st.markdown(t("pitfalls.truncation.explain"))
     try:
         with st.spinner(t("analysis.running")):
-            run = PF.get_truncation(view.model, view.text, view.direction_arg)
+            run = lab.pitfalls.truncation_run(view.model, view.text, view.direction_arg)
     except InputError as e:
         show_input_error(e)
         return
@@ -278,7 +275,7 @@ def dimensions_section() -> None:
     set_url_param("dmodel", d_model)
     set_url_param("heads", heads)
     set_url_param("order", order)
-    run = PF.get_dimension_run(int(d_model), int(heads), order)
+    run = lab.pitfalls.dimension_run(int(d_model), int(heads), order)
     if run.error:
         st.error(t("pitfalls.dims.raised") + f"\n\n`{run.error}`", icon=":material/error:")
         st.caption(t("pitfalls.dims.config_caption"))

@@ -6,19 +6,18 @@ import numpy as np
 import streamlit as st
 
 import viz
-from app_support import positional_lab as lab
-from app_support.gateway import get_bundle
+from app_support import gateway as G
+from app_support import positional_lab as formulas
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
-from model.data.tasks import InputError
-from model.lab.positional import position_table
+from model.public import InputError
 
 view = current_view()
-bundle = get_bundle(view.model)
-cfg = bundle.cfg
+cfg = G.config(view.model)
 lang = current_lang()
 page_header(t("page.positional.title"), t("positional.intro"))
 KINDS_EXPLAINED = ("sinusoidal", "learned", "rope", "none")
@@ -35,7 +34,7 @@ d = c2.select_slider("d_model", DIMS, key="pe_dim")
 set_url_param("len", n_pos)
 set_url_param("dim", d)
 
-table, own = position_table(bundle, int(n_pos), int(d))
+table, own = lab.positional.position_table(view.model, int(n_pos), int(d))
 if own and cfg.pos_encoding == "learned":
     st.caption(t("positional.learned_shown"))
 past = int(n_pos) > cfg.max_len
@@ -86,9 +85,9 @@ if not 1 <= int(st.session_state.get("pe_k", 3)) <= k_max:
     st.session_state["pe_k"] = min(3, k_max)
 k = int(st.slider(t("positional.shift.k"), 1, k_max, key="pe_k"))
 set_url_param("k", k)
-exact = lab.sinusoidal_table64(int(n_pos), int(d))
-m_k = lab.shift_matrix(int(d), k)
-errors = lab.shift_errors(exact, k)
+exact = formulas.sinusoidal_table64(int(n_pos), int(d))
+m_k = formulas.shift_matrix(int(d), k)
+errors = formulas.shift_errors(exact, k)
 SHOWN = 64
 c1, c2 = st.columns(2)
 with c1:
@@ -106,9 +105,10 @@ if cfg.pos_encoding == "rope":
     st.markdown(t("positional.rope.intro", d_head=cfg.d_head))
     c1, c2 = st.columns(2)
     with c1:
-        chart(viz.rope_frequency_bars(lab.rope_frequencies(cfg.d_head), lang=lang), key="pe_rope_freq")
+        freqs = lab.positional.rope_frequencies(cfg.d_head)
+        chart(viz.rope_frequency_bars(freqs, lang=lang), key="pe_rope_freq")
     with c2:
-        scores = lab.rope_scores(cfg.d_head, int(n_pos))
+        scores = lab.positional.rope_scores(cfg.d_head, int(n_pos))
         chart(viz.rope_score_heatmap(scores, lang=lang, max_len=cfg.max_len), key="pe_rope_scores")
     worst = max(float(np.ptp(np.diagonal(scores, offset=o))) for o in range(-len(scores) + 1, len(scores)))
     st.markdown(t("positional.rope.diagonals", spread=f"{worst:.1e}"))
@@ -125,7 +125,7 @@ if not view.text.strip():
     st.info(t("analysis.empty"), icon=":material/edit:")
 else:
     try:
-        vectors = lab.get_input_vectors(view.model, view.text, view.direction_arg)
+        vectors = lab.positional.sentence_input_vectors(view.model, view.text, view.direction_arg)
     except InputError as e:
         show_input_error(e)
 if vectors is not None:

@@ -9,24 +9,22 @@ import viz
 from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support import training_scrub as TS
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
-from model.store.registry import UnknownModelError
-from model.training.presets import PRESETS
-from model.training.snapshots import available_steps
+from model.public import PRESETS, UnknownModelError
 
 view = current_view()  # the sidebar first: it sets the interface language from the link
 lang = current_lang()
 name = TS.MODEL
 try:
-    bundle = G.get_bundle(name)
+    steps = lab.training_scrub.steps(name)
 except UnknownModelError:
     page_header(t("training.title"), "")
     st.info(t("training.missing", name=name), icon=":material/model_training:")
     stop_page()
-steps = available_steps(bundle)
 page_header(t("training.title"), t("training.intro", n=len(steps), last=steps[-1]))
 if len(steps) < 2:
     st.info(t("training.no_snapshots", name=name), icon=":material/model_training:")
@@ -37,8 +35,9 @@ def _code(text: str) -> str:
     return f"`{text}`" if text.strip() else f"*{t('io.empty_output')}*"
 
 
-word = PF.trained_word(G.get_bundle(view.model), view.text, bundle)
-layer, head = TS.clamp_head(bundle, view.layer, view.head)
+cfg = G.config(name)
+word = lab.pitfalls.trained_word(view.model, name, view.text)
+layer, head = TS.clamp_head(cfg, view.layer, view.head)
 
 seed_from_url("training_step", "step", lambda v: TS.nearest_step(steps, url_int(v)), steps[-1])
 if st.session_state.get("training_step") not in steps:  # e.g. the model was retrained with other steps
@@ -49,8 +48,8 @@ step = st.select_slider(t("training.slider"), options=steps, key="training_step"
 set_url_param("step", step)
 
 with st.spinner(t("analysis.running")):
-    run = TS.get_step_run(step, word)
-    line = TS.get_timeline(word)
+    run = lab.training_scrub.step_run(name, step, word)
+    line = lab.training_scrub.timeline(name, word)
 
 loss = TS.loss_at(line.series, step)
 em = line.exact_match.get(step)
@@ -71,7 +70,7 @@ st.markdown(t("training.word", word=_code(word), layer=layer, head=head))
 if word == PF.TRAINED_WORD and word != view.text.strip():
     st.caption(t("training.word_default"))
 if (layer, head) != (view.layer, view.head):
-    st.caption(t("training.clamped", layers=bundle.cfg.n_dec_layers, heads=bundle.cfg.n_heads))
+    st.caption(t("training.clamped", layers=cfg.n_dec_layers, heads=cfg.n_heads))
 queries, keys = run.analysis.tokens_for(TS.KIND)
 pattern = run.analysis.attention(TS.KIND)[layer, head]
 chart(viz.attention_heatmap(pattern, queries, keys, title=t("training.map_title", step=step, layer=layer,

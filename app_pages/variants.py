@@ -12,19 +12,19 @@ from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support import variants as V
+from app_support.gateway import lab
 from app_support.i18n import current_lang, t
+from app_support.models import model_description, model_label
 from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page
-from model.store.registry import available_models, model_info
-from model.training.presets import PRESETS
+from model.public import PRESETS
 
 view = current_view()  # the sidebar first: it sets the interface language from the link
 lang = current_lang()
 page_header(t("variants.title"), t("variants.intro"))
 
-have = set(available_models())
-missing = [name for name in V.MODELS if name not in have]
+missing = V.missing_models()
 if missing:
     st.info(t("variants.missing", names=", ".join(f"`{n}`" for n in missing)),
             icon=":material/model_training:")
@@ -32,7 +32,7 @@ if missing:
 
 
 def _label(name: str) -> str:
-    return model_info(name).text("label", lang)
+    return model_label(name, lang)
 
 
 def _code(text: str) -> str:
@@ -46,13 +46,13 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
 def _change(name: str) -> str:
     if name == V.MODELS[0]:
         return t("variants.change.base")
-    return model_info(name).text("description", lang)
+    return model_description(name, lang)
 
 
 # --------------------------------------------------------------------------- all variants
 
 with st.spinner(t("analysis.running")):
-    rows = {name: V.get_row(name) for name in V.MODELS}
+    rows = {name: lab.variants.variant_row(name) for name in V.MODELS}
 st.subheader(t("variants.table_header"))
 table = pd.DataFrame({
     t("variants.col.model"): [_label(n) for n in V.MODELS],
@@ -92,16 +92,16 @@ if len(measured) >= 2:
     st.markdown(t(key, best=_label(best), best_em=f"{best_em:.3f}", worst=_label(worst),
                   worst_em=f"{worst_em:.3f}", spread=f"{spread:.3f}"))
 
-reference = G.get_bundle(names[0])
-word = PF.trained_word(G.get_bundle(view.model), view.text, reference)
+reference = G.config(names[0])
+word = lab.pitfalls.trained_word(view.model, names[0], view.text)
 layer, head = TS.clamp_head(reference, view.layer, view.head)
 st.markdown(t("variants.word", word=_code(word), layer=layer, head=head))
 if word == PF.TRAINED_WORD and word != view.text.strip():
     st.caption(t("variants.word_default"))
 if (layer, head) != (view.layer, view.head):
-    st.caption(t("variants.clamped", layers=reference.cfg.n_dec_layers, heads=reference.cfg.n_heads))
+    st.caption(t("variants.clamped", layers=reference.n_dec_layers, heads=reference.n_heads))
 with st.spinner(t("analysis.running")):
-    views = {n: V.get_view(n, word) for n in names}
+    views = {n: lab.variants.variant_view(n, word) for n in names}
 for column, name in zip(st.columns(len(names)), names, strict=True):
     run = views[name]
     queries, keys = run.analysis.tokens_for(TS.KIND)
@@ -126,8 +126,8 @@ st.dataframe(pd.DataFrame({
     t("variants.kv_col.model"): [_label(n) for n in kv_names],
     t("variants.kv_col.kv_heads"): [rows[n].kv_heads for n in kv_names],
     t("variants.kv_col.measured"): [rows[n].kv_bytes for n in kv_names],
-    t("variants.kv_col.formula"): [V.kv_formula(G.get_bundle(n).cfg) for n in kv_names],
-    t("variants.kv_col.float16"): [V.kv_formula(G.get_bundle(n).cfg, 2) for n in kv_names],
+    t("variants.kv_col.formula"): [V.kv_formula(G.config(n)) for n in kv_names],
+    t("variants.kv_col.float16"): [V.kv_formula(G.config(n), 2) for n in kv_names],
     t("variants.kv_col.ratio"): [rows[n].kv_bytes / mha for n in kv_names],
     t("variants.kv_col.em"): [_num(rows[n].exact_match) for n in kv_names],
 }).style.format({t("variants.kv_col.measured"): "{:,.0f}", t("variants.kv_col.ratio"): "{:.2f}"}),

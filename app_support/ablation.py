@@ -1,71 +1,22 @@
-"""What the head-ablation page needs from torch, cached per input: the ablation of the chosen heads
-(re-decoded output, per-step changes), the teacher-forced attention with the heads removed, the
-single-head ranking and the exact match of the didactic tasks under the ablation.
-
-Heads travel as tuples of (kind, layer, head) so they key the caches.
-"""
+"""What the head-ablation page needs beyond what it asks the gateway for (``lab.ablation``): the
+size of the exact-match measurement, the ranking laid out as head matrices, and which head a click
+on a head matrix names."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import streamlit as st
+import numpy as np
 
-from app_support import gateway as G
-from model.analysis import Analysis, analyze, attention_only
-from model.lab.ablation import Ablation, HeadEffect, ablate, exact_match, head_edits, rank_heads
+from model.lab.ablation import HeadEffect, effect_matrices
 
 #: Test words the exact match is measured on (didactic models; the first of their test split).
 EXACT_MATCH_N = 200
 
 
-def _dir(direction: str | None) -> str | None:
-    return None if direction == "auto" else direction
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _ablation(name: str, stamp: int, text: str, direction: str | None, heads: tuple, mode: str) -> Ablation:
-    return ablate(G.get_bundle(name), text, direction, heads, mode)
-
-
-def get_ablation(name: str, text: str, direction: str | None, heads: tuple, mode: str) -> Ablation:
-    return _ablation(name, G.stamp(name), text, _dir(direction), tuple(heads), mode)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _ranking(name: str, stamp: int, text: str, direction: str | None, mode: str) -> list[HeadEffect]:
-    return rank_heads(G.get_bundle(name), text, direction, mode)
-
-
-def get_ranking(name: str, text: str, direction: str | None, mode: str) -> list[HeadEffect]:
-    """Every head removed alone, most harmful first (model.lab.ablation.rank_heads)."""
-    return _ranking(name, G.stamp(name), text, _dir(direction), mode)
-
-
-def ablated_analysis(bundle, text: str, direction: str | None, target: str, heads, mode: str) -> Analysis:
-    """The teacher-forced pass over `target` (the intact output) with the heads removed."""
-    return analyze(bundle, text, _dir(direction), target, edits=head_edits(heads, mode), keep=attention_only)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _ablated(name: str, stamp: int, text: str, direction: str | None, target: str, heads: tuple,
-             mode: str) -> Analysis:
-    return ablated_analysis(G.get_bundle(name), text, direction, target, heads, mode)
-
-
-def get_ablated_analysis(name: str, text: str, direction: str | None, target: str, heads: tuple,
-                         mode: str) -> Analysis:
-    return _ablated(name, G.stamp(name), text, _dir(direction), target, tuple(heads), mode)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _exact(name: str, stamp: int, heads: tuple, mode: str) -> float | None:
-    return exact_match(G.get_bundle(name), head_edits(heads, mode), EXACT_MATCH_N)
-
-
-def get_exact_match(name: str, heads: tuple, mode: str) -> float | None:
-    """Exact match on the first test words with the heads removed (None for translation)."""
-    return _exact(name, G.stamp(name), tuple(heads), mode)
+def kl_matrices(effects: list[HeadEffect], n_layers: dict[str, int], n_heads: int) -> dict[str, np.ndarray]:
+    """Attention kind -> [layer, head] mean KL of each head removed alone (NaN where none was)."""
+    return effect_matrices(effects, n_layers, n_heads)
 
 
 def clicked_head(event) -> tuple[int, int] | None:

@@ -1,9 +1,10 @@
-"""What the head-atlas page needs beyond display: the dataset choice, the atlas from disk (or computed
-with a progress callback), the tables it shows, and the links that reopen a sentence in the
-single-head page.
+"""What the head-atlas page needs beyond display: whether a model has an atlas to show, where its
+atlas is stored, the atlas from disk (or computed with a progress callback), the tables it shows, and
+the links that reopen a sentence in the single-head page.
 
-The atlas itself is :mod:`model.lab.atlas`; it is cached on disk (``runs/atlas/``) keyed on the model's
-weights, and read back here through ``st.cache_data`` keyed on the file's path and modification time.
+The atlas itself is :mod:`model.lab.atlas`; it is stored on disk (``runs/atlas/``) keyed on the model's
+weights, and read back through the gateway (``lab.atlas.read_atlas``) keyed on the file's path and
+modification time.
 """
 
 from __future__ import annotations
@@ -14,22 +15,12 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from app_support import gateway as G
 from app_support import pages
+from app_support.gateway import lab
 from model.data.tasks import SyntheticTask
-from model.lab.atlas import (
-    Atlas,
-    Dataset,
-    atlas_dir,
-    atlas_key,
-    compute_atlas,
-    held_out_dataset,
-    load_atlas,
-    save_atlas,
-    weights_key,
-)
+from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
 
 #: Sample sizes of the translation test split the page offers (sentences, both directions).
 SAMPLE_SIZES = (50, 100, 200, 400)
@@ -55,34 +46,16 @@ def is_didactic(name: str) -> bool:
     return isinstance(G.get_bundle(name).task, SyntheticTask)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _weights(name: str, stamp: int) -> str:
-    return weights_key(G.get_bundle(name))
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _dataset(name: str, stamp: int, n: int | None) -> Dataset:
-    return held_out_dataset(G.get_bundle(name), n)
-
-
-def dataset(name: str, n: int | None) -> Dataset:
-    """The test-split sample the atlas runs over (n: translation sample size; None for all test words)."""
-    return _dataset(name, G.stamp(name), n)
-
-
 def atlas_file(name: str, n: int | None) -> Path:
-    key = atlas_key(G.get_bundle(name), dataset(name, n), weights=_weights(name, G.stamp(name)))
+    """Where the atlas of this model's current weights over this sample is stored."""
+    dataset = lab.atlas.held_out_dataset(name, n)
+    key = atlas_key(G.get_bundle(name), dataset, weights=lab.atlas.weights_key(name))
     return atlas_dir() / name / f"{key}.npz"
 
 
 def auto_compute(name: str, n: int | None) -> bool:
     """True when the atlas is cheap enough to compute as the page opens."""
-    return len(dataset(name, n).texts) * G.get_bundle(name).cfg.max_len <= AUTO_COMPUTE_TOKENS
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _read(path: str, mtime_ns: int) -> Atlas | None:
-    return load_atlas(Path(path))
+    return len(lab.atlas.held_out_dataset(name, n).texts) * G.config(name).max_len <= AUTO_COMPUTE_TOKENS
 
 
 def stored_atlas(name: str, n: int | None) -> Atlas | None:
@@ -92,15 +65,17 @@ def stored_atlas(name: str, n: int | None) -> Atlas | None:
         mtime = path.stat().st_mtime_ns
     except OSError:
         return None
-    atlas = _read(str(path), mtime)
+    atlas = lab.atlas.read_atlas(str(path), mtime)
     return atlas if atlas is not None and atlas.key == path.stem else None
 
 
 def compute(name: str, n: int | None, progress: Callable[[int, int], None] | None = None) -> Atlas:
-    """Compute the atlas (with ``progress(done, total)``) and store it on disk for the next visit."""
-    bundle = G.get_bundle(name)
-    atlas = compute_atlas(bundle, dataset(name, n), progress=progress,
-                          weights=_weights(name, G.stamp(name)))
+    """Compute the atlas (with ``progress(done, total)``) and store it on disk for the next visit.
+
+    Not through the gateway's store: the file on disk is this result's cache, and a progress
+    callback cannot key one."""
+    atlas = compute_atlas(G.get_bundle(name), lab.atlas.held_out_dataset(name, n), progress=progress,
+                          weights=lab.atlas.weights_key(name))
     save_atlas(atlas, atlas_file(name, n))
     return atlas
 

@@ -18,9 +18,9 @@ from streamlit.errors import StreamlitAPIException
 
 from app_support import gateway as G
 from app_support import pages
+from app_support.gateway import lab
 from app_support.i18n import t
-from model.analysis import analyze
-from model.store.bundle import Bundle
+from model.lab.deck import ResidualStream
 from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms
 
 #: The six slides of the talk; the exercise comes after them.
@@ -55,18 +55,16 @@ def talk_minutes() -> int:
 # --------------------------------------------------------------------------- what a model can show
 
 
-def slide_problems(bundle: Bundle, slide: str) -> list[str]:
-    """Why ``slide`` cannot run on this model (codes "decoder", "position"); empty when it can."""
-    cfg = bundle.cfg
+def slide_problems(name: str, slide: str) -> list[str]:
+    """Why ``slide`` cannot run on model ``name`` (codes "decoder", "position"); empty when it can."""
+    cfg = G.config(name)
     has_decoder = cfg.n_dec_layers > 0 and not getattr(cfg, "encoder_only", False)
     if slide == "architecture" and not has_decoder:
         return ["decoder"]
     if slide == "position":
-        from app_support.pitfalls import fault_problems
-
         if not has_decoder:
             return ["decoder"]
-        if fault_problems(bundle, "position"):
+        if lab.pitfalls.fault_problems(name, "position"):
             return ["position"]
     return []
 
@@ -80,24 +78,18 @@ class Residuals:
     norm_first: bool  # Pre-LN (True) or Post-LN, from the config
 
 
-def residuals(bundle: Bundle, text: str, direction: str | None) -> Residuals:
-    """The residual stream's ‖x‖ at every recorded point of each stack, for one input (a full hooked pass)."""
-    if direction == "auto":
-        direction = None
-    acts = analyze(bundle, text, direction).activations
+def residuals(stream: ResidualStream) -> Residuals:
+    """The residual stream's ‖x‖ at every recorded point of each stack."""
+    acts = stream.activations
     stacks = tuple(residual_norms(acts, s) for s in ("encoder", "decoder")
                    if f"{s}.blocks.0.hook_resid_post" in acts)
-    return Residuals(stacks, bool(bundle.cfg.norm_first))
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _residuals(name: str, stamp: int, text: str, direction: str | None) -> Residuals:
-    return residuals(G.get_bundle(name), text, direction)
+    return Residuals(stacks, stream.norm_first)
 
 
 def get_residuals(name: str, text: str, direction: str | None) -> Residuals:
-    """:func:`residuals`, cached per input."""
-    return _residuals(name, G.stamp(name), text, direction)
+    """:func:`residuals` of one input (the hooked pass cached by the gateway, the norms once per input)."""
+    stream = lab.deck.residual_stream(name, text, direction)
+    return G.derived(stream, "residuals", lambda: residuals(stream))
 
 
 # --------------------------------------------------------------------------- navigation

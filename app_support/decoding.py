@@ -1,5 +1,6 @@
 """The decoding page's data: beam search as tree nodes and per-step tables, one sampling step's
-distribution, and the teacher-forced losses of a reference (no Streamlit display here)."""
+distribution, and the teacher-forced losses of a reference (no Streamlit display here). Token ids
+become text through the model's own tokenizer, looked up by model name."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.analysis import TokenLosses, token_losses, training_smoothing
+from app_support import gateway as G
+from model.analysis import Analysis, TokenLosses, token_losses, training_smoothing
 from model.decoding import BeamResult, BeamStep, SampleStep
 from model.protocols import Tokenizer
-from model.store.bundle import Bundle
+
+
+def _tokenizer(name: str) -> Tokenizer:
+    return G.get_bundle(name).tokenizer
+
+
+def token_text(name: str, token_id: int) -> str:
+    """The text of one token of model ``name``."""
+    return _tokenizer(name).id_to_token(token_id)
 
 
 @dataclass(frozen=True)
@@ -25,8 +35,9 @@ class BeamNodes:
     chosen: list[int]  # the output's nodes, start first
 
 
-def beam_nodes(search: BeamResult, tokenizer: Tokenizer, start_token: str) -> BeamNodes:
+def beam_nodes(name: str, search: BeamResult, start_token: str) -> BeamNodes:
     """Every candidate of every step as a node linked to the hypothesis it extends."""
+    tokenizer = _tokenizer(name)
     steps, parents, tokens, logps, statuses = [0], [-1], [start_token], [0.0], ["start"]
     beam_nodes_now = [0]  # node of each live hypothesis at the current step
     chosen = [0]
@@ -52,9 +63,10 @@ def beam_nodes(search: BeamResult, tokenizer: Tokenizer, start_token: str) -> Be
     return BeamNodes(steps, parents, tokens, np.array(logps, dtype=np.float64), statuses, chosen)
 
 
-def beam_rows(step: BeamStep, tokenizer: Tokenizer) -> list[dict]:
+def beam_rows(name: str, step: BeamStep) -> list[dict]:
     """One row per candidate of a beam-search step: the hypothesis it extends, the new token, its
     cumulative log-probability and length-normalised score, and what became of it."""
+    tokenizer = _tokenizer(name)
     rows = []
     for rank, c in enumerate(step.candidates):
         rows.append({
@@ -78,8 +90,9 @@ class SampleView:
     n_kept: int  # size of the whole kept set
 
 
-def sample_view(step: SampleStep, tokenizer: Tokenizer, shown: int = 12) -> SampleView:
+def sample_view(name: str, step: SampleStep, shown: int = 12) -> SampleView:
     """The ``shown`` most likely tokens of one sampling step, with the drawn token always among them."""
+    tokenizer = _tokenizer(name)
     ids = list(step.kept_ids[:shown])
     filtered = list(step.kept_probs[:shown])
     raw = list(step.kept_raw[:shown])
@@ -91,6 +104,6 @@ def sample_view(step: SampleStep, tokenizer: Tokenizer, shown: int = 12) -> Samp
                       step.n_kept)
 
 
-def losses_of(bundle: Bundle, teacher_forced) -> TokenLosses:
-    """Per-token losses of a teacher-forced analysis, with the model's own training label smoothing."""
-    return token_losses(teacher_forced, training_smoothing(bundle))
+def losses_of(name: str, teacher_forced: Analysis) -> TokenLosses:
+    """Per-token losses of a teacher-forced analysis, with model ``name``'s own training label smoothing."""
+    return token_losses(teacher_forced, training_smoothing(G.get_bundle(name)))

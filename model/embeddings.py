@@ -34,9 +34,3 @@ def sentence_embeddings(bundle: Bundle, texts: list[str]) -> np.ndarray:
         hidden = bundle.model(ids)  # [n, pos, d_model]
     normalize = bundle.info.get("pooling", {}).get("normalize", True)
     return mean_pool(hidden, keep, normalize).numpy().astype(np.float32)
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """cos(a, b) of two vectors (float64)."""
-    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(a64 @ b64 / max(np.linalg.norm(a64) * np.linalg.norm(b64), 1e-300))

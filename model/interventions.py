@@ -1,5 +1,5 @@
 """Run the loaded model with labelled, reversible changes: the mechanism behind the mask page, the
-pitfall lab, head ablation and activation patching.
+pitfall lab, head ablation, activation patching and attribution.
 
     with intervene(model, NoScaling(), HeadOutput("cross", 1, 2, "zero")):
         logits, cache = model.run_with_cache(src, tgt)   # greedy_decode works here too
@@ -15,18 +15,24 @@ Each edit is a small frozen (hashable) dataclass with a `label` for the UI:
                                               (hook_rot_q/k then hold the unrotated tensors)
     HeadOutput(kind, layer, head, mode)       that head's z set to 0 ("zero"), to its mean over query
                                               positions ("mean"), or to `value` ("replace")
+    HookFunction(hook, fn, recompute, what)   fn(tensor) -> tensor run on the output of the named hook
+                                              point (an experiment's own change: a patch, attribution's
+                                              integration points); recompute=True when fn reads
+                                              absolute decoder positions (greedy decoding then
+                                              recomputes the prefix, see below)
 
 kind/layer restrict NoScaling and SoftmaxOverQueries (None = every attention kind / layer).
 
 The edits are settings the forward pass reads (MultiHeadAttention.edits, Embedder.zero_positions,
-Decoder.recompute), never weights. `intervene` holds `model.lock` (re-entrant, so run_with_cache and
-nested `intervene` calls work inside it) and puts every setting back on exit, also after an exception.
+Decoder.recompute, the functions HookedModule.hooks runs at a hook point), never weights. `intervene`
+holds `model.lock` (re-entrant, so run_with_cache and nested `intervene` calls work inside it) and puts
+every setting back on exit, also after an exception.
 An edit that does not apply to the model raises ValueError before anything changes.
 
 Greedy decoding: edits that let a position depend on later positions (CausalMask("off"), SoftmaxOverQueries
 on decoder or cross attention, HeadOutput "mean" there) make cached keys/values stale, so under them
-(and under a cross-attention HeadOutput "replace") the decoder recomputes the whole prefix at each
-step; the result equals full recomputation, at quadratic cost.
+(and under a cross-attention HeadOutput "replace" or a HookFunction with recompute=True) the decoder
+recomputes the whole prefix at each step; the result equals full recomputation, at quadratic cost.
 
 HeadOutput "replace" (activation patching) takes `value` = the head's z from another run,
 [batch, query_pos, d_head] (`head_z(cache, kind, layer, head)`). Encoder heads need exactly the
@@ -38,7 +44,7 @@ model runs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -183,8 +189,25 @@ class HeadOutput:
         return f"{self.kind} layer {self.layer} head {self.head}: output {what}"
 
 
-Edit = NoScaling | SoftmaxOverQueries | CausalMask | NoPositionalEncoding | HeadOutput
-EDIT_TYPES = (NoScaling, SoftmaxOverQueries, CausalMask, NoPositionalEncoding, HeadOutput)
+@dataclass(frozen=True)
+class HookFunction:
+    """``fn(tensor) -> tensor`` run on the output of the hook point named ``hook``; what it returns
+    flows on (and is what a cache records there). ``recompute``: fn depends on a position's absolute
+    index in the decoder's input or on later positions, so greedy decoding recomputes the whole
+    prefix at each step instead of feeding only the newest token. Equal when hook and fn are."""
+
+    hook: str
+    fn: Callable[[torch.Tensor], torch.Tensor] = field(repr=False)
+    recompute: bool = False
+    what: str = "function"  # the label's words
+
+    @property
+    def label(self) -> str:
+        return f"{self.hook}: {self.what}"
+
+
+Edit = NoScaling | SoftmaxOverQueries | CausalMask | NoPositionalEncoding | HeadOutput | HookFunction
+EDIT_TYPES = (NoScaling, SoftmaxOverQueries, CausalMask, NoPositionalEncoding, HeadOutput, HookFunction)
 
 
 def labels(edits) -> tuple[str, ...]:
@@ -208,9 +231,12 @@ def _attention_modules(model: Transformer, kind: str | None, layer: int | None):
             yield name, i, model.get_submodule(f"{k.stack}.blocks.{i}.{k.module}")
 
 
-def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], list[str]]:
-    """The settings to write, as (object, attribute, value), and the reasons edits do not apply."""
+def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], list[tuple[str, Callable]],
+                                              list[str]]:
+    """The settings to write, as (object, attribute, value), the functions to run at hook points, as
+    (hook name, fn(tensor, point)) for HookedModule.hooks, and the reasons edits do not apply."""
     problems: list[str] = []
+    hook_fns: list[tuple[str, Callable]] = []
     cfg = model.cfg
     counts = model.attention_layer_counts()
     attn: dict[int, tuple[MultiHeadAttention, AttentionEdits]] = {}  # id(module) -> (module, settings)
@@ -259,6 +285,16 @@ def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], 
                 # tokens would also see the newest one.
                 if edit.mode == "off":
                     flag(model.decoder, "recompute", True)
+        elif isinstance(edit, HookFunction):
+            if edit.hook not in model.hook_points:
+                problems.append(f"{edit.label}: the model has no hook point named {edit.hook!r}")
+                continue
+            if edit.recompute and model.decoder is None:
+                problems.append(f"{edit.label}: the model has no decoder to recompute")
+                continue
+            hook_fns.append((edit.hook, lambda x, _point, fn=edit.fn: fn(x)))
+            if edit.recompute:
+                flag(model.decoder, "recompute", True)
         elif isinstance(edit, NoPositionalEncoding):
             if cfg.pos_encoding == "none":
                 problems.append(f'{edit.label}: the model has none to remove (pos_encoding="none")')
@@ -301,19 +337,19 @@ def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], 
     if len(causal_modes) > 1:
         problems.append(f"CausalMask: modes {sorted(causal_modes)} contradict each other")
     writes = [(m, "edits", e) for m, e in attn.values()] + list(flags.values())
-    return writes, problems
+    return writes, hook_fns, problems
 
 
 def edit_problems(model: Transformer, *edits: Edit) -> list[str]:
     """Why each edit cannot be applied to this model (empty: all apply); for greying out UI options."""
-    return _plan(model, edits)[1]
+    return _plan(model, edits)[2]
 
 
 @contextmanager
 def intervene(model: Transformer, *edits: Edit) -> Iterator[Transformer]:
     """Run the block with the edits applied to `model` (see the module docstring); yields the model."""
     with model.lock:
-        writes, problems = _plan(model, edits)
+        writes, hook_fns, problems = _plan(model, edits)
         if problems:
             raise ValueError("cannot apply these edits to this model: " + "; ".join(problems))
         saved: list[tuple[object, str, object]] = []
@@ -321,7 +357,8 @@ def intervene(model: Transformer, *edits: Edit) -> Iterator[Transformer]:
             for obj, attr, value in writes:
                 saved.append((obj, attr, getattr(obj, attr)))
                 setattr(obj, attr, value)
-            yield model
+            with model.hooks(hook_fns):
+                yield model
         finally:
             for obj, attr, old in reversed(saved):
                 setattr(obj, attr, old)

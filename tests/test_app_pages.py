@@ -894,25 +894,21 @@ def _tiny_bundle(pos_encoding: str):
 
 @pytest.fixture
 def swap_model(monkeypatch):
-    """Serve a tiny model of the given position scheme in place of every model (caches cleared)."""
-    import streamlit as st
-
+    """Serve a tiny model of the given position scheme in place of every model (stored results cleared)."""
     from app_support import gateway
 
     def swap(pos_encoding: str):
         tiny = _tiny_bundle(pos_encoding)
         monkeypatch.setattr(gateway, "get_bundle", lambda name: tiny)
         gateway.RESULTS.clear()
-        st.cache_data.clear()
         return tiny
 
     yield swap
     gateway.RESULTS.clear()
-    st.cache_data.clear()
 
 
 def test_positional_lab_on_a_rope_model(swap_model):
-    from app_support import positional_lab as lab
+    from model.lab.positional import rope_scores
 
     tiny = swap_model("rope")
     at = open_app(DIDACTIC[0], "attention", "positional", len=24)
@@ -922,7 +918,7 @@ def test_positional_lab_on_a_rope_model(swap_model):
     scores_fig = figure(at, "RoPE: q · k")
     scores = arr(trace(scores_fig, kind="heatmap")["z"])
     assert scores.shape == (24, 24)
-    np.testing.assert_allclose(scores, lab.rope_scores(d_head, 24), rtol=1e-6)
+    np.testing.assert_allclose(scores, rope_scores(d_head, 24), rtol=1e-6)
     for offset in range(-23, 24):
         assert np.ptp(np.diagonal(scores, offset=offset)) <= 1e-5
     shapes = scores_fig["layout"]["shapes"]  # rows and columns from max_len = 16 on are shaded

@@ -8,6 +8,7 @@ import torch
 
 import viz
 from model.analysis import analyze
+from model.interventions import HookFunction, intervene
 from model.lab.ablation import sample_texts
 from model.lab.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
 from model.store.registry import load_model
@@ -26,13 +27,9 @@ def _logp_scaled(bundle, text: str, scale: float) -> np.ndarray:
     intact = analyze(bundle, text)
     prepared = intact.prepared
     full = prepared.prefix + [s.token_id for s in intact.steps][:-1]
-    handle = model.get_submodule(EMBED_HOOK).register_forward_hook(lambda _m, _i, out: out * scale)
-    try:
-        with torch.no_grad():
-            logits = model(torch.tensor([prepared.source_ids]), torch.tensor([full]))[0]  # [tgt_pos, vocab]
-            logp = torch.log_softmax(logits.double(), -1)
-    finally:
-        handle.remove()
+    with intervene(model, HookFunction(EMBED_HOOK, lambda out: out * scale)), torch.no_grad():
+        logits = model(torch.tensor([prepared.source_ids]), torch.tensor([full]))[0]  # [tgt_pos, vocab]
+        logp = torch.log_softmax(logits.double(), -1)
     rows = [s.position for s in intact.steps]
     return logp[rows, [s.token_id for s in intact.steps]].numpy()
 

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_support.cost as cost
+import app_support.cost as page_cost
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
+from model.lab import cost
 from model.store.registry import load_model
 
 from .figures import title_of
@@ -136,7 +137,7 @@ def test_measuring_the_model_covers_the_lengths_it_accepts():
 
 
 def open_page(lang: str, monkeypatch, budget: float, model: str = "default") -> AppTest:
-    monkeypatch.setattr(cost, "BUDGET_S", budget)
+    monkeypatch.setattr(page_cost, "BUDGET_S", budget)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.query_params.update({"model": model, "text": "我吃了一个苹果", "lang": lang})
     at.run()

@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import deck as DK
 from app_support.i18n import text as tr
-from app_support.pitfalls import order_run
 from model.analysis import analyze, inspect_meta
+from model.lab.pitfalls import order_run
 from model.network.kinds import hook_name
 from model.store.registry import load_model
 from tests.figures import title_of
@@ -367,11 +367,11 @@ def test_the_apple_pair_is_one_click_away():
 
 
 def test_slide_problems_name_what_the_model_lacks():
-    assert DK.slide_problems(bundle("default"), "position") == []
-    assert DK.slide_problems(bundle("pitfall-no-positional-encoding"), "position") == ["position"]
-    assert DK.slide_problems(bundle("pitfall-no-positional-encoding"), "architecture") == []
+    assert DK.slide_problems("default", "position") == []
+    assert DK.slide_problems("pitfall-no-positional-encoding", "position") == ["position"]
+    assert DK.slide_problems("pitfall-no-positional-encoding", "architecture") == []
     for slide in DK.TALK:
-        assert DK.slide_problems(bundle("reverse"), slide) == []
+        assert DK.slide_problems("reverse", slide) == []
 
 
 def _listed_model_without_decoder() -> str:
@@ -385,7 +385,7 @@ def _listed_model_without_decoder() -> str:
 @pytest.mark.parametrize("slide", [3, 5])
 def test_a_slide_the_model_cannot_show_says_so_and_offers_the_translation_model(slide):
     name = _listed_model_without_decoder()
-    assert DK.slide_problems(bundle(name), DK.slide_key(slide)) == ["decoder"]
+    assert DK.slide_problems(name, DK.slide_key(slide)) == ["decoder"]
     at = open_in_app(slide, name, "The bank of the river.", kind="encoder", layer=0, head=0)
     assert not figures(at)
     assert at.info[0].value.startswith(tr("en", "deck.needs.decoder", model="")[:20])

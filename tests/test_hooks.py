@@ -145,6 +145,17 @@ def test_a_hook_can_edit_a_tensor_and_the_edit_flows_downstream(tiny_model):
     assert tiny_model.active_hook_count() == 0
 
 
+def test_the_cache_records_a_hooked_tensor_as_it_flows_on(tiny_model):
+    src, tgt = padded_batch()
+    point = "encoder.blocks.0.hook_resid_post"
+    _, plain = tiny_model.run_with_cache(src, tgt)
+    with tiny_model.hooks([(point, lambda t, hp: t * 2), (point, lambda t, hp: None)]):
+        assert tiny_model.active_hook_count() == 2
+        _, hooked = tiny_model.run_with_cache(src, tgt)
+    assert torch.equal(hooked[point], plain[point] * 2)  # None: the tensor flows on unchanged
+    assert tiny_model.active_hook_count() == 0
+
+
 def test_unknown_hook_name_is_an_error(tiny_model):
     with pytest.raises(KeyError, match="no hook point"):
         with tiny_model.hooks([("encoder.blocks.9.attn.hook_pattern", lambda t, hp: None)]):

@@ -13,6 +13,7 @@ from model.decoding import greedy_decode
 from model.interventions import (
     CausalMask,
     HeadOutput,
+    HookFunction,
     NoPositionalEncoding,
     NoScaling,
     SoftmaxOverQueries,
@@ -464,6 +465,67 @@ def test_greedy_decoding_reads_a_longer_patch_row_by_row(kind, layer):
     value = 30 * torch.randn(1, model.cfg.max_len, model.cfg.d_head, generator=g)
     src = SOURCES[1]
     with intervene(model, HeadOutput(kind, layer, 1, "replace", value)):
+        got = greedy_decode(model, [src], [[1]], eos_id=2)[0]
+        want = reference_greedy(model, src, [1], 2)
+    assert got == want
+    assert got != greedy_decode(model, [src], [[1]], eos_id=2)[0]
+
+
+def test_a_hook_function_rewrites_its_point_and_the_cache_records_what_flows_on():
+    model = make()
+    before = snapshot(model)
+    src, tgt = padded_batch()
+    point = hook_name("cross", 1, "pattern")
+    flat = HookFunction(point, lambda p: torch.full_like(p, 1.0 / p.shape[-1]), what="uniform")
+    with intervene(model, flat):
+        during, cache = model.run_with_cache(src, tgt)
+    assert (cache[point] == 1.0 / src.shape[1]).all()
+    assert not torch.allclose(during, before[0])
+    assert flat.label == f"{point}: uniform" and flat == flat and len({flat, flat}) == 1
+    with pytest.raises(RuntimeError, match="inside"):
+        with intervene(model, flat, HookFunction("decoder.hook_out", lambda x: x, recompute=True)):
+            assert model.decoder.recompute and model.active_hook_count() == 2
+            raise RuntimeError("inside")
+    assert_intact(model, before)
+
+
+def test_hook_functions_on_one_point_compose_in_order_and_nest():
+    model = make()
+    src, tgt = padded_batch()
+    point = "encoder.embed.hook_embed"
+    with intervene(model, HookFunction(point, lambda x: x + 1), HookFunction(point, lambda x: x * 2)):
+        with intervene(model, HookFunction(point, lambda x: x - 3)):
+            _, inner = model.run_with_cache(src, tgt)
+        _, outer = model.run_with_cache(src, tgt)
+    _, plain = model.run_with_cache(src, tgt)
+    assert torch.allclose(outer[point], (plain[point] + 1) * 2)
+    assert torch.allclose(inner[point], (plain[point] + 1) * 2 - 3)
+    assert model.active_hook_count() == 0
+
+
+def test_hook_functions_that_do_not_apply_raise_before_changing_anything():
+    model = make()
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="no hook point named 'encoder.blocks.9.attn.hook_z'"):
+        with intervene(model, NoScaling(), HookFunction("encoder.blocks.9.attn.hook_z", lambda x: x)):
+            pass
+    assert_intact(model, before)
+    with pytest.raises(ValueError, match="no decoder to recompute"):
+        with intervene(make(n_dec_layers=0, encoder_only=True),
+                       HookFunction("encoder.hook_out", lambda x: x, recompute=True)):
+            pass
+
+
+def test_greedy_decoding_under_a_position_dependent_hook_function_recomputes_the_prefix():
+    model = make()
+    g = torch.Generator().manual_seed(3)
+    shift = 3 * torch.randn(model.cfg.max_len, model.cfg.d_model, generator=g)  # [tgt_pos, d_model]
+
+    def by_position(x):  # reads absolute decoder positions: only right when the whole prefix is fed
+        return x + shift[: x.shape[1]]
+
+    src = SOURCES[1]
+    with intervene(model, HookFunction("decoder.blocks.0.hook_resid_post", by_position, recompute=True)):
         got = greedy_decode(model, [src], [[1]], eos_id=2)[0]
         want = reference_greedy(model, src, [1], 2)
     assert got == want

@@ -167,3 +167,65 @@ def test_the_import_graph_sees_relative_and_function_level_imports():
 
 def test_no_module_imports_itself_round_a_circle():
     assert import_circles(import_graph()) == []
+
+
+def _imports_of(path: pathlib.Path) -> list[str]:
+    """Every module name ``path`` imports (absolute names; relative imports as written, with dots)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append("." * node.level + (node.module or ""))
+    return names
+
+
+def _app_files() -> list[pathlib.Path]:
+    support = sorted((ROOT / "app_support").rglob("*.py"))
+    return [ROOT / "app.py", *support, *sorted((ROOT / "app_pages").glob("*.py"))]
+
+
+def test_pages_take_from_model_only_its_public_module():
+    """Pages draw: what runs a model reaches them through app_support's gateway, never an import."""
+    found = {
+        f"{path.name}: {name}"
+        for path in sorted((ROOT / "app_pages").glob("*.py"))
+        for name in _imports_of(path)
+        if (name == "model" or name.startswith("model.")) and name != "model.public"
+    }
+    assert not found, sorted(found)
+
+
+def test_the_app_layers_never_import_torch():
+    found = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _app_files()
+        for name in _imports_of(path)
+        if name == "torch" or name.startswith("torch.")
+    }
+    assert not found, sorted(found)
+
+
+def test_only_the_gateway_caches_model_results():
+    """One cache for model results (app_support/gateway.py); the upload space is a per-session resource."""
+    allowed = {"app_support/gateway.py", "app_support/user_models.py"}
+    found = {
+        str(path.relative_to(ROOT))
+        for path in _app_files()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in ("cache_data", "cache_resource")
+    }
+    assert found <= allowed, sorted(found - allowed)
+
+
+def test_the_forward_pass_is_changed_through_one_mechanism():
+    """Hook functions and flags are set by model.interventions (which always undoes them) and the
+    hook machinery itself, nowhere else: no raw forward hook, no hand-flipped recompute flag."""
+    owners = {"model/interventions.py", "model/network/hooks.py", "model/network/transformer.py"}
+    found = set()
+    for path in sorted((ROOT / "model").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        source = path.read_text(encoding="utf-8")
+        if rel not in owners and ("register_forward_hook" in source or "recompute = " in source):
+            found.add(rel)
+    assert not found, sorted(found)

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from app_support.i18n.check import untranslated
-from app_support.masks import default_other, no_causal_analysis, padded_batch
 from model.analysis import analyze
+from model.lab.masks import default_other, no_causal_analysis, padded_batch
 from model.store.registry import load_model
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from model.analysis import analyze
 from model.data.tasks import EncodeTask, InputError
-from model.embeddings import cosine, mean_pool, sentence_embeddings
+from model.embeddings import mean_pool, sentence_embeddings
 from model.network.config import ConfigError
 from model.network.kinds import hook_name
 from model.network.transformer import Transformer
@@ -23,6 +23,7 @@ from model.store.formats.bert import PretrainedError, load_bert_folder
 from model.store.formats.own import load_checkpoint, save_checkpoint
 from model.store.registry import available_models, load_model, model_info
 from model.store.sources.packages import PRETRAINED, pretrained_folder
+from viz.stats import cosine
 
 from .conftest import tiny_config
 

@@ -10,8 +10,9 @@ from streamlit.testing.v1 import AppTest
 from app_support import pages as page_registry
 from app_support.i18n import text as tr
 from app_support.models import model_label
-from model.embeddings import cosine, sentence_embeddings
+from model.embeddings import sentence_embeddings
 from model.store.registry import load_model
+from viz.stats import cosine
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 SENTENCE = "The bank raised interest rates."

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from model.analysis import analyze
-from model.lab.patching import GAP_MIN, Site, align, patch, rank_patches
+from model.interventions import intervene
+from model.lab.patching import GAP_MIN, Site, align, patch, patch_edit, rank_patches
 from model.network.kinds import layer_counts
 from model.store.registry import load_model
 
@@ -62,13 +63,12 @@ def test_the_intact_model_is_bit_identical_after_patching(reverse):
         assert np.array_equal(value, after.activations[name]), name
     assert not reverse.model.decoder.recompute
     assert not any(m._forward_hooks for m in reverse.model.modules())
+    assert reverse.model.active_hook_count() == 0
 
 
 def _raise_inside(bundle):
-    from model.lab.patching import _patched
-
     point = "decoder.blocks.0.cross_attn.hook_z"
-    with _patched(bundle.model, point, [0], torch.zeros(1, bundle.cfg.d_head), 0):
+    with intervene(bundle.model, patch_edit(point, [0], torch.zeros(1, bundle.cfg.d_head), 0)):
         raise RuntimeError("inside")
 
 

@@ -17,6 +17,7 @@ from app_support import pitfalls as PF
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries
+from model.lab import pitfalls as LP
 from model.network.config import ConfigError, ModelConfig
 from model.store.registry import load_model
 from model.training.presets import PITFALLS
@@ -65,7 +66,7 @@ def open_page(model: str, text: str, lang: str, kind: str = "encoder", layer: in
 
 
 def test_a_fully_masked_row_is_nan_in_torch_softmax_and_zero_in_the_models():
-    demo = PF.masked_row_demo()
+    demo = LP.masked_row_demo()
     assert np.isnan(demo.torch_softmax[1]).all() and np.isnan(demo.nan_after_values[1]).all()
     assert demo.model_softmax[1] == [0.0] * 4
     np.testing.assert_allclose(sum(demo.torch_softmax[0]), 1.0, atol=1e-6)
@@ -74,7 +75,7 @@ def test_a_fully_masked_row_is_nan_in_torch_softmax_and_zero_in_the_models():
 
 @pytest.mark.parametrize("name,text", CASES + [("default", "I like apples very much.")])
 def test_without_positions_a_shuffled_token_keeps_its_encoder_output(name, text):
-    run = PF.order_run(bundle(name), text, None, 3)
+    run = LP.order_run(bundle(name), text, None, 3)
     assert sorted(run.order) == list(range(len(run.source_tokens)))
     assert run.order != sorted(run.order)
     assert [run.source_tokens[i] for i in run.order] == run.shuffled_tokens
@@ -87,30 +88,30 @@ def test_without_positions_a_shuffled_token_keeps_its_encoder_output(name, text)
 @pytest.mark.parametrize("name,text", CASES)
 def test_truncation_shows_exactly_the_dropped_tokens(name, text):
     b = bundle(name)
-    run = PF.truncation_run(b, text, None)
+    run = LP.truncation_run(b, text, None)
     assert run.dropped and len(run.kept) == b.cfg.max_len
     assert run.kept[:-1] + run.dropped == run.all_tokens
     assert "input_truncated" in [m.code for m in run.notes]
 
 
 def test_dimensions_lab_errors_are_the_real_ones():
-    bad = PF.dimension_run(8, 3, "batch_first")
+    bad = LP.dimension_run(8, 3, "batch_first")
     with pytest.raises(ConfigError) as raised:
-        ModelConfig(vocab_size=PF.VOCAB, d_model=8, n_heads=3, d_ff=16, n_enc_layers=1, n_dec_layers=1,
+        ModelConfig(vocab_size=LP.VOCAB, d_model=8, n_heads=3, d_ff=16, n_enc_layers=1, n_dec_layers=1,
                     dropout=0.0, max_len=8)
     assert bad.error == f"ConfigError: {raised.value}"
-    good = PF.dimension_run(8, 2, "batch_first")
+    good = LP.dimension_run(8, 2, "batch_first")
     assert good.error is None and good.sizes["B"] == 2 and good.sizes["L_src"] == 4 and good.sizes["h"] == 2
     assert good.sizes["d_head"] == 4
-    seq = PF.dimension_run(8, 2, "seq_first")
+    seq = LP.dimension_run(8, 2, "seq_first")
     assert seq.sizes["B"] == 4 and seq.sizes["L_src"] == 2 and seq.logits_gap > 0
-    merge = PF.dimension_run(8, 2, "merge_wrong")
+    merge = LP.dimension_run(8, 2, "merge_wrong")
     zt = torch.zeros(2, 2, 4, 4)  # [batch, head, position, d_head]
     with pytest.raises(RuntimeError) as raised:
         zt.transpose(1, 2).view(2, 4, 8)
     assert merge.merge_error == f"RuntimeError: {raised.value}"
     assert merge.merge_gap > 0 and merge.out_gap > 0
-    assert PF.dimension_run(8, 1, "merge_wrong").merge_gap == 0.0
+    assert LP.dimension_run(8, 1, "merge_wrong").merge_gap == 0.0
 
 
 # --------------------------------------------------------------------------- the page
@@ -126,9 +127,9 @@ EDIT_CASES = [("scaling", "encoder", 1, 2, (NoScaling(),), {}),
 def test_the_broken_maps_are_a_direct_run_with_the_fault(model, text, fault, kind, layer, head, edits, extra):
     b = bundle(model)
     src = torch.tensor([[5, 6, 7, 8]])
-    before = PF.intact_check(b)
+    before = LP.intact_check(b)
     at = open_page(model, text, "en", kind, layer, head, fault=fault, **extra)
-    after = PF.intact_check(b)
+    after = LP.intact_check(b)
     assert torch.equal(before, after), "the page must leave the loaded model bit-identical"
     with torch.no_grad():
         assert torch.equal(b.model(src, src), b.model(src, src))
@@ -158,7 +159,7 @@ def test_the_masked_row_position_and_truncation_views():
     frames = [el.value for el in at.dataframe]
     assert np.isnan(frames[1].iloc[:, 1]).all() and (frames[1].iloc[:, 2] == 0).all()
     at = open_page("reverse", "attention", "en", fault="position", shuffle="5")
-    run = PF.order_run(bundle("reverse"), "attention", None, 5)
+    run = LP.order_run(bundle("reverse"), "attention", None, 5)
     bars = figures(at)[0]["data"]
     np.testing.assert_allclose(arr(bars[0]["y"]), run.cosine["with"])
     np.testing.assert_allclose(arr(bars[1]["y"]), run.cosine["without"])
@@ -167,7 +168,7 @@ def test_the_masked_row_position_and_truncation_views():
     # what the page hands to the link (app.py writes it into the URL)
     assert at.session_state["_url_page_params"]["shuffle"] == "6"
     at = open_page("reverse", "attention", "en", fault="truncation")
-    trunc = PF.truncation_run(bundle("reverse"), "attention", None)
+    trunc = LP.truncation_run(bundle("reverse"), "attention", None)
     assert any(" · ".join(trunc.dropped) in str(m.value).replace("\\", "") for m in at.markdown)
     assert at.warning
 
@@ -175,13 +176,13 @@ def test_the_masked_row_position_and_truncation_views():
 def test_the_dimensions_lab_shows_the_real_exception_text():
     at = open_page("reverse", "attention", "en", dmodel="8", heads="3")
     try:
-        ModelConfig(vocab_size=PF.VOCAB, d_model=8, n_heads=3, d_ff=16, n_enc_layers=1, n_dec_layers=1,
+        ModelConfig(vocab_size=LP.VOCAB, d_model=8, n_heads=3, d_ff=16, n_enc_layers=1, n_dec_layers=1,
                     dropout=0.0, max_len=8)
     except ConfigError as e:
         message = str(e)
     assert any(message in str(el.value) for el in at.error)
     at = open_page("reverse", "attention", "en", dmodel="8", heads="2", order="merge_wrong")
-    merge = PF.dimension_run(8, 2, "merge_wrong")
+    merge = LP.dimension_run(8, 2, "merge_wrong")
     assert any(merge.merge_error in str(el.value) for el in at.error)
     assert len(at.dataframe[-1].value) == len(merge.steps)
 
@@ -205,13 +206,13 @@ def test_the_page_runs_in_both_languages_and_chinese_has_no_english(model, text,
         tokens = list(greedy.source_tokens) + list(greedy.target_tokens) + [text, greedy.output_text]
         fault = params["fault"]
         if fault in PF.EDIT_FAULTS:
-            run = PF.fault_run(b, text, None, PF.fault_edits(fault, params.get("causal", "reversed")))
+            run = LP.fault_run(b, text, None, LP.fault_edits(fault, params.get("causal", "reversed")))
             tokens += [run.broken_output, *run.broken.target_tokens]
         if fault == "position":
-            run = PF.order_run(b, text, None, 0)
+            run = LP.order_run(b, text, None, 0)
             tokens += run.shuffled_tokens + list(run.outputs.values())
         if fault == "truncation":
-            trunc = PF.truncation_run(b, text, None)
+            trunc = LP.truncation_run(b, text, None)
             tokens += trunc.all_tokens + trunc.kept + [trunc.output, trunc.text]
         tokens += [w for s in list(tokens) for w in s.split()]
         left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
@@ -237,7 +238,7 @@ def test_the_trained_section_shows_the_models_own_figures(model, text, variant, 
                               / "metrics.json").read_text())["results"]["task"]["exact_match"]
                for n in (PF.TRAINED_CORRECT, name)}
     assert [m.value for m in at.metric] == [f"{metrics[PF.TRAINED_CORRECT]:.3f}", f"{metrics[name]:.3f}"]
-    assert PF.test_exact_match(broken.metrics) == metrics[name]
+    assert LP.test_exact_match(broken.metrics) == metrics[name]
     assert at.code[0].value == broken.info["fault_line"] and broken.info["fault_line"]
     curves, *maps = figures(at, trained=True)
     for i, b in enumerate((correct, broken)):
@@ -249,7 +250,7 @@ def test_the_trained_section_shows_the_models_own_figures(model, text, variant, 
             np.testing.assert_allclose(arr([trace["y"]])[0], np.array(series[key], dtype=float))
     assert len(maps) == 2
     for fig, b in zip(maps, (correct, broken), strict=True):
-        layer, head = PF.trained_head(b)
+        layer, head = LP.trained_head(b)
         assert (layer, head) == (1, 0)
         expected = analyze(b, word).attention("cross")[layer, head]
         heat = [tr for tr in fig["data"] if tr["type"] == "heatmap"][0]
@@ -258,11 +259,11 @@ def test_the_trained_section_shows_the_models_own_figures(model, text, variant, 
 
 def test_trained_word_and_head_clamp():
     ref = bundle(PF.TRAINED_CORRECT)
-    assert PF.trained_word(bundle("reverse"), "level", ref) == "level"
-    assert PF.trained_word(bundle("default"), "level", ref) == PF.TRAINED_WORD
-    assert PF.trained_word(bundle("reverse"), "x" * 40, ref) == PF.TRAINED_WORD
-    assert PF.trained_head(bundle("pitfall-one-head"), 1, 3) == (1, 0)
-    assert PF.trained_head(ref, 5, 3) == (1, 3)
+    assert LP.trained_word(bundle("reverse"), ref, "level") == "level"
+    assert LP.trained_word(bundle("default"), ref, "level") == LP.TRAINED_WORD
+    assert LP.trained_word(bundle("reverse"), ref, "x" * 40) == LP.TRAINED_WORD
+    assert LP.trained_head(bundle("pitfall-one-head"), 1, 3) == (1, 0)
+    assert LP.trained_head(ref, 5, 3) == (1, 3)
     assert PF.TRAINED_VARIANTS == tuple(PITFALLS[1:])
 
 
@@ -274,7 +275,7 @@ def test_the_trained_section_in_chinese_has_no_english(variant):
     for n in (PF.TRAINED_CORRECT, f"pitfall-{variant}"):
         run = analyze(bundle(n), "attention")
         tokens += list(run.source_tokens) + list(run.target_tokens) + [run.output_text]
-    fault = PF.fault_run(bundle("reverse"), "attention", None, PF.fault_edits(PF.FAULTS[0]))  # section 1
+    fault = LP.fault_run(bundle("reverse"), "attention", None, LP.fault_edits(PF.FAULTS[0]))  # section 1
     tokens += [fault.broken_output, *fault.broken.target_tokens, "attention"]
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}

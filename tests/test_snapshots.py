@@ -18,9 +18,10 @@ from streamlit.testing.v1 import AppTest
 
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.training_scrub import clamp_head, reverse_alignment, snapshot_exact_match, step_run, timeline
+from app_support.training_scrub import clamp_head
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
+from model.lab.training_scrub import reverse_alignment, snapshot_exact_match, step_run, timeline
 from model.network.config import ModelConfig, TrainConfig
 from model.network.transformer import Transformer
 from model.store.bundle import CheckpointError
@@ -257,7 +258,7 @@ def test_the_page_shows_what_the_snapshot_computes(model, text, layer, head, ste
                     "lang": lang, "step": str(step)})
     b = bundle()
     word = text if model == "reverse" else "attention"
-    L, H = clamp_head(b, layer, head)
+    L, H = clamp_head(b.cfg, layer, head)
     assert at.select_slider(key="training_step").value == step
     assert at.query_params["step"] == str(step)
     timeline_fig, heatmap, alignment_fig = figures(at)

@@ -14,8 +14,9 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.variants import KV_TOKENS, MODELS, kv_cache_bytes, kv_formula, variant_row, variant_view
+from app_support.variants import MODELS
 from model.analysis import analyze
+from model.lab.variants import KV_TOKENS, kv_cache_bytes, kv_formula, variant_row, variant_view
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
 from model.store.registry import GROUPS, REPO_ROOT, available_models, load_model, model_info
@@ -101,19 +102,19 @@ def test_shipped_variant_is_float16_and_shows_the_exact_match_it_claims(name):
 
 def test_a_variant_row_reads_the_models_own_records():
     bundle = load_model("variant-gqa")
-    row = variant_row(bundle, "variant-gqa")
+    row = variant_row(bundle)
     series = step_series(bundle.history)
     assert row.exact_match == bundle.metrics["results"]["task"]["exact_match"]
     assert row.final_loss == pytest.approx(np.mean(series["loss"][-50:]))
     assert row.valid_loss == [r["valid_loss"] for r in bundle.history if "valid_loss" in r][-1]
     assert row.kv_heads == 2 and row.kv_bytes == kv_formula(bundle.cfg)
     assert row.parameters == sum(p.numel() for p in bundle.model.parameters())
-    assert row.parameters < variant_row(load_model("variant-base"), "variant-base").parameters
+    assert row.parameters < variant_row(load_model("variant-base")).parameters
 
 
 def test_variant_view_is_teacher_forced_on_the_right_answer():
     bundle = load_model("variant-rope")
-    view = variant_view(bundle, "variant-rope", "lens")
+    view = variant_view(bundle, "lens")
     assert view.answer == "snel"
     assert "".join(view.analysis.target_tokens[1:]) == "snel"
     assert view.output == analyze(bundle, "lens").output_text

@@ -21,8 +21,8 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
-from app_support.worked import LayerTensors, layer_tensors
 from model.analysis import analyze
+from model.lab.worked import LayerTensors, layer_tensors
 from model.network.kinds import KINDS
 from model.network.transformer import Transformer
 from model.store.registry import load_model

@@ -68,6 +68,7 @@ from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_tabl
 from viz.stats import (
     HEAD_STATS_COLUMNS,
     MAX_DIVERGENCE_ROWS,
+    cosine,
     cosine_similarity_matrix,
     divergence_rows,
     entropy,
@@ -127,6 +128,7 @@ __all__ = [
     "compare_heatmaps",
     "column_help",
     "column_labels",
+    "cosine",
     "cosine_similarity_matrix",
     "cross_attention_step",
     "entropy",

@@ -76,6 +76,12 @@ def js_divergence(p: np.ndarray, q: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.clip(js, 0.0, LN2)
 
 
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """cos(a, b) of two vectors (float64)."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(a64 @ b64 / max(np.linalg.norm(a64) * np.linalg.norm(b64), 1e-300))
+
+
 def cosine_similarity_matrix(x: np.ndarray) -> np.ndarray:
     """Pairwise cosine similarity of the rows of ``x [n, d]`` -> ``[n, n]`` in ``[-1, 1]``.
 

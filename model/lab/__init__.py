@@ -3,7 +3,8 @@
 Each module takes a :class:`model.store.bundle.Bundle` and plain values and returns plain results
 (dataclasses of numpy arrays, numbers, strings): the app caches them by model and arguments
 (``app_support/gateway.py``) and draws them (``viz/``). Every change to the forward pass goes
-through :mod:`model.interventions` or hook functions that remove themselves, never the weights.
+through :mod:`model.interventions` (an experiment's own change is a ``HookFunction`` edit), which
+always undoes it; never through the weights.
 """
 
 from __future__ import annotations

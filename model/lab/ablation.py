@@ -24,6 +24,7 @@ Several heads at once (any kinds and layers):
     result.output, result.intact_output      # re-decoded greedily with the heads removed, and intact
     result.steps                             # per step of the intact output: KL, top-k before/after
     exact_match(bundle, head_edits(heads))   # the didactic tasks' test words, decoded under the edits
+    ablated_analysis(bundle, text, None, result.intact_output, heads)  # attention, teacher-forced
 
 Heads are written `kind.layer.head` in links (`parse_heads`, `format_heads`).
 """
@@ -35,11 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..analysis import Analysis, analyze, attention_only
 from ..decoding import greedy_decode
 from ..interventions import HeadOutput, intervene
 from ..network.kinds import KINDS, hook_name, layer_counts
 from ..store.bundle import Bundle
 from ..training.evaluate import translate_batch
+from . import entry
 
 ABLATION_MODES = ("zero", "mean")
 
@@ -85,6 +88,7 @@ def _effects(intact_logp: torch.Tensor, ablated_logits: torch.Tensor, run: _Run)
     return kl.mean(-1).numpy(), delta.numpy()
 
 
+@entry
 @torch.no_grad()
 def rank_heads(
     bundle: Bundle, text: str, direction: str | None = None, mode: str = "zero", batched: bool = True
@@ -237,6 +241,7 @@ def _top(logp: torch.Tensor, tok, k: int) -> tuple[tuple[str, float], ...]:
     return tuple(zip(tok.tokens(top.indices.tolist()), (float(p) for p in top.values), strict=True))
 
 
+@entry
 @torch.no_grad()
 def ablate(
     bundle: Bundle, text: str, direction: str | None = None, heads=(), mode: str = "zero", top_k: int = 5
@@ -280,6 +285,20 @@ def exact_match(bundle: Bundle, edits=(), n: int = 200) -> float | None:
     return sum(o == r for o, (_, r, _) in zip(outputs, refs, strict=True)) / len(refs)
 
 
+@entry
+def exact_match_ablated(bundle: Bundle, heads=(), mode: str = "zero", n: int = 200) -> float | None:
+    """:func:`exact_match` with `heads` removed (none: the intact model)."""
+    return exact_match(bundle, head_edits(heads, mode), n)
+
+
+@entry
+def ablated_analysis(bundle: Bundle, text: str, direction: str | None, target: str, heads=(),
+                     mode: str = "zero") -> Analysis:
+    """The teacher-forced pass over `target` (the intact output) with the heads removed, recording
+    attention patterns and scores only (what the ablation page draws)."""
+    return analyze(bundle, text, direction, target, edits=head_edits(heads, mode), keep=attention_only)
+
+
 #: Sentences for measurements over a sample on the translation model (written for this project:
 #: short, everyday, half Chinese and half English). The didactic models use their test words.
 TRANSLATION_SAMPLE = (
@@ -290,6 +309,7 @@ TRANSLATION_SAMPLE = (
 )
 
 
+@entry
 def sample_texts(bundle: Bundle, n: int = 16) -> list[str]:
     """n input sentences for a measurement over a sample: the didactic task's first test words, or
     the translation sample above (both directions)."""

@@ -56,6 +56,7 @@ from ..decoding import greedy_decode
 from ..files import atomic_write
 from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
 from ..store.bundle import Bundle
+from . import entry
 
 #: Bump when what an atlas holds or how it is computed changes: older files on disk are recomputed.
 ATLAS_VERSION = 1
@@ -113,6 +114,7 @@ class Dataset:
     total: int  # sentences in the whole split
 
 
+@entry
 def held_out_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
     """The held-out test split: every test word of a didactic task, or ``n`` sentences (default 200)
     of the translation test split, evenly spaced over it (zh->en and en->zh of each picked pair)."""
@@ -237,6 +239,7 @@ class Atlas:
         return [int(i) for i in np.argsort(-values, kind="stable")[:k]]
 
 
+@entry
 def weights_key(bundle: Bundle) -> str:
     """sha256 over the model's weights and config: a retrained or re-shipped model gets a new key."""
     h = hashlib.sha256()
@@ -561,6 +564,13 @@ def load_atlas(path: Path) -> Atlas | None:
             )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+@entry(models=0)
+def read_atlas(path: str, mtime_ns: int) -> Atlas | None:
+    """:func:`load_atlas` of the file at ``path`` as of its modification time ``mtime_ns`` (the
+    app's key: a file written again is read again)."""
+    return load_atlas(Path(path))
 
 
 def load_or_compute(

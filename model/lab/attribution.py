@@ -18,8 +18,8 @@ it is. A source token's attribution is the sum over its embedding dimensions.
                            f(x) - f(x') up to the rule's error, which is reported per step
 
 One forward pass of a batch of m + 2 copies (the m points, the input, the baseline) and one backward
-pass per output step. The model's weights and settings are not changed (a forward hook on the
-HookPoint, removed on exit).
+pass per output step. The model's weights and settings are not changed (the points are fed in by a
+HookFunction edit on the embeddings' hook point, applied with `intervene`).
 
 Agreement: per cross-attention head and step, the Spearman rank correlation between the head's
 attention row over the source and |integrated gradients| over the source; averaged over the steps of
@@ -34,8 +34,10 @@ import numpy as np
 import torch
 
 from ..decoding import greedy_decode
+from ..interventions import HookFunction, intervene
 from ..network.kinds import hook_name, layer_counts
 from ..store.bundle import Bundle
+from . import entry
 
 EMBED_HOOK = "encoder.embed.hook_embed"
 
@@ -87,6 +89,7 @@ def cross_rollout(cross: np.ndarray, encoder: np.ndarray) -> np.ndarray:
     return np.asarray(cross, np.float64).mean(axis=(0, 1)) @ self_rollout(encoder)
 
 
+@entry
 def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: int = 32) -> Attribution:
     """Gradient x input and integrated gradients for every step of the greedy output (see module doc).
 
@@ -118,22 +121,15 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
         alphas = torch.cat([(torch.arange(m, dtype=torch.float64) + 0.5) / m,
                             torch.tensor([1.0, 0.0], dtype=torch.float64)])  # [m + 2]
         points = (alphas[:, None, None] * x[None]).float().requires_grad_(True)  # [m + 2, src_pos, d_model]
-
-        def feed(_module, _inputs, _out):
-            return points
-
-        handle = model.get_submodule(EMBED_HOOK).register_forward_hook(feed)
-        try:
-            with torch.enable_grad():
-                logits = model(src.expand(m + 2, -1), tgt.expand(m + 2, -1))  # [m + 2, tgt_pos, vocab]
-                logp = torch.log_softmax(logits, dim=-1)
-                chosen = logp[:, rows, targets]  # [m + 2, step]
-                grads = []
-                for i in range(len(rows)):
-                    (g,) = torch.autograd.grad(chosen[:, i].sum(), points, retain_graph=i + 1 < len(rows))
-                    grads.append(g.double())  # [m + 2, src_pos, d_model]
-        finally:
-            handle.remove()
+        feed = HookFunction(EMBED_HOOK, lambda _embedded: points, what="integration points")
+        with intervene(model, feed), torch.enable_grad():
+            logits = model(src.expand(m + 2, -1), tgt.expand(m + 2, -1))  # [m + 2, tgt_pos, vocab]
+            logp = torch.log_softmax(logits, dim=-1)
+            chosen = logp[:, rows, targets]  # [m + 2, step]
+            grads = []
+            for i in range(len(rows)):
+                (g,) = torch.autograd.grad(chosen[:, i].sum(), points, retain_graph=i + 1 < len(rows))
+                grads.append(g.double())  # [m + 2, src_pos, d_model]
     g = torch.stack(grads)  # [step, m + 2, src_pos, d_model]
     integrated = (g[:, :m].mean(1) * x[None]).sum(-1)  # [step, src_pos]
     gxi = (g[:, m] * x[None]).sum(-1)
@@ -187,6 +183,7 @@ class Agreement:
     spread: np.ndarray  # [layer, head] standard deviation over those steps
 
 
+@entry
 def agreement(bundle: Bundle, texts: list[str], n_steps: int = 16, direction: str | None = None) -> Agreement:
     """Rank agreement between each cross-attention head and |integrated gradients| over a sample."""
     per_step: list[np.ndarray] = []  # [layer, head] per step

@@ -13,10 +13,11 @@ length there, otherwise the k-th occurrence of a chosen token in B with its k-th
 equally often in both). Anything else is not aligned, and `Alignment.reason` says why; nothing is
 patched there (no guessing).
 
-The patch is a forward hook on the site's HookPoint that overwrites the aligned rows and leaves the
-rest computed live, so a patched greedy run sees its own activations elsewhere. On the target side the
-decoder recomputes the whole prefix at each step while patching (so the hook sees absolute positions).
-Hooks and settings are removed on exit, also after an exception: the intact model is unchanged.
+The patch is an edit (`patch_edit`: a HookFunction on the site's hook point, applied with `intervene`)
+that overwrites the aligned rows and leaves the rest computed live, so a patched greedy run sees its
+own activations elsewhere. On the target side the decoder recomputes the whole prefix at each step
+while patching (so the function sees absolute positions). `intervene` puts everything back on exit,
+also after an exception: the intact model is unchanged.
 
 Per step t of B's output (B's own token, teacher-forced):
 
@@ -33,16 +34,16 @@ one, so a step with a small gap cannot dominate. Note that A's and B's steps rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..decoding import greedy_decode
+from ..interventions import HookFunction, intervene
 from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
 from ..store.bundle import Bundle
+from . import entry
 
 SITE_KINDS = ("head", "resid")
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a
@@ -157,19 +158,16 @@ def _sentence(bundle: Bundle, text: str, direction: str | None) -> _Sentence:
                      tok.decode(full[len(p.prefix):]), tok.tokens(p.source_ids), tok.tokens(full))
 
 
-@contextmanager
-def _patched(model, hook: str, rows_b: list[int], values: torch.Tensor, head: int | None,
-             per_row: bool = False) -> Iterator[None]:
-    """Overwrite positions rows_b of the tensor at `hook` with `values` [len(rows_b), ...].
+def patch_edit(hook: str, rows_b: list[int], values: torch.Tensor, head: int | None,
+               per_row: bool = False) -> HookFunction:
+    """The edit that overwrites positions rows_b of the tensor at `hook` with `values` [len(rows_b), ...].
 
     per_row: batch row h patches head h only (values [len(rows_b), head, d_head]); else every batch
     row gets the patch (of `head`, or of the whole tensor when head is None).
     """
-    point = model.get_submodule(hook)
     index = torch.tensor(rows_b, dtype=torch.long)
-    target_side = hook.startswith("decoder.")
 
-    def overwrite(_module, _inputs, out):
+    def overwrite(out: torch.Tensor) -> torch.Tensor:
         out = out.clone()
         n = out.shape[1]
         keep = index < n  # greedy decoding: positions not reached yet
@@ -183,15 +181,8 @@ def _patched(model, hook: str, rows_b: list[int], values: torch.Tensor, head: in
             out[:, idx, head] = val
         return out
 
-    handle = point.register_forward_hook(overwrite)
-    saved = model.decoder.recompute
-    try:
-        if target_side:
-            model.decoder.recompute = True
-        yield
-    finally:
-        model.decoder.recompute = saved
-        handle.remove()
+    # Rows are absolute positions: on the target side greedy decoding must feed the whole prefix.
+    return HookFunction(hook, overwrite, recompute=hook.startswith("decoder."), what="patched from A")
 
 
 @dataclass(frozen=True)
@@ -245,6 +236,7 @@ def _step_pairs(a: _Sentence, b: _Sentence, token: str | None) -> dict[int, int]
     return {pb: pa for pb, pa in target.pairs if pb in b.rows and pa in rows_a}
 
 
+@entry
 @torch.no_grad()
 def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | None = None,
           direction: str | None = None) -> Patch:
@@ -267,7 +259,7 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
         values = act[[pa for _, pa in alignment.pairs]]
         if site.head is not None:
             values = values[:, site.head]  # [aligned, d_head]
-        with _patched(model, site.hook, rows_b, values, site.head):
+        with intervene(model, patch_edit(site.hook, rows_b, values, site.head)):
             logits_p = model(b.src, b.tgt)
             generated = greedy_decode(model, [b.source_ids], [b.prefix], tok.eos_id)[0]
     la = torch.log_softmax(logits_a[0].double(), -1)  # [tgt_pos_a, vocab]
@@ -299,6 +291,7 @@ class PatchEffect:
     aligned: int  # positions of B patched
 
 
+@entry
 @torch.no_grad()
 def rank_patches(bundle: Bundle, text_a: str, text_b: str, token: str | None = None,
                  direction: str | None = None, batched: bool = True) -> list[PatchEffect]:
@@ -331,12 +324,12 @@ def rank_patches(bundle: Bundle, text_a: str, text_b: str, token: str | None = N
                 name = hook_name(kind, layer, "z")
                 values = cache_a[name][0][[pa for _, pa in alignment.pairs]]  # [aligned, head, d_head]
                 if batched:
-                    with _patched(model, name, rows_b, values, None, per_row=True):
+                    with intervene(model, patch_edit(name, rows_b, values, None, per_row=True)):
                         logits_p = model(b.src.expand(H, -1), b.tgt.expand(H, -1))  # [H, tgt_pos, vocab]
                 else:
                     parts = []
                     for h in range(H):
-                        with _patched(model, name, rows_b, values[:, h], h):
+                        with intervene(model, patch_edit(name, rows_b, values[:, h], h)):
                             parts.append(model(b.src, b.tgt))
                     logits_p = torch.cat(parts)
                 lp = torch.log_softmax(logits_p.double(), -1)  # [H, tgt_pos, vocab]

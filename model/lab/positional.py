@@ -1,13 +1,29 @@
-"""The positional-encoding lab's numbers from a loaded model."""
+"""The positional-encoding lab's numbers from the model.
+
+* The position table: the model's own learned one, or the sinusoidal table at the size asked for.
+* RoPE, with the model's own functions (``rope_angles``, ``apply_rope``): the rotation angle per
+  position step of each pair, and q · k for one q and one k moved to every pair of positions.
+* The two vectors added at the encoder's input for a sentence, read from the real hooks
+  ``encoder.embed.hook_embed`` and ``encoder.embed.hook_pos_embed``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import torch
 
-from ..network.positional import sinusoidal_table
+from ..analysis import analyze
+from ..network.positional import apply_rope, rope_angles, sinusoidal_table
 from ..store.bundle import Bundle
+from . import entry
+
+EMBED_HOOK = "encoder.embed.hook_embed"
+POS_HOOK = "encoder.embed.hook_pos_embed"
 
 
+@entry
 def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray, bool]:
     """(table [pos, d_model], whether it is the model's own) for the positional-encoding lab.
 
@@ -18,6 +34,67 @@ def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray
     if cfg.pos_encoding == "learned" and (n_pos, d_model) == (cfg.max_len, cfg.d_model):
         positions = getattr(bundle.model.encoder.embed, "positions", None)
         if positions is not None and hasattr(positions, "table"):
-            return positions.table.detach().float().numpy(), True
+            return positions.table.detach().float().numpy().copy(), True  # not a view of the weights
     own = cfg.pos_encoding == "sinusoidal" and d_model == cfg.d_model
     return sinusoidal_table(int(n_pos), int(d_model)).numpy().astype(np.float32), own
+
+
+# --------------------------------------------------------------------------- RoPE
+
+
+@entry(models=0)
+def rope_frequencies(d_head: int) -> np.ndarray:
+    """The model's rotation angle per position step of each pair (radians, ``[d_head/2]``).
+
+    Read from ``rope_angles`` itself: the angle of position 1 (every angle is below π).
+    """
+    cos, sin = rope_angles(2, d_head)
+    return np.arctan2(sin[1].double().numpy(), cos[1].double().numpy())
+
+
+@entry(models=0)
+def rope_scores(d_head: int, n_pos: int, seed: int = 0) -> np.ndarray:
+    """q · k (float32 ``[m, n]``) for one random q rotated to position m and one random k rotated to n.
+
+    Uses the model's ``rope_angles`` and ``apply_rope``; the result depends on m − n only.
+    """
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, d_head, generator=g)
+    cos, sin = rope_angles(n_pos, d_head)  # [pos, d_head/2]
+    q_rot = apply_rope(q.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]  # [pos, d_head]
+    k_rot = apply_rope(k.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]
+    return (q_rot @ k_rot.T).numpy()
+
+
+# --------------------------------------------------------------------------- one sentence
+
+
+@dataclass(frozen=True)
+class InputVectors:
+    """What the encoder adds at its input for one sentence (batch axis dropped, float32)."""
+
+    tokens: list[str]
+    embed: np.ndarray  # [pos, d_model], hook_embed: token embedding × sqrt(d_model)
+    pos: np.ndarray | None  # [pos, d_model], hook_pos_embed; None for RoPE / no positional encoding
+
+    @property
+    def embed_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.embed, axis=-1)
+
+    @property
+    def pos_norm(self) -> np.ndarray | None:
+        return None if self.pos is None else np.linalg.norm(self.pos, axis=-1)
+
+
+def input_vectors(activations: dict[str, np.ndarray], tokens: list[str]) -> InputVectors:
+    pos = activations.get(POS_HOOK)
+    return InputVectors(list(tokens), np.asarray(activations[EMBED_HOOK][0]),
+                        None if pos is None else np.asarray(pos))
+
+
+@entry
+def sentence_input_vectors(bundle: Bundle, text: str, direction: str | None) -> InputVectors:
+    """The two hooks of the encoder's input for ``text`` (only they are recorded); raises
+    ``InputError`` on unusable input."""
+    result = analyze(bundle, text, direction, keep={EMBED_HOOK, POS_HOOK}.__contains__)
+    return input_vectors(result.activations, result.source_tokens)

@@ -3,6 +3,10 @@
 Every interesting tensor of the forward pass flows through a `HookPoint`, an identity module.
 Its name is its path in the module tree (e.g. ``encoder.blocks.0.attn.hook_pattern``), so
 cache keys, saved archives and UI labels all use one naming scheme.
+
+`HookedModule.hooks` runs functions on hook points' tensors for the duration of a block (the edit
+``model.interventions.HookFunction`` goes through it). The functions are a setting the point reads,
+not PyTorch forward hooks, so what a cache records at a point is what flows on from it.
 """
 
 from __future__ import annotations
@@ -23,16 +27,25 @@ class HookPoint(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.name: str = ""
+        # Set by HookedModule.hooks only (HookFn, run in order before the tensor is recorded).
+        self.fns: tuple[HookFn, ...] = ()
         # run_with_cache writes here directly: cheaper than PyTorch's hook machinery on ~100 points.
         self.sink: dict[str, torch.Tensor] | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for fn in self.fns:
+            out = fn(x, self)
+            x = x if out is None else out
         if self.sink is not None:
             self.sink[self.name] = x.detach() if x.requires_grad else x
         return x
 
     def extra_repr(self) -> str:
         return self.name
+
+
+#: What HookedModule.hooks runs at a point: fn(tensor, point) -> the tensor that flows on (None: unchanged).
+HookFn = Callable[[torch.Tensor, HookPoint], torch.Tensor | None]
 
 
 # Old imports keep working; the kinds registry is the one definition.
@@ -113,25 +126,26 @@ class HookedModule(nn.Module):
     def active_hook_count(self) -> int:
         """Hooks and cache sinks still attached: 0 whenever no run is in progress."""
         return sum(
-            len(hp._forward_hooks) + len(hp._forward_pre_hooks) + (hp.sink is not None)
+            len(hp.fns) + len(hp._forward_hooks) + len(hp._forward_pre_hooks) + (hp.sink is not None)
             for hp in self.hook_points.values()
         )
 
     @contextmanager
-    def hooks(self, fwd_hooks: list[tuple[str, Callable]]):
-        """Attach forward hooks (name, fn(tensor, hook_point) -> tensor | None) for the block's duration."""
+    def hooks(self, fwd_hooks: list[tuple[str, HookFn]]):
+        """Run fn(tensor, hook_point) -> tensor | None on the named points' tensors for the block's
+        duration (several on one point: in the order given); removed on exit, also after an exception."""
         with self.lock:
-            handles = []
+            unknown = [name for name, _ in fwd_hooks if name not in self.hook_points]
+            if unknown:
+                raise KeyError(f"no hook point named {unknown[0]!r}")
+            saved = {name: self.hook_points[name].fns for name, _ in fwd_hooks}
             try:
                 for name, fn in fwd_hooks:
-                    if name not in self.hook_points:
-                        raise KeyError(f"no hook point named {name!r}")
-                    hp = self.hook_points[name]
-                    handles.append(hp.register_forward_hook(lambda mod, _inp, out, fn=fn: fn(out, mod)))
+                    self.hook_points[name].fns += (fn,)
                 yield self
             finally:
-                for h in handles:
-                    h.remove()
+                for name, fns in saved.items():
+                    self.hook_points[name].fns = fns
 
     def run_with_cache(
         self, *args, names_filter: Callable[[str], bool] | None = None, **kwargs

@@ -1,10 +1,10 @@
-"""What the masks page needs from torch: a real padded batch of two sentences run through the model, and
-the teacher-forced analysis with the decoder's causal mask switched off.
+"""What the masks page shows: a real padded batch of two sentences run through the model, and the
+teacher-forced analysis with the decoder's causal mask switched off.
 
 Nothing here re-implements a mask: the padding masks come from ``Transformer.padding_mask`` and the
 query x key masks from ``model.network.attention.build_mask``, the function every attention module
 calls, with each module's own ``causal`` flag. The patterns are what ``run_with_cache`` records on
-that padded batch. The page draws the numpy arrays of :class:`PaddedBatch` (cached per input).
+that padded batch. The page draws the numpy arrays of :class:`PaddedBatch`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
-from app_support import gateway as G
-from model.analysis import Analysis, analyze
-from model.data.batches import pad_batch
-from model.data.tasks import InputError
-from model.decoding import greedy_decode
-from model.interventions import CausalMask
-from model.network.attention import build_mask
-from model.network.kinds import KINDS, get_kind, hook_name
-from model.store.bundle import Bundle
+from ..analysis import Analysis, analyze, attention_only
+from ..data.batches import pad_batch
+from ..data.tasks import InputError
+from ..decoding import greedy_decode
+from ..interventions import CausalMask
+from ..network.attention import build_mask
+from ..network.kinds import KINDS, get_kind, hook_name
+from ..store.bundle import Bundle
+from . import entry
 
 #: Short second sentences, tried in order: the first whose token count differs from the sidebar's
 #: sentence is the default, so the batch really needs padding.
@@ -67,16 +66,15 @@ def _padding(model, ids: torch.Tensor) -> torch.Tensor:
     return torch.zeros(ids.shape, dtype=torch.bool) if pad is None else pad
 
 
+@entry
 def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
                  with_scores: bool = True) -> PaddedBatch:
     """Prepare both sentences, decode them greedily as one batch, then run the padded batch with a cache.
 
-    ``direction`` (None or "auto": each sentence's own) applies to both sentences. Raises
-    ``InputError`` for a sentence the model cannot read. Without ``with_scores`` the batch's
-    ``scores`` stay empty; only the attention patterns are recorded either way.
+    ``direction`` (None: each sentence's own) applies to both sentences. Raises ``InputError`` for
+    a sentence the model cannot read. Without ``with_scores`` the batch's ``scores`` stay empty;
+    only the attention patterns are recorded either way.
     """
-    if direction == "auto":
-        direction = None
     model, tok, task = bundle.model, bundle.tokenizer, bundle.task
     cfg = model.cfg
     prepared = [task.prepare(text, cfg.max_len, direction) for text in texts]
@@ -135,13 +133,14 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
     )
 
 
+@entry
 def default_other(bundle: Bundle, text: str, direction: str | None = None) -> str:
     """A short second sentence for ``text``: same language (translation model) or a short word
     (letter models), with a different number of tokens than ``text`` where one of ours has."""
     task = bundle.task
     if getattr(task, "directions", None):
         try:
-            prepared = task.prepare(text, bundle.cfg.max_len, None if direction == "auto" else direction)
+            prepared = task.prepare(text, bundle.cfg.max_len, direction)
             language = prepared.direction.split("->")[0]
         except InputError:
             prepared, language = None, "en"
@@ -156,7 +155,7 @@ def default_other(bundle: Bundle, text: str, direction: str | None = None) -> st
         return candidates[0]
     for candidate in candidates:
         try:
-            other = task.prepare(candidate, bundle.cfg.max_len, None if direction == "auto" else direction)
+            other = task.prepare(candidate, bundle.cfg.max_len, direction)
         except InputError:
             continue
         if len(other.source_ids) != len(prepared.source_ids):
@@ -164,51 +163,8 @@ def default_other(bundle: Bundle, text: str, direction: str | None = None) -> st
     return candidates[0]
 
 
+@entry
 def no_causal_analysis(bundle: Bundle, text: str, direction: str | None, target: str) -> Analysis:
-    """The teacher-forced pass over ``target`` with the decoder's causal mask off (a demonstration)."""
-    if direction == "auto":
-        direction = None
-    return analyze(bundle, text, direction, target, edits=(CausalMask("off"),))
-
-
-# --------------------------------------------------------------------------- cached for the app
-
-
-#: Padded batches kept (shared by all sessions). At 512 tokens on MiniLM one holds ~75 MB of patterns.
-PADDED_ENTRIES = 2
-
-
-@st.cache_resource(max_entries=PADDED_ENTRIES, show_spinner=False)
-def _padded(name: str, stamp: int, text_a: str, text_b: str, direction: str | None) -> PaddedBatch:
-    # a resource, not data: no pickled copy per rerun (300 MB with scores at 512 tokens, 0.6 s a
-    # visit); the arrays are shared by every session, so they are made read-only
-    batch = padded_batch(G.get_bundle(name), [text_a, text_b], direction, with_scores=False)
-    for array in (batch.source_ids, batch.target_ids, batch.source_padding, batch.target_padding,
-                  batch.causal, *batch.masks.values(), *batch.patterns.values()):
-        array.flags.writeable = False
-    return batch
-
-
-def get_padded_batch(name: str, text_a: str, text_b: str, direction: str | None = None) -> PaddedBatch:
-    """:func:`padded_batch` of the two sentences, cached per input and shared read-only; without its
-    ``scores`` (empty: the page draws the masks and patterns only)."""
-    return _padded(name, G.stamp(name), text_a, text_b, direction)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _no_causal(name: str, stamp: int, text: str, direction: str | None, target: str) -> Analysis:
-    return no_causal_analysis(G.get_bundle(name), text, direction, target)
-
-
-def get_no_causal_analysis(name: str, text: str, direction: str | None, target: str) -> Analysis:
-    """:func:`no_causal_analysis`, cached per input (attention patterns and scores only)."""
-    return _no_causal(name, G.stamp(name), text, direction, target)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _default_other(name: str, stamp: int, text: str, direction: str | None) -> str:
-    return default_other(G.get_bundle(name), text, direction)
-
-
-def get_default_other(name: str, text: str, direction: str | None = None) -> str:
-    return _default_other(name, G.stamp(name), text, direction)
+    """The teacher-forced pass over ``target`` with the decoder's causal mask off (a demonstration),
+    recording attention patterns and scores only (what the page draws)."""
+    return analyze(bundle, text, direction, target, edits=(CausalMask("off"),), keep=attention_only)
