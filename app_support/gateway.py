@@ -62,14 +62,37 @@ def stamp(name: str) -> int:
         return 0
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the model …")
+#: Loaded models kept at once: the variants page reads 7 models next to the sidebar's and a reference;
+#: with 8 the sidebar's own model was pushed out on that page and loaded again on the next click.
+MODELS_KEPT = 16
+
+
+@st.cache_resource(max_entries=MODELS_KEPT, show_spinner="Loading the model …")
 def _load(name: str, weights_stamp: int) -> Bundle:
     return load_model(name)
 
 
+#: (name, weights stamp) -> the copy of that model the app serves now (weakly: the model cache owns it).
+_SERVED: dict[tuple[str, int], weakref.ref] = {}
+
+
 def get_bundle(name: str) -> Bundle:
     """The loaded model ``name`` (for ``app_support``'s glue; pages ask for results, not models)."""
-    return _load(name, stamp(name))
+    weights = stamp(name)
+    bundle = _load(name, weights)
+    _SERVED[(name, weights)] = weakref.ref(bundle)
+    return bundle
+
+
+def _computed_on_served_copies(names: tuple, stamps: tuple, refs: tuple) -> bool:
+    """Whether a result computed on the copies ``refs`` may be served: no other copy of those models
+    has been loaded since (when none is loaded now, the weights' stamp already vouches for it)."""
+    for name, weights, ref in zip(names, stamps, refs, strict=True):
+        served = _SERVED.get((name, weights))
+        current = served() if served is not None else None
+        if current is not None and current is not ref():
+            return False
+    return True
 
 
 def unload(name: str) -> None:
@@ -79,8 +102,9 @@ def unload(name: str) -> None:
 
 
 def config(name: str) -> ModelConfig:
-    """The configuration of model ``name`` (frozen: what a page may read about a model's shape)."""
-    return get_bundle(name).cfg
+    """The configuration of model ``name`` (frozen: what a page may read about a model's shape).
+    Kept with the results, so a page that lists many models does not keep them all loaded."""
+    return _config(name)
 
 
 def freeze(value: Any, _seen: set[int] | None = None) -> Any:
@@ -130,30 +154,32 @@ def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = 
     signature = inspect.signature(fn)
     label = f"{fn.__module__}.{fn.__qualname__}"
 
+    missing = object()
+
     @functools.wraps(fn)
     def run(*args, **kwargs):
         names = tuple(args[:models])
-        bundles = tuple(get_bundle(name) for name in names)
-        bound = signature.bind(*bundles, *args[models:], **kwargs)
+        bound = signature.bind(*args, **kwargs)  # the names stand in for the models: only the key
         bound.apply_defaults()
         if bound.arguments.get("direction") == "auto":
             raise ValueError(f"{label}: pass View.direction_arg (None), not the sidebar's 'auto'")
-        rest = list(bound.arguments.items())[models:]
-        key = (label, names, tuple(stamp(name) for name in names), _hashable(rest))
-
-        def compute() -> tuple[tuple[weakref.ref, ...], Any]:
-            if frees_memory:
-                release_memory()
-            value = freeze(fn(*bound.args, **bound.kwargs))
-            if frees_memory:
-                release_memory()
-            return tuple(weakref.ref(b) for b in bundles), value
-
-        refs, value = RESULTS.get_or_compute(key, compute)
-        if any(ref() is not bundle for ref, bundle in zip(refs, bundles, strict=True)):
-            RESULTS.discard(lambda k: k == key)  # the model was loaded again since: never serve stale
-            refs, value = RESULTS.get_or_compute(key, compute)
-        return value
+        stamps = tuple(stamp(name) for name in names)
+        key = (label, names, stamps, _hashable(list(bound.arguments.items())[models:]))
+        # A hit loads no model: a page showing results of more models than the model cache holds
+        # (the variants page: 7) would otherwise load them all again on every rerun.
+        stored = RESULTS.get(key, missing)
+        if stored is not missing and _computed_on_served_copies(names, stamps, stored[0]):
+            RESULTS.hits += 1
+            return stored[1]
+        RESULTS.misses += 1
+        bundles = tuple(get_bundle(name) for name in names)
+        if frees_memory:
+            release_memory()
+        value = freeze(fn(*bundles, *args[models:], **kwargs))
+        if frees_memory:
+            release_memory()
+        RESULTS.discard(lambda k: k == key)  # a result of a copy loaded before this one: never served
+        return RESULTS.put(key, (tuple(weakref.ref(b) for b in bundles), value))[1]
 
     run.uncached = fn
     return run
@@ -195,6 +221,13 @@ def get_analysis(name: str, text: str, direction: str | None = None, target: str
 
 #: ``model.analysis.model_summary`` of a model (config, parameter counts, metrics), cached.
 get_summary = cached(model_summary)
+
+
+def _config_of(bundle: Bundle) -> ModelConfig:
+    return bundle.cfg
+
+
+_config = cached(_config_of)
 
 
 class _LabModule:

@@ -145,8 +145,8 @@ def main() -> None:
         wall = statistics.median(c.wall for c in again) if again else float("nan")
         cpu = statistics.median(c.cpu for c in again) if again else float("nan")
         worst = max(worst, first.cpu, cpu)
-        print(f"{page.key:<12} {start.wall:>8.2f} {first.wall:>8.2f} {wall:>8.2f}  "
-              f"{start.cpu:>8.2f} {first.cpu:>8.2f} {cpu:>8.2f}  {problems(at)}", flush=True)
+        print(f"{page.key:<12} {start.wall:>8.3f} {first.wall:>8.3f} {wall:>8.3f}  "
+              f"{start.cpu:>8.3f} {first.cpu:>8.3f} {cpu:>8.3f}  {problems(at)}", flush=True)
     print(f"slowest page run (CPU): {worst:.2f} s")
 
 

@@ -2,17 +2,20 @@
 
     .venv/bin/python bench/bench_revisions.py --before REV [--rounds 5] -- bench/bench_long_inputs.py [ARGS]
 
-The earlier revision is exported (``git archive``) into a temporary folder; each round runs the script
-once in each tree, in alternating order, in a fresh process (same Python, same installed packages),
-so the machine's load hits both alike. Every table row of the script's output (a label followed by
-numbers only) is collected; the medians over the rounds are printed side by side with their ratio
-(working tree / earlier revision) for every column. Asserts nothing about time: it prints figures.
+The earlier revision is exported (``git archive``) into a temporary folder, and the working tree's copy
+of the bench script replaces its own there (one way of measuring for both; ``--own-scripts`` runs each
+tree's own copy instead); each round runs the script once in each tree, in alternating order, in a fresh
+process (same Python, same installed packages), so the machine's load hits both alike. Every table row
+of the script's output (a label followed by numbers only) is collected; the medians over the rounds are
+printed side by side with their ratio (working tree / earlier revision) for every column. Asserts
+nothing about time: it prints figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +73,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", required=True, help="git revision to compare the working tree with")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--own-scripts", action="store_true", help="run each tree's own copy of the script")
     ap.add_argument("script", nargs=argparse.REMAINDER, help="-- the bench script and its arguments")
     args = ap.parse_args()
     script = args.script[1:] if args.script[:1] == ["--"] else args.script
@@ -78,6 +82,8 @@ def main() -> int:
     samples: dict[str, dict[str, list[list[float]]]] = {"before": defaultdict(list), "now": defaultdict(list)}
     with tempfile.TemporaryDirectory(prefix="attention-lens-bench-") as tmp:
         trees = {"before": export_revision(args.before, Path(tmp)), "now": ROOT}
+        if not args.own_scripts:
+            shutil.copyfile(ROOT / script[0], trees["before"] / script[0])
         for i in range(args.rounds):
             order = ("before", "now") if i % 2 == 0 else ("now", "before")
             for which in order:

@@ -156,12 +156,26 @@ def test_the_app_cache_evicts_by_bytes(small_cache):
 
 def test_a_reloaded_model_never_gets_a_stale_analysis(small_cache, monkeypatch):
     first = G.get_analysis(DEFAULT_MODEL, "我们走吧")
-    other = load_model(DEFAULT_MODEL)  # a new copy of the model (e.g. re-shipped weights)
-    monkeypatch.setattr(G, "get_bundle", lambda name: other)
+    other = load_model(DEFAULT_MODEL)  # a new copy of the model (the model cache loaded it again)
+    monkeypatch.setattr(G, "_load", lambda name, weights: other)
+    assert G.get_bundle(DEFAULT_MODEL) is other  # the app serves the new copy from now on
     again = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     assert again is not first
     assert np.array_equal(again.attention("encoder"), first.attention("encoder"))
+    assert G.get_analysis(DEFAULT_MODEL, "我们走吧") is again
     assert G.forget(DEFAULT_MODEL) == 1 and len(small_cache[0]) == 0
+
+
+def test_a_stored_result_is_served_without_loading_its_model(small_cache, monkeypatch):
+    first = G.get_analysis(DEFAULT_MODEL, "我们走吧")
+
+    def no_loading(name, weights):
+        raise AssertionError(f"{name} was loaded for a result the store holds")
+
+    monkeypatch.setattr(G, "_load", no_loading)
+    assert G.get_analysis(DEFAULT_MODEL, "我们走吧") is first
+    with pytest.raises(AssertionError, match="was loaded"):  # a new input does need the model
+        G.get_analysis(DEFAULT_MODEL, "他们走吧")
 
 
 # ----------------------------------------------------------------------------- input limits
