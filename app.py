@@ -13,9 +13,9 @@ import streamlit as st
 from app_support import pages
 from app_support.i18n import current_lang, t
 from app_support.models import model_label
-from app_support.sidebar import init_language, keep_view_across_switch, render_sidebar
 from app_support.ui import escape_md
 from app_support.url_state import sync_url
+from app_support.view import init_language, keep_view_across_switch, select_view
 
 st.set_page_config(
     page_title="Attention Lens",
@@ -47,7 +47,7 @@ if moved is not None:
     st.switch_page(st_pages[target.key], query_params=params)
 
 try:
-    view = render_sidebar(page.url_path)
+    view = select_view(page.url_path)  # draws the shared sidebar
     spec = pages.BY_PATH.get(page.url_path)
     if spec is not None and spec.needs_decoder and not view.n_layers.get("cross"):
         st.info(t("page.needs_decoder", model=escape_md(model_label(view.model, current_lang()))),

@@ -10,10 +10,10 @@ from app_support.ablation import clicked_head
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.sidebar import current_view, open_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
+from app_support.view import current_view, open_head
 from model.public import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
 from viz import attention_heatmap
 from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars

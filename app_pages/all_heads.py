@@ -6,9 +6,9 @@ import viz
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.selection import head_from_grid_selection
-from app_support.sidebar import current_view, open_head
 from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
+from app_support.view import current_view, open_head
 
 lang = current_lang()
 view = current_view()

@@ -10,8 +10,8 @@ from app_support import gateway as G
 from app_support import pages
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
+from app_support.view import current_view
 from model.public import hook_name
 
 #: The config values the diagram reads.

@@ -11,9 +11,10 @@ from app_support import pages
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.selection import head_from_scatter_selection, selected_row
-from app_support.sidebar import clamp_choice, current_view, keep_view_across_switch, open_head
+from app_support.sidebar import clamp_choice
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
+from app_support.view import current_view, keep_view_across_switch, open_head
 from model.public import ROLE_STAT, ROLES, STATS
 
 view = current_view()  # first: run on its own, the page learns the language from the sidebar

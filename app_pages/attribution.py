@@ -9,9 +9,9 @@ from app_support import attribution as AT
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
-from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
+from app_support.view import current_view
 from viz.interventions import attribution_bars, attribution_heatmap, head_matrix, heads_over_source
 
 view = current_view()

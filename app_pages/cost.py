@@ -8,8 +8,8 @@ from app_support import gateway as G
 from app_support.cost import BUDGET_S
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
-from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
+from app_support.view import current_view
 from model.public import COST_LENGTHS
 
 view = current_view()

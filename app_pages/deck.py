@@ -18,9 +18,9 @@ from app_support import pages
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis, show_input_error, show_notes
-from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from app_support.view import current_view
 from app_support.worked import get_layer_tensors
 from model.public import InputError, hook_name
 from viz import deck as VD

@@ -11,10 +11,10 @@ from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis, show_input_error, show_notes
-from app_support.sidebar import current_view
 from app_support.strategy import name as strategy_name
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from app_support.view import current_view
 from model.public import BeamResult, InputError, SampleResult
 
 lang = current_lang()

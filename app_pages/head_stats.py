@@ -8,9 +8,10 @@ from app_support import gateway as G
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.selection import head_from_scatter_selection, selected_row
-from app_support.sidebar import clamp_choice, current_view, open_head
+from app_support.sidebar import clamp_choice
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param
+from app_support.view import current_view, open_head
 from viz.labels import label as viz_label
 
 view = current_view()

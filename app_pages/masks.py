@@ -11,10 +11,10 @@ from app_support import models as M
 from app_support.gateway import lab
 from app_support.i18n import STRINGS, current_lang, t
 from app_support.messages import current_analysis, show_input_error
-from app_support.sidebar import current_view
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param
+from app_support.view import current_view
 from model.public import InputError
 
 lang = current_lang()

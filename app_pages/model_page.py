@@ -16,8 +16,8 @@ from app_support.model_info import (
     run_starts,
     symbol_table,
 )
-from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, page_header
+from app_support.view import current_view
 from model.public import InputError
 
 view = current_view()

@@ -6,8 +6,8 @@ import streamlit as st
 from app_support import models as M
 from app_support import user_models as UM
 from app_support.i18n import current_lang, t
-from app_support.sidebar import current_view, keep_view_across_switch
 from app_support.ui import escape_md, page_header
+from app_support.view import current_view, keep_view_across_switch
 from model.public import UPLOAD_LIMITS as LIMITS
 from model.public import UserModelError
 

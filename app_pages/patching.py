@@ -11,10 +11,10 @@ from app_support import patching as PT
 from app_support.ablation import clicked_head
 from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t
-from app_support.sidebar import current_view, open_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
+from app_support.view import current_view, open_head
 from model.public import InputError, Site, get_kind
 from viz.interventions import head_matrix, step_bars, step_pair_bars
 

@@ -13,9 +13,9 @@ from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t
 from app_support.messages import current_analysis, show_input_error
 from app_support.models import model_description, model_label
-from app_support.sidebar import current_view
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from app_support.view import current_view
 from model.public import InputError
 
 view = current_view()  # the sidebar first: it sets the interface language from the link

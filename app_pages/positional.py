@@ -11,9 +11,9 @@ from app_support import positional_lab as formulas
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
-from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from app_support.view import current_view
 from model.public import InputError
 
 view = current_view()

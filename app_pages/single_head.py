@@ -9,10 +9,11 @@ from app_support import window
 from app_support.export import attention_downloads
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
-from app_support.sidebar import clamp_choice, current_view
+from app_support.sidebar import clamp_choice
 from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
+from app_support.view import current_view
 
 lang = current_lang()
 view = current_view()

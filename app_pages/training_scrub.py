@@ -11,9 +11,9 @@ from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
-from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
+from app_support.view import current_view
 from model.public import PRESETS, UnknownModelError
 
 view = current_view()  # the sidebar first: it sets the interface language from the link

@@ -15,9 +15,9 @@ from app_support import variants as V
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.models import model_description, model_label
-from app_support.sidebar import current_view
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page
+from app_support.view import current_view
 from model.public import PRESETS
 
 view = current_view()  # the sidebar first: it sets the interface language from the link

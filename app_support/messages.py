@@ -21,7 +21,7 @@ from model.data.tasks import InputError
 from model.messages import Message
 
 if TYPE_CHECKING:
-    from app_support.sidebar import View
+    from app_support.view import View
 
 
 def note_clipped(cut_from: int | None, which: str = "sentence", limit: int = M.MAX_INPUT_CHARS) -> None:

@@ -57,11 +57,6 @@ def has_word_pieces(tokenizer: object) -> bool:
     return isinstance(tokenizer, WordPieceTokenizer)
 
 
-def display_from_url(pieces: str | None, special: str | None) -> TokenDisplay:
-    """The choice a link holds (unknown values fall back to the tokens as they are)."""
-    return TokenDisplay(merge=pieces == "words", special=special if special in SPECIALS else "show")
-
-
 def url_params(display: TokenDisplay) -> dict[str, str]:
     """The URL parameters of a choice (none for the default)."""
     out = {}
@@ -93,17 +88,6 @@ class ShownAttention:
     @property
     def key_tokens(self) -> list[str]:
         return list(self.keys.labels)
-
-    def query_unit(self, position: int) -> int | None:
-        """The shown row that holds original query ``position`` (None if hidden or out of range)."""
-        return _unit(self.queries, position)
-
-
-def _unit(grouping: Grouping, position: int) -> int | None:
-    if not 0 <= position < grouping.n_positions:
-        return None
-    unit = grouping.word_of_piece[position]
-    return None if unit < 0 else unit
 
 
 def _select(x: np.ndarray, keep: list[int], axis: int) -> np.ndarray:

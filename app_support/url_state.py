@@ -1,10 +1,10 @@
 """Shareable URL state: every choice of the view lives in the address bar.
 
-The sidebar's choices (app-wide parameters) and the open page's own choices are written into the
-query string once per run by :func:`sync_url`; a fresh session reads them back, so a copied link
-reproduces the view. Which parameters exist is declared in :mod:`app_support.pages`; a page that
-sets an undeclared one is recorded (and the page tests fail), because it would silently drop out
-of the link.
+The sidebar's choices (app-wide parameters, read and set by :mod:`app_support.view`) and the open
+page's own choices are written into the query string once per run by :func:`sync_url`; a fresh session
+reads them back, so a copied link reproduces the view. Which parameters exist is declared in
+:mod:`app_support.pages`; a page that sets an undeclared one is recorded (and the page tests fail),
+because it would silently drop out of the link.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import streamlit as st
 from app_support import pages
 from app_support.models import MAX_INPUT_CHARS
 
-_APP = "_url_app_params"  # app-wide parameters of this run (set by the sidebar)
+_APP = "_url_app_params"  # app-wide parameters of this run (set by app_support.view)
 _PAGE = "_url_page_params"  # the open page's own parameters of this run
 _PATH = "_url_page_path"  # url_path of the open page
 UNDECLARED = "_url_undeclared"  # (page, parameter) pairs a page tried to set without declaring them
@@ -99,7 +99,7 @@ def sync_url() -> None:
     dropped, nothing is sent when the URL is already right, and calling it twice is harmless.
     """
     app_params = st.session_state.get(_APP)
-    if app_params is None:  # the sidebar did not finish (e.g. no model could be loaded)
+    if app_params is None:  # no view was selected (e.g. no model could be loaded)
         return
     own = pages.params_of(st.session_state.get(_PATH, ""))
     desired = dict(app_params)

@@ -184,46 +184,14 @@ def analyze(
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
-            # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
-            args = (bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)
-            if strategy.kind == "beam":
-                search = beam_search(*args, strategy.beam, strategy.length_penalty, trace=True)[0]
-                generated = search.best.ids
-            elif strategy.kind == "sample":
-                search = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, tok.eos_id,
-                                       strategy)
-                generated = search.ids
-            else:
-                generated = greedy_decode(*args)[0]
-        full = prepared.prefix + generated
-        stopped = len(full) < cfg.max_len
-        if len(full) > cfg.max_len:
-            notes.append(Message("target_cut", {"max_len": cfg.max_len}, "warning"))
-            full = full[: cfg.max_len]
-            generated = full[len(prepared.prefix) :]
-            stopped = False
-        if target is None and not stopped:
-            notes.append(Message("output_max_length", {"max_len": cfg.max_len}, "warning"))
+            generated, search = _decode_output(bundle, prepared, strategy)
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
-        decoder_in = full
+        decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, target is None,
+                                                     notes)
         with trace_shapes() as trace:
             logits, cache = model.run_with_cache(
                 torch.tensor([prepared.source_ids]), torch.tensor([decoder_in]), names_filter=keep
             )
-    probs = torch.softmax(logits[0], dim=-1)  # [tgt_pos, vocab]
-    mean_nll = -torch.log_softmax(logits[0].double(), dim=-1).mean(-1)  # [tgt_pos]
-    top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
-    steps = []
-    for pos in range(len(prepared.prefix) - 1, len(decoder_in)):
-        if pos + 1 < len(decoder_in):
-            chosen = decoder_in[pos + 1]
-        else:  # the last row: what follows the output (eos, or the token cut at max_len)
-            chosen = tok.eos_id if stopped else int(probs[pos].argmax())
-        ids = top.indices[pos].tolist()
-        top_probs = [float(p) for p in top.values[pos]]
-        prob = float(probs[pos, chosen])
-        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob,
-                          float(mean_nll[pos])))
     return Analysis(
         model=bundle.name,
         prepared=prepared,
@@ -232,7 +200,7 @@ def analyze(
         output_text=tok.decode(generated),
         teacher_forced=target is not None,
         stopped=stopped,
-        steps=steps,
+        steps=_decoding_steps(logits[0], len(prepared.prefix), decoder_in, stopped, tok, top_k),
         activations=cache.to_numpy(),
         trace=trace.to_dicts(),
         trace_sizes=dict(trace.sizes),
@@ -244,6 +212,59 @@ def analyze(
         strategy=strategy.param,
         search=search,
     )
+
+
+def _decode_output(bundle: Bundle, prepared: Prepared,
+                   strategy: Strategy) -> tuple[list[int], BeamResult | SampleResult | None]:
+    """(the generated ids, what the search saw: None for greedy decoding) of one prepared input."""
+    eos_id = bundle.tokenizer.eos_id
+    # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
+    args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
+    if strategy.kind == "beam":
+        search = beam_search(*args, strategy.beam, strategy.length_penalty, trace=True)[0]
+        return search.best.ids, search
+    if strategy.kind == "sample":
+        sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy)
+        return sampled.ids, sampled
+    return greedy_decode(*args)[0], None
+
+
+def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool,
+                notes: list[Message]) -> tuple[list[int], list[int], bool]:
+    """(decoder input: prefix + output cut to max_len, the output as cut, whether it ended within max_len).
+
+    ``notes`` gets target_cut when prefix + output is longer than max_len, and output_max_length when
+    a decoded output (``decoded``: not a given target) did not end within max_len."""
+    full = prefix + generated
+    stopped = len(full) < max_len
+    if len(full) > max_len:
+        notes.append(Message("target_cut", {"max_len": max_len}, "warning"))
+        full = full[:max_len]
+        generated = full[len(prefix) :]
+        stopped = False
+    if decoded and not stopped:
+        notes.append(Message("output_max_length", {"max_len": max_len}, "warning"))
+    return full, generated, stopped
+
+
+def _decoding_steps(logits: torch.Tensor, prefix_len: int, decoder_in: list[int], stopped: bool,
+                    tok: Tokenizer, top_k: int) -> list[Step]:
+    """One Step per output token, and one for what follows the output, from the logits [tgt_pos, vocab]."""
+    probs = torch.softmax(logits, dim=-1)  # [tgt_pos, vocab]
+    mean_nll = -torch.log_softmax(logits.double(), dim=-1).mean(-1)  # [tgt_pos]
+    top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
+    steps = []
+    for pos in range(prefix_len - 1, len(decoder_in)):
+        if pos + 1 < len(decoder_in):
+            chosen = decoder_in[pos + 1]
+        else:  # the last row: what follows the output (eos, or the token cut at max_len)
+            chosen = tok.eos_id if stopped else int(probs[pos].argmax())
+        ids = top.indices[pos].tolist()
+        top_probs = [float(p) for p in top.values[pos]]
+        prob = float(probs[pos, chosen])
+        steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob,
+                          float(mean_nll[pos])))
+    return steps
 
 
 def training_smoothing(bundle: Bundle) -> float:

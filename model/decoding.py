@@ -1,20 +1,28 @@
 """Decoding strategies (greedy, beam search, sampling) and teacher-forced scoring.
 
+Beam search lives in model/beam.py; its names are importable from here, as every strategy's are.
+
 What each decoding step saw is read off one hooked pass over the output (model/analysis.py):
 the decoder is causal, so row t of that pass is exactly step t (tests/test_decoding.py checks it).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
+from .beam import BeamCandidate, BeamResult, BeamStep, Hypothesis, beam_search, length_normalised
 from .data.batches import pad_batch
 from .network.transformer import Transformer
+
+__all__ = [
+    "GREEDY", "MAX_BEAM", "MAX_LENGTH_PENALTY", "MAX_SEED", "MAX_TEMPERATURE", "SHOWN_KEPT", "BeamCandidate",
+    "BeamResult", "BeamStep", "Hypothesis", "SampleResult", "SampleStep", "Strategy", "beam_search", "decode",
+    "filtered_distribution", "greedy_decode", "length_normalised", "sample_decode", "score_batch",
+]
 
 
 @torch.no_grad()
@@ -166,171 +174,6 @@ class Strategy:
 
 
 GREEDY = Strategy()
-
-
-# --------------------------------------------------------------------------- beam search
-
-
-@dataclass
-class BeamCandidate:
-    """One extension of a live hypothesis considered at a step, and what became of it."""
-
-    parent: int  # index of the hypothesis it extends, in its BeamStep.beams
-    token_id: int
-    logp: float  # cumulative log-probability of the extended hypothesis
-    score: float  # logp / length**length_penalty (length counts the new token)
-    # "kept" (live at the next step), "finished" (among the kept, ended with eos), "pruned", or "cut"
-    # (among the kept at max_len: the output ends without it)
-    status: str
-
-
-@dataclass
-class BeamStep:
-    """Step t of beam search: the live hypotheses it extended and the best extensions found."""
-
-    beams: list[list[int]]  # live hypotheses (generated ids, prefix excluded), best first
-    beam_logp: list[float]  # their cumulative log-probabilities
-    candidates: list[BeamCandidate]  # the 2·w best extensions (w: the beam's width now), best first
-
-
-@dataclass
-class Hypothesis:
-    ids: list[int]  # generated ids, prefix and eos excluded
-    logp: float  # cumulative log-probability (eos included when it ended with eos)
-    score: float  # logp / length**length_penalty, what hypotheses are ranked by
-    ended: bool  # True: chose eos; False: cut at max_len
-
-
-@dataclass
-class BeamResult:
-    best: Hypothesis  # the output: the finished hypothesis with the highest score
-    finished: list[Hypothesis]  # every finished hypothesis, best first
-    steps: list[BeamStep] = field(default_factory=list)  # filled when traced
-
-
-def length_normalised(logp: float, length: int, length_penalty: float) -> float:
-    """The beam score of a hypothesis of ``length`` tokens (eos counted): logp / length**alpha."""
-    return logp / max(1, length) ** length_penalty
-
-
-@torch.no_grad()
-def beam_search(
-    model: Transformer,
-    sources: list[list[int]],
-    prefixes: list[list[int]],
-    eos_id: int,
-    width: int = 4,
-    length_penalty: float = 1.0,
-    max_new: int | None = None,
-    trace: bool = False,
-) -> list[BeamResult]:
-    """Beam search for each source, batched (every sentence's live hypotheses are rows of one batch).
-
-    Each step extends every live hypothesis by every token and keeps the ``width`` best extensions
-    (by cumulative log-probability); the rest are pruned (the trace also lists the next ``width``,
-    the nearest misses). A kept extension ending in eos is finished and leaves the beam, which
-    shrinks by one. A sentence is done when its beam is empty, or earlier when no live hypothesis
-    can still beat its best finished one (exact: a live hypothesis only loses log-probability and
-    its length is bounded); at max_len its live ones are finished as they are (cut), as greedy
-    decoding cuts. The output is the finished hypothesis with the best logp / length**length_penalty.
-    With width 1 this is greedy decoding, token for token.
-    """
-    if len({len(p) for p in prefixes}) != 1:
-        raise ValueError("beam_search needs prefixes of one length")
-    if width < 1:
-        raise ValueError(f"beam width must be at least 1 (got {width})")
-    model.eval()
-    cfg = model.cfg
-    n = len(sources)
-    src = pad_batch(sources, cfg.pad_id)  # [batch, src_pos]
-    memory, src_pad = model.encode(src)
-    start = len(prefixes[0])
-    limit = cfg.max_len if max_new is None else min(cfg.max_len, start + max_new)
-    # One live hypothesis per sentence to begin with: (sentence, generated ids, logp) per row.
-    live: list[tuple[int, list[int], float]] = [(i, [], 0.0) for i in range(n)]
-    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    slots = [width] * n  # the beam's width for each sentence: one less for every finished hypothesis
-    traces: list[list[BeamStep]] = [[] for _ in range(n)]
-    caches: list[dict] = [{} for _ in model.decoder.blocks]
-    step_in = torch.tensor(prefixes)  # [row, new_pos]
-    position = 0
-
-    longest = limit - start + 1  # most tokens a hypothesis can have, eos included
-
-    def score(logp: float, length: int) -> float:
-        return length_normalised(logp, length, length_penalty)
-
-    while live:
-        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
-        position += step_in.shape[1]
-        logp = torch.log_softmax(model.unembed(hidden[:, -1]).float(), dim=-1)  # [row, vocab]
-        at_limit = position >= limit
-        next_live: list[tuple[int, list[int], float]] = []
-        parents: list[int] = []  # row each next live hypothesis extends
-        tokens: list[int] = []
-        rows_of: dict[int, list[int]] = {}
-        for r, (i, _, _) in enumerate(live):
-            rows_of.setdefault(i, []).append(r)
-        for i, rows in rows_of.items():
-            base = torch.tensor([live[r][2] for r in rows], dtype=logp.dtype)  # [beam]
-            total = (base[:, None] + logp[rows]).reshape(-1)  # [beam * vocab]
-            survivors = slots[i]
-            values, flat = total.topk(min(2 * survivors, total.numel()))  # best first
-            vocab = logp.shape[-1]
-            candidates: list[BeamCandidate] = []
-            ended_rows = set()
-            for rank, (v, f) in enumerate(zip(values.tolist(), flat.tolist(), strict=True)):
-                b, tok = divmod(f, vocab)
-                ids = live[rows[b]][1]
-                status = "pruned"
-                if rank < survivors and tok == eos_id:
-                    status = "finished"
-                    finished[i].append(Hypothesis(list(ids), v, score(v, len(ids) + 1), True))
-                    slots[i] -= 1
-                    ended_rows.add(rows[b])
-                elif rank < survivors and at_limit:
-                    status = "cut"
-                elif rank < survivors:
-                    status = "kept"
-                    next_live.append((i, [*ids, tok], v))
-                    parents.append(rows[b])
-                    tokens.append(tok)
-                candidates.append(BeamCandidate(b, tok, v, score(v, len(ids) + 1), status))
-            if trace:
-                traces[i].append(BeamStep([list(live[r][1]) for r in rows], [live[r][2] for r in rows],
-                                          candidates))
-            if at_limit:
-                # Cut at max_len: the live hypotheses end as they are (no eos), as greedy's output does.
-                for r in rows:
-                    if r not in ended_rows:
-                        _, ids, lp = live[r]
-                        finished[i].append(Hypothesis(list(ids), lp, score(lp, len(ids)), False))
-            mine = [h for h in next_live if h[0] == i]
-            # A live hypothesis can only lose log-probability, so its best possible score is its logp
-            # over the longest length it could still reach (its logp itself when length_penalty is 0).
-            best_live = max((lp / longest**length_penalty for _, _, lp in mine), default=-math.inf)
-            best_done = max((h.score for h in finished[i]), default=-math.inf)
-            if at_limit or not mine or best_done >= best_live:
-                # Done (nothing live can beat the best finished hypothesis): it leaves the batch.
-                drop = {j for j, (s, _, _) in enumerate(next_live) if s == i}
-                next_live = [h for j, h in enumerate(next_live) if j not in drop]
-                parents = [p for j, p in enumerate(parents) if j not in drop]
-                tokens = [t for j, t in enumerate(tokens) if j not in drop]
-        live = next_live
-        if not live:
-            break
-        sel = torch.tensor(parents, dtype=torch.long)
-        memory = memory[sel]
-        src_pad = None if src_pad is None else src_pad[sel]
-        for cache in caches:
-            for name in cache:
-                cache[name] = cache[name][sel]
-        step_in = torch.tensor(tokens, dtype=torch.long)[:, None]  # [row, 1]
-    results = []
-    for i in range(n):
-        ranked = sorted(finished[i], key=lambda h: h.score, reverse=True)
-        results.append(BeamResult(ranked[0], ranked, traces[i]))
-    return results
 
 
 # --------------------------------------------------------------------------- sampling

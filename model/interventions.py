@@ -231,113 +231,144 @@ def _attention_modules(model: Transformer, kind: str | None, layer: int | None):
             yield name, i, model.get_submodule(f"{k.stack}.blocks.{i}.{k.module}")
 
 
-def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], list[tuple[str, Callable]],
-                                              list[str]]:
-    """The settings to write, as (object, attribute, value), the functions to run at hook points, as
-    (hook name, fn(tensor, point)) for HookedModule.hooks, and the reasons edits do not apply."""
-    problems: list[str] = []
-    hook_fns: list[tuple[str, Callable]] = []
-    cfg = model.cfg
-    counts = model.attention_layer_counts()
-    attn: dict[int, tuple[MultiHeadAttention, AttentionEdits]] = {}  # id(module) -> (module, settings)
-    head_targets: set[tuple[str, int, int]] = set()
-    flags: dict[tuple[int, str], tuple[object, str, object]] = {}
-    causal_modes: set[str] = set()
+class _Plan:
+    """What some edits change (see _plan), gathered one edit at a time by the method for its kind."""
 
-    def change(kind: str, layer: int, module: MultiHeadAttention, **kw) -> None:
-        current = attn.get(id(module), (module, module.edits))[1]
+    def __init__(self, model: Transformer):
+        self.model, self.cfg, self.counts = model, model.cfg, model.attention_layer_counts()
+        self.problems: list[str] = []
+        self.hook_fns: list[tuple[str, Callable]] = []
+        # id(module) -> (module, its settings)
+        self.attn: dict[int, tuple[MultiHeadAttention, AttentionEdits]] = {}
+        self.flags: dict[tuple[int, str], tuple[object, str, object]] = {}
+        self.head_targets: set[tuple[str, int, int]] = set()
+        self.causal_modes: set[str] = set()
+
+    def writes(self) -> list[tuple[object, str, object]]:
+        return [(m, "edits", e) for m, e in self.attn.values()] + list(self.flags.values())
+
+    def change(self, kind: str, layer: int, module: MultiHeadAttention, **kw) -> None:
+        """Module's AttentionEdits with the fields kw changed (HeadEdits added to the earlier ones)."""
+        current = self.attn.get(id(module), (module, module.edits))[1]
         if current is None:
             current = AttentionEdits(exact_positions=kind == "encoder", where=f"{kind} layer {layer}")
         if "heads" in kw:
             kw["heads"] = current.heads + kw["heads"]
-        attn[id(module)] = (module, replace(current, **kw))
+        self.attn[id(module)] = (module, replace(current, **kw))
 
-    def flag(obj: object, attr: str, value: object) -> None:
-        flags[(id(obj), attr)] = (obj, attr, value)
+    def flag(self, obj: object, attr: str, value: object) -> None:
+        self.flags[(id(obj), attr)] = (obj, attr, value)
 
-    def scoped(edit, what: str):
-        found = list(_attention_modules(model, edit.kind, edit.layer))
+    def recompute(self) -> None:
+        """Greedy decoding must recompute the whole prefix at each step (see the module docstring)."""
+        self.flag(self.model.decoder, "recompute", True)
+
+    def scoped(self, edit: NoScaling | SoftmaxOverQueries, what: str):
+        """The (kind, layer, module) the edit reaches; none is a problem."""
+        found = list(_attention_modules(self.model, edit.kind, edit.layer))
         if not found:
             where = "any attention" if edit.kind is None else f"{edit.kind} attention"
-            if edit.kind is not None and counts[edit.kind]:
-                where += f" layer {edit.layer} (it has layers 0..{counts[edit.kind] - 1})"
-            problems.append(f"{edit.label}: the model has no {where} to {what}")
+            if edit.kind is not None and self.counts[edit.kind]:
+                where += f" layer {edit.layer} (it has layers 0..{self.counts[edit.kind] - 1})"
+            self.problems.append(f"{edit.label}: the model has no {where} to {what}")
         return found
 
+    def no_scaling(self, edit: NoScaling) -> None:
+        for kind, i, m in self.scoped(edit, "unscale"):
+            self.change(kind, i, m, scale=False)
+
+    def softmax_over_queries(self, edit: SoftmaxOverQueries) -> None:
+        for kind, i, m in self.scoped(edit, "change"):
+            self.change(kind, i, m, softmax_dim=-2)
+            if kind != "encoder":
+                self.recompute()
+
+    def causal_mask(self, edit: CausalMask) -> None:
+        self.causal_modes.add(edit.mode)
+        if not self.counts["decoder"]:
+            self.problems.append(f"{edit.label}: the model has no decoder self-attention (n_dec_layers=0)")
+        for kind, i, m in _attention_modules(self.model, "decoder", None):
+            self.change(kind, i, m, causal=edit.mode)
+            # Reversed, the newest token sees only itself, so the cache stays exact; off, earlier
+            # tokens would also see the newest one.
+            if edit.mode == "off":
+                self.recompute()
+
+    def hook_function(self, edit: HookFunction) -> None:
+        if edit.hook not in self.model.hook_points:
+            self.problems.append(f"{edit.label}: the model has no hook point named {edit.hook!r}")
+        elif edit.recompute and self.model.decoder is None:
+            self.problems.append(f"{edit.label}: the model has no decoder to recompute")
+        else:
+            self.hook_fns.append((edit.hook, lambda x, _point, fn=edit.fn: fn(x)))
+            if edit.recompute:
+                self.recompute()
+
+    def no_positional_encoding(self, edit: NoPositionalEncoding) -> None:
+        model = self.model
+        if self.cfg.pos_encoding == "none":
+            self.problems.append(f'{edit.label}: the model has none to remove (pos_encoding="none")')
+        elif self.cfg.pos_encoding == "rope":
+            # RoPE adds nothing to the embeddings; the rotation of q and k is the position signal.
+            for kind, i, m in _attention_modules(model, None, None):
+                if m.rotary:
+                    self.change(kind, i, m, rotary=False)
+        else:
+            self.flag(model.encoder.embed, "zero_positions", True)
+            if model.decoder is not None:  # encoder-only models have none
+                self.flag(model.decoder.embed, "zero_positions", True)
+
+    def head_output(self, edit: HeadOutput) -> None:
+        problem = self._head_problem(edit)
+        if problem:
+            self.problems.append(f"{edit.label}: {problem}")
+            return
+        self.head_targets.add((edit.kind, edit.layer, edit.head))
+        m = self.model.get_submodule(hook_name(edit.kind, edit.layer, "z").rsplit(".", 1)[0])
+        self.change(edit.kind, edit.layer, m, heads=(HeadEdit(edit.head, edit.mode, edit.value),))
+        # A mean mixes later positions in; cross-attention gets no decoding cache, so it cannot
+        # tell which row of a replacement the current step is.
+        stale = edit.mode == "mean" and edit.kind != "encoder"
+        if stale or (edit.mode, edit.kind) == ("replace", "cross"):
+            self.recompute()
+
+    def _head_problem(self, edit: HeadOutput) -> str:
+        """Why the HeadOutput cannot apply ("" when it can)."""
+        n, cfg = self.counts[edit.kind], self.cfg
+        if edit.layer >= n:
+            return f"{edit.kind} attention has {f'layers 0..{n - 1}' if n else 'no layers'}"
+        if edit.head >= cfg.n_heads:
+            return f"the model has heads 0..{cfg.n_heads - 1}"
+        if (edit.kind, edit.layer, edit.head) in self.head_targets:
+            return "that head is already edited by another HeadOutput"
+        if edit.value is not None and edit.value.shape[-1] != cfg.d_head:
+            return f"value has d_head={edit.value.shape[-1]}, the model's heads have {cfg.d_head}"
+        return ""
+
+
+#: Which _Plan method takes each kind of edit (checked in order, with isinstance).
+_PLANNERS: tuple[tuple[type, Callable[[_Plan, object], None]], ...] = (
+    (NoScaling, _Plan.no_scaling),
+    (SoftmaxOverQueries, _Plan.softmax_over_queries),
+    (CausalMask, _Plan.causal_mask),
+    (HookFunction, _Plan.hook_function),
+    (NoPositionalEncoding, _Plan.no_positional_encoding),
+    (HeadOutput, _Plan.head_output),
+)
+
+
+def _plan(model: Transformer, edits) -> tuple[list[tuple[object, str, object]], list[tuple[str, Callable]],
+                                              list[str]]:
+    """The settings to write, as (object, attribute, value), the functions to run at hook points, as
+    (hook name, fn(tensor, point)) for HookedModule.hooks, and the reasons edits do not apply."""
+    plan = _Plan(model)
     for edit in edits:
         if not isinstance(edit, EDIT_TYPES):
             raise TypeError(f"not an edit: {edit!r}; expected one of {[t.__name__ for t in EDIT_TYPES]}")
-        if isinstance(edit, NoScaling):
-            for kind, i, m in scoped(edit, "unscale"):
-                change(kind, i, m, scale=False)
-        elif isinstance(edit, SoftmaxOverQueries):
-            for kind, i, m in scoped(edit, "change"):
-                change(kind, i, m, softmax_dim=-2)
-                if kind != "encoder":
-                    flag(model.decoder, "recompute", True)
-        elif isinstance(edit, CausalMask):
-            causal_modes.add(edit.mode)
-            if not counts["decoder"]:
-                problems.append(f"{edit.label}: the model has no decoder self-attention (n_dec_layers=0)")
-            for kind, i, m in _attention_modules(model, "decoder", None):
-                change(kind, i, m, causal=edit.mode)
-                # Reversed, the newest token sees only itself, so the cache stays exact; off, earlier
-                # tokens would also see the newest one.
-                if edit.mode == "off":
-                    flag(model.decoder, "recompute", True)
-        elif isinstance(edit, HookFunction):
-            if edit.hook not in model.hook_points:
-                problems.append(f"{edit.label}: the model has no hook point named {edit.hook!r}")
-                continue
-            if edit.recompute and model.decoder is None:
-                problems.append(f"{edit.label}: the model has no decoder to recompute")
-                continue
-            hook_fns.append((edit.hook, lambda x, _point, fn=edit.fn: fn(x)))
-            if edit.recompute:
-                flag(model.decoder, "recompute", True)
-        elif isinstance(edit, NoPositionalEncoding):
-            if cfg.pos_encoding == "none":
-                problems.append(f'{edit.label}: the model has none to remove (pos_encoding="none")')
-            elif cfg.pos_encoding == "rope":
-                # RoPE adds nothing to the embeddings; the rotation of q and k is the position signal.
-                for kind, i, m in _attention_modules(model, None, None):
-                    if m.rotary:
-                        change(kind, i, m, rotary=False)
-            else:
-                flag(model.encoder.embed, "zero_positions", True)
-                if model.decoder is not None:  # encoder-only models have none
-                    flag(model.decoder.embed, "zero_positions", True)
-        else:  # HeadOutput
-            target = (edit.kind, edit.layer, edit.head)
-            if edit.layer >= counts[edit.kind]:
-                n = counts[edit.kind]
-                has = f"layers 0..{n - 1}" if n else "no layers"
-                problems.append(f"{edit.label}: {edit.kind} attention has {has}")
-                continue
-            if edit.head >= cfg.n_heads:
-                problems.append(f"{edit.label}: the model has heads 0..{cfg.n_heads - 1}")
-                continue
-            if target in head_targets:
-                problems.append(f"{edit.label}: that head is already edited by another HeadOutput")
-                continue
-            if edit.value is not None and edit.value.shape[-1] != cfg.d_head:
-                problems.append(
-                    f"{edit.label}: value has d_head={edit.value.shape[-1]}, "
-                    f"the model's heads have {cfg.d_head}"
-                )
-                continue
-            head_targets.add(target)
-            m = model.get_submodule(hook_name(edit.kind, edit.layer, "z").rsplit(".", 1)[0])
-            change(edit.kind, edit.layer, m, heads=(HeadEdit(edit.head, edit.mode, edit.value),))
-            # A mean mixes later positions in; cross-attention gets no decoding cache, so it cannot
-            # tell which row of a replacement the current step is.
-            stale = edit.mode == "mean" and edit.kind != "encoder"
-            if stale or (edit.mode, edit.kind) == ("replace", "cross"):
-                flag(model.decoder, "recompute", True)
-    if len(causal_modes) > 1:
-        problems.append(f"CausalMask: modes {sorted(causal_modes)} contradict each other")
-    writes = [(m, "edits", e) for m, e in attn.values()] + list(flags.values())
-    return writes, hook_fns, problems
+        next(add for kind, add in _PLANNERS if isinstance(edit, kind))(plan, edit)
+    if len(plan.causal_modes) > 1:
+        plan.problems.append(f"CausalMask: modes {sorted(plan.causal_modes)} contradict each other")
+    return plan.writes(), plan.hook_fns, plan.problems
 
 
 def edit_problems(model: Transformer, *edits: Edit) -> list[str]:

@@ -8,6 +8,7 @@ import functools
 import itertools
 import math
 import random
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -111,7 +112,7 @@ def test_js_pair_sums_blocks_do_not_change_the_result(monkeypatch):
     rng = np.random.default_rng(1)
     rows = rng.dirichlet(np.ones(6), size=(5, 40))
     whole = js_pair_sums(rows)
-    monkeypatch.setattr("model.lab.atlas._JS_BLOCK", 1)  # one pair per block
+    monkeypatch.setattr("model.lab.atlas_stats._JS_BLOCK", 1)  # one pair per block
     np.testing.assert_allclose(js_pair_sums(rows), whole, atol=1e-12)
 
 
@@ -400,3 +401,10 @@ def test_head_map_carries_values_roles_and_the_head_of_each_cell():
         viz.atlas_head_map(values, roles[:1], value_name="v")
     with pytest.raises(ValueError):
         viz.atlas_head_map(values, [["", ""], ["", "", ""]], value_name="v")
+
+
+def test_atlases_are_kept_in_the_repositorys_runs_folder_by_default(monkeypatch):
+    from model.lab.atlas import atlas_dir
+
+    monkeypatch.delenv("ATTENTION_LENS_ATLAS_DIR", raising=False)
+    assert atlas_dir() == Path(__file__).resolve().parent.parent / "runs" / "atlas"

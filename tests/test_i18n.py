@@ -1,38 +1,33 @@
-"""The interface in English and Simplified Chinese: tables, glossary, and every page in both languages."""
+"""The interface in English and Simplified Chinese: every string table (pages and figures), the
+glossary, and every page in both languages."""
 
 from __future__ import annotations
 
 import json
 import re
-import string
+from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import strings
 from app_support import i18n
 from app_support import pages as page_registry
-from app_support.i18n.check import untranslated
-from app_support.i18n.glossary import TERMS
 from model.data.tasks import InputError
 from model.messages import ENGLISH as MESSAGES_EN
+from strings.check import glossary_problems, placeholders, untranslated
+from strings.glossary import TERMS
 from viz import labels as viz_labels
 
 from .test_app_pages import APP, PAGES, TIMEOUT, reference
 
-_FMT = string.Formatter()
-
-
-def placeholders(template: str) -> list[tuple[str, str]]:
-    """(name, format spec) of every placeholder, sorted (a Chinese sentence may reorder them)."""
-    return sorted((name, spec or "") for _, name, spec, _ in _FMT.parse(template) if name is not None)
-
 
 def all_tables() -> dict[str, tuple[dict[str, str], dict[str, str]]]:
-    """name -> (English table, Chinese table), for every table of interface text."""
+    """name -> (English table, Chinese table), for every table of interface text: the pages' and the
+    figures' (one merged table), and model/'s messages."""
     return {
-        "app": (i18n.STRINGS["en"], i18n.STRINGS["zh"]),
-        "messages": (dict(MESSAGES_EN), dict(i18n.MESSAGES["zh"])),
-        "viz": (viz_labels.TEXT["en"], viz_labels.TEXT["zh"]),
+        "text": (strings.STRINGS["en"], strings.STRINGS["zh"]),
+        "messages": (dict(MESSAGES_EN), dict(strings.MESSAGES["zh"])),
     }
 
 
@@ -45,7 +40,7 @@ def test_both_languages_have_the_same_keys_and_placeholders(name):
         assert zh[key].strip(), key
 
 
-def test_every_app_table_module_has_matching_keys():
+def test_every_table_module_has_matching_keys():
     from app_support.i18n import ORIGIN
 
     by_module: dict[str, set[str]] = {}
@@ -53,20 +48,47 @@ def test_every_app_table_module_has_matching_keys():
         by_module.setdefault(module, set()).add(key)
     for module, keys in by_module.items():
         assert keys <= set(i18n.STRINGS["en"]) and keys <= set(i18n.STRINGS["zh"]), module
+    for name, module in strings.table_modules():
+        assert module.EN.keys() == module.ZH.keys(), name
+
+
+def test_no_key_is_defined_twice_across_pages_and_figures():
+    defined_in: dict[str, set[str]] = {}
+    for name, module in strings.table_modules():
+        for key in [*module.EN, *module.ZH]:
+            defined_in.setdefault(key, set()).add(name)
+    twice = {key: sorted(names) for key, names in defined_in.items() if len(names) > 1}
+    assert not twice, twice
+    assert {name.split(".")[0] for name, _ in strings.table_modules()} == {"pages", "figures"}
+
+
+def test_merging_a_key_defined_twice_fails_and_names_both_modules():
+    page = SimpleNamespace(EN={"x.title": "Title"}, ZH={"x.title": "标题"})
+    figure = SimpleNamespace(EN={"x.title": "Figure title"}, ZH={"x.title": "图标题"})
+    with pytest.raises(ValueError, match=r"'x.title' is defined in both pages.x and figures.x"):
+        strings.merge_tables([("pages.x", page), ("figures.x", figure)])
+
+
+def test_the_figures_read_the_same_tables_in_every_language():
+    assert viz_labels.TEXT is strings.STRINGS is i18n.STRINGS
+    assert viz_labels.TEXT["en"].keys() == viz_labels.TEXT["zh"].keys()
+    assert set(viz_labels.LANGS) == set(viz_labels.TEXT)
+
+
+def test_user_model_problems_are_worded_as_model_store_words_them():
+    """The tables word every refused-model problem code, in English exactly as the store does."""
+    from model.store.user_folders import ENGLISH as PROBLEMS_EN
+
+    prefix = "mymodels.problem."
+    english = strings.STRINGS["en"]
+    copied = {key.removeprefix(prefix): value for key, value in english.items() if key.startswith(prefix)}
+    assert copied == PROBLEMS_EN
 
 
 @pytest.mark.parametrize("name", list(all_tables()))
 def test_chinese_uses_the_glossary_term_for_every_concept(name):
     en, zh = all_tables()[name]
-    problems = []
-    for key, english in en.items():
-        chinese = zh.get(key, "")
-        for term in TERMS:
-            if term.matches_en(english) and term.zh.lower() not in chinese.lower():
-                problems.append(f"{key}: names '{term.en}' but lacks '{term.zh}': {chinese}")
-            for synonym in term.avoid:
-                if synonym in chinese:
-                    problems.append(f"{key}: uses '{synonym}' instead of '{term.zh}': {chinese}")
+    problems = glossary_problems(en, zh)
     assert not problems, "\n".join(problems)
 
 

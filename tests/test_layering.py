@@ -229,3 +229,28 @@ def test_the_forward_pass_is_changed_through_one_mechanism():
         if rel not in owners and ("register_forward_hook" in source or "recompute = " in source):
             found.add(rel)
     assert not found, sorted(found)
+
+
+def test_strings_imports_no_ui_no_torch_and_of_the_project_only_pure_model_tables():
+    """The string tables are read by the app and by viz alike: importing every module of ``strings``
+    pulls in no streamlit, plotly, torch, viz or app_support, and of model/ only its pure word tables."""
+    modules = sorted(_module_name(p) for p in (ROOT / "strings").rglob("*.py"))
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "banned = {'streamlit', 'plotly', 'torch', 'viz', 'app_support'}\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} & banned)\n"
+        "project = sorted(m for m in sys.modules if m.split('.')[0] == 'model')\n"
+        "n = len([m for m in sys.modules if m.startswith('strings')])\n"
+        "print(json.dumps({'bad': bad, 'project': project, 'n': n}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["bad"] == []
+    # model.messages and model.store.problems: the English of model/'s messages and of a refused upload;
+    # model.network.kinds: the attention kinds' names (all three pure Python)
+    allowed = {"model", "model.messages", "model.network", "model.network.kinds", "model.store",
+               "model.store.problems"}
+    assert set(result["project"]) <= allowed
+    assert result["n"] >= len(modules)

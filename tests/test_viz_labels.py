@@ -1,4 +1,6 @@
-"""Words drawn inside figures come from viz.labels: English unchanged, Chinese complete."""
+"""Words drawn inside figures come from viz.labels: English unchanged, Chinese complete.
+
+The figures' tables themselves (strings/figures/) are checked with every other table in tests/test_i18n.py."""
 
 from __future__ import annotations
 
@@ -9,9 +11,8 @@ import numpy as np
 import pytest
 
 import viz
-from app_support.i18n.check import untranslated
+from strings.check import untranslated
 from tests.figures import title_of
-from viz import labels
 
 ZH = ["我", "吃", "了", "<eos>"]
 EN = ["<s>", "▁I", "▁ate", "<eos>"]
@@ -338,8 +339,3 @@ def test_font_family_has_cjk_fallbacks_after_the_latin_fonts():
         assert fonts.index("Arial") < fonts.index(cjk) < fonts.index("sans-serif")
     fig = ZH_FIGURES["attention_heatmap"]
     assert fig.layout.font.family == fig.layout.hoverlabel.font.family == viz.theme.FONT_FAMILY
-
-
-def test_both_tables_have_the_same_keys():
-    assert labels.TEXT["en"].keys() == labels.TEXT["zh"].keys()
-    assert set(labels.LANGS) == set(labels.TEXT)

@@ -1,10 +1,10 @@
 """Comparing the attention of two sentences: side-by-side heatmaps, one token's row in
-both, and a ranking of heads by how much their attention changes."""
+both, and a ranking of heads by how much their attention changes. How their tokens are matched
+is :mod:`viz.token_alignment` (its functions are importable from here too)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,102 +13,72 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz import theme
-from viz._validate import as_array, check_tokens
-from viz.heatmap import category_axis, heatmap_parts
+from viz._validate import as_array
+from viz.heatmap import HeatmapParts, category_axis, heatmap_parts
 from viz.labels import label
 from viz.pooling import MAX_TILE_CELLS
 from viz.stats import js_divergence
+from viz.token_alignment import align_tokens, find_query, pick_shared_token, query_key_tokens, shared_tokens
 from viz.tokens import escape_text, token_label, token_labels
 
-
-def align_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[tuple[int, int]]:
-    """Pairs ``(i, j)`` of positions whose tokens are equal, matched as a multiset in order.
-
-    The n-th occurrence of a token in A is paired with its n-th occurrence in B; tokens
-    without a partner are left out. Pairs are in A's order.
-    """
-    positions_b: dict[str, list[int]] = defaultdict(list)
-    for j, t in enumerate(tokens_b):
-        positions_b[t].append(j)
-    seen: dict[str, int] = defaultdict(int)
-    pairs: list[tuple[int, int]] = []
-    for i, t in enumerate(tokens_a):
-        n = seen[t]
-        seen[t] += 1
-        if n < len(positions_b[t]):
-            pairs.append((i, positions_b[t][n]))
-    return pairs
+__all__ = [
+    "RowDiff",
+    "align_tokens",
+    "compare_heatmaps",
+    "pick_shared_token",
+    "rank_heads_by_change",
+    "row_diff_figure",
+    "shared_token_row_diff",
+    "shared_tokens",
+]
 
 
-def shared_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
-    """Tokens present in both sequences, in A's order, each once."""
-    out: list[str] = []
-    for i, _ in align_tokens(tokens_a, tokens_b):
-        if tokens_a[i] not in out:
-            out.append(tokens_a[i])
-    return out
-
-
-def pick_shared_token(shared: Sequence[str], word: str, special: Collection[str] = ()) -> str:
-    """The shared token that best stands for ``word`` (e.g. a preset's 苹果 or "bank").
-
-    In order: the token itself; a token equal to the word once the "▁" word marker and case are
-    ignored; a token containing the word; the first piece of a word the tokenizer split
-    (苹果 -> 苹 果); else the first shared token that is not special. Raises ValueError if
-    nothing is shared.
-    """
-    if not shared:
-        raise ValueError("the two sentences share no token")
-    word = (word or "").strip()
-    if word:
-        if word in shared:
-            return word
-        for t in shared:
-            if t.replace("▁", "").strip().lower() == word.lower():
-                return t
-        for t in shared:
-            if word.lower() in t.lower():
-                return t
-        for t in shared:
-            piece = t.replace("▁", "").strip()
-            if piece and piece in word and t not in special:
-                return t
-    content = [t for t in shared if t not in special]
-    return content[0] if content else shared[0]
-
-
-def _find(tokens: Sequence[str], token: str, occurrence: int, which: str) -> int:
-    hits = [i for i, t in enumerate(tokens) if t == token]
-    if not hits:
-        raise ValueError(f"token {token!r} does not occur in the {which} query tokens")
-    if not 0 <= occurrence < len(hits):
-        raise ValueError(
-            f"token {token!r} occurs {len(hits)} time(s) in {which}; occurrence={occurrence} is out of range"
-        )
-    return hits[occurrence]
-
-
-def _query_key_tokens(
-    arr: np.ndarray, tokens: Sequence[str], key_tokens: Sequence[str] | None, array_name: str, side: str
-) -> tuple[list[str], list[str]]:
-    """Checked (query tokens, key tokens) of one sentence's pattern; its last two axes are query, key.
-
-    Key tokens default to the query tokens (self-attention)."""
-    queries = check_tokens(
+def _side_parts(
+    pattern: np.ndarray,
+    tokens: Sequence[str],
+    key_tokens: Sequence[str] | None,
+    mask: np.ndarray | None,
+    name: str,
+    *,
+    max_cells: int | None,
+    pool: str,
+    lang: str,
+) -> HeatmapParts:
+    """One sentence's heatmap, coloured on the figure's shared colour axis."""
+    return heatmap_parts(
+        pattern,
         tokens,
-        arr.shape[-2],
-        array_name=array_name,
-        axis_name="query rows",
-        token_name=f"tokens_{side.lower()}",
+        tokens if key_tokens is None else key_tokens,
+        mask_2d=mask,
+        coloraxis="coloraxis",
+        name=name,
+        max_cells=max_cells,
+        pool=pool,
+        lang=lang,
     )
-    keys = check_tokens(
-        queries if key_tokens is None else key_tokens,
-        arr.shape[-1],
-        array_name=array_name,
-        axis_name="key columns",
-        token_name=f"key tokens of {side}",
-    )
-    return queries, keys
+
+
+def _add_side_by_side(fig: go.Figure, parts: list[HeatmapParts], lang: str) -> None:
+    """Each sentence's traces and token axes in its own column of the subplot grid."""
+    for col, part in enumerate(parts, start=1):
+        for tr in part.traces:
+            fig.add_trace(tr, row=1, col=col)
+        fig.update_xaxes(
+            category_axis(part.key_labels, label(lang, "axis.key")), tickangle=-45, row=1, col=col
+        )
+        fig.update_yaxes(
+            category_axis(part.query_labels, label(lang, "axis.query"), reversed_=True), row=1, col=col
+        )
+
+
+def _compare_notes(names: tuple[str, str], parts: list[HeatmapParts], pool: str, lang: str) -> str | None:
+    """The subtitle: grey is masked (when any side has a mask), and which sentence is pooled how."""
+    notes = [label(lang, "note.grey_masked")] if any(p.has_mask for p in parts) else []
+    for name, part in zip(names, parts, strict=True):
+        if part.block > 1:
+            pooled = label(lang, f"heatmap.pooled_{pool}", block=part.block)
+            notes.append(label(lang, "compare.pooled_side", name=escape_text(name), pooled=pooled))
+    return " · ".join(notes) if notes else None
 
 
 def compare_heatmaps(
@@ -144,54 +114,24 @@ def compare_heatmaps(
     if names is None:
         names = (label(lang, "compare.sentence_a"), label(lang, "compare.sentence_b"))
     parts = [
-        heatmap_parts(
-            pattern_a,
-            tokens_a,
-            tokens_a if key_tokens_a is None else key_tokens_a,
-            mask_2d=mask_a,
-            coloraxis="coloraxis",
-            name="pattern_a",
-            max_cells=max_cells,
-            pool=pool,
-            lang=lang,
-        ),
-        heatmap_parts(
-            pattern_b,
-            tokens_b,
-            tokens_b if key_tokens_b is None else key_tokens_b,
-            mask_2d=mask_b,
-            coloraxis="coloraxis",
-            name="pattern_b",
-            max_cells=max_cells,
-            pool=pool,
-            lang=lang,
-        ),
+        _side_parts(pattern, tokens, keys, mask, name, max_cells=max_cells, pool=pool, lang=lang)
+        for pattern, tokens, keys, mask, name in (
+            (pattern_a, tokens_a, key_tokens_a, mask_a, "pattern_a"),
+            (pattern_b, tokens_b, key_tokens_b, mask_b, "pattern_b"),
+        )
     ]
     if not zmax > 0:
         raise ValueError(f"zmax must be positive, got {zmax}")
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=[escape_text(n) for n in names], horizontal_spacing=0.12
     )
-    for col, part in enumerate(parts, start=1):
-        for tr in part.traces:
-            fig.add_trace(tr, row=1, col=col)
-        fig.update_xaxes(
-            category_axis(part.key_labels, label(lang, "axis.key")), tickangle=-45, row=1, col=col
-        )
-        fig.update_yaxes(
-            category_axis(part.query_labels, label(lang, "axis.query"), reversed_=True), row=1, col=col
-        )
+    _add_side_by_side(fig, parts, lang)
     n = max(max(len(p.query_labels), len(p.key_labels)) for p in parts)
     cell = theme.cell_size_px(n)
-    notes = [label(lang, "note.grey_masked")] if any(p.has_mask for p in parts) else []
-    for name, part in zip(names, parts, strict=True):
-        if part.block > 1:
-            pooled = label(lang, f"heatmap.pooled_{pool}", block=part.block)
-            notes.append(label(lang, "compare.pooled_side", name=escape_text(name), pooled=pooled))
     theme.apply_theme(
         fig,
         theme.pick_title(title, label(lang, "compare.title")),
-        subtitle=" · ".join(notes) if notes else None,
+        subtitle=_compare_notes(names, parts, pool, lang),
         height=max(420, cell * n + 260),
         width=max(900, 2 * cell * n + 360),
     )
@@ -243,10 +183,10 @@ def shared_token_row_diff(
     in B, and ``B − A`` over the keys present in both sentences. See :class:`RowDiff`."""
     a = as_array(pattern_a_2d, 2, "pattern_a")
     b = as_array(pattern_b_2d, 2, "pattern_b")
-    qa, ka = _query_key_tokens(a, tokens_a, key_tokens_a, "pattern_a", "A")
-    qb, kb = _query_key_tokens(b, tokens_b, key_tokens_b, "pattern_b", "B")
-    ia = _find(qa, token, occurrence, "A")
-    ib = _find(qb, token, occurrence, "B")
+    qa, ka = query_key_tokens(a, tokens_a, key_tokens_a, "pattern_a", "A")
+    qb, kb = query_key_tokens(b, tokens_b, key_tokens_b, "pattern_b", "B")
+    ia = find_query(qa, token, occurrence, "A")
+    ib = find_query(qb, token, occurrence, "B")
     pairs = align_tokens(ka, kb)
     idx_a = np.array([i for i, _ in pairs], dtype=np.int64)
     idx_b = np.array([j for _, j in pairs], dtype=np.int64)
@@ -375,13 +315,13 @@ def rank_heads_by_change(
     b = as_array(patterns_b, 4, "patterns_b")
     if a.shape[:2] != b.shape[:2]:
         raise ValueError(f"patterns_a has {a.shape[:2]} (layer, head) but patterns_b has {b.shape[:2]}")
-    qa, ka = _query_key_tokens(a, tokens_a, key_tokens_a, "patterns_a", "A")
-    qb, kb = _query_key_tokens(b, tokens_b, key_tokens_b, "patterns_b", "B")
+    qa, ka = query_key_tokens(a, tokens_a, key_tokens_a, "patterns_a", "A")
+    qb, kb = query_key_tokens(b, tokens_b, key_tokens_b, "patterns_b", "B")
     key_pairs = align_tokens(ka, kb)
     if not key_pairs:
         raise ValueError("the two sentences share no key tokens, so their attention cannot be compared")
     if token is not None:
-        query_pairs = [(_find(qa, token, occurrence, "A"), _find(qb, token, occurrence, "B"))]
+        query_pairs = [(find_query(qa, token, occurrence, "A"), find_query(qb, token, occurrence, "B"))]
     else:
         query_pairs = align_tokens(qa, qb)
         if not query_pairs:

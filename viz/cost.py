@@ -188,7 +188,7 @@ def cost_figure(
                 hoverinfo="skip",
             )
         )
-    apply_theme(fig, label(lang, "cost.title"), height=420)
+    apply_theme(fig, label(lang, "cost.timing_title"), height=420)
     fig.update_layout(
         xaxis=dict(type="log", title=label(lang, "cost.axis.length"), tickvals=list(x)),
         yaxis=dict(type="log", title=label(lang, "cost.axis.ms")),

@@ -22,10 +22,12 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from viz import theme
-from viz.architecture import architecture_figure, architecture_shapes, split_merge_figure, split_merge_stages
+from viz.architecture import architecture_figure
+from viz.architecture_boxes import architecture_shapes
 from viz.heatmap import attention_heatmap
 from viz.labels import label
 from viz.positional import embedding_norm_bars
+from viz.split_merge import split_merge_figure, split_merge_stages
 from viz.tokens import token_labels
 from viz.worked import WorkedRow, weights_figure, work_row
 

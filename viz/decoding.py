@@ -14,75 +14,59 @@ from viz.labels import label
 from viz.tokens import token_labels
 
 
-def cross_attention_step(
-    cross_pattern_heads: np.ndarray,
-    source_tokens: Sequence[str],
-    *,
-    step_token: str | None = None,
-    step: int | None = None,
-    title: str = "",
-    lang: str = "en",
-) -> go.Figure:
-    """Cross-attention of the decoder at one step over the source tokens.
-
-    Accepts ``[key]`` (one distribution, drawn as bars), ``[head, key]`` (heatmap, one row
-    per head) or ``[layer, head, key]`` (heatmap, one row per layer·head, ``L0 H0`` first).
-    ``step_token`` (the target token being produced/attending) and ``step`` only label the
-    title. Words drawn by the figure are in ``lang`` ("en" or "zh").
-    """
-    w = as_array(
-        cross_pattern_heads, (1, 2, 3), "cross_pattern_heads", dims="[key], [head, key] or [layer, head, key]"
-    )
-    n_k = w.shape[-1]
-    src = check_tokens(
-        source_tokens,
-        n_k,
-        array_name="cross_pattern_heads",
-        axis_name="source (key) positions",
-        token_name="source tokens",
-    )
-    labels = token_labels(src)
-    where = ""
+def _step_where(step: int | None, step_token: str | None, lang: str) -> str:
+    """The title's note of which decoder step (and target token) the attention is at."""
     produced = None if step_token is None else token_labels([step_token], unique=False)[0]
     if step is not None and produced is not None:
-        where = label(lang, "cross.where_both", step=int(step), token=produced)
-    elif step is not None:
-        where = label(lang, "cross.where_step", step=int(step))
-    elif produced is not None:
-        where = label(lang, "cross.where_token", token=produced)
-    weight = label(lang, "hover.value", name=label(lang, "value.weight"), value="{value}")
-    attention_weight = label(lang, "value.attention_weight")
+        return label(lang, "cross.where_both", step=int(step), token=produced)
+    if step is not None:
+        return label(lang, "cross.where_step", step=int(step))
+    if produced is not None:
+        return label(lang, "cross.where_token", token=produced)
+    return ""
 
-    if w.ndim == 1:
-        fig = go.Figure(
-            go.Bar(
-                x=np.arange(n_k, dtype=np.int32),
-                y=w,
-                marker_color=theme.ACCENT,
-                customdata=labels,
-                hovertemplate=label(lang, "hover.source_token", token="%{customdata}")
-                + "<br>"
-                + weight.format(value="%{y:.3f}")
-                + "<extra></extra>",
-            )
-        )
-        theme.apply_theme(
-            fig,
-            theme.pick_title(title, label(lang, "cross.title_1d", where=where)),
-            height=420,
-            width=max(520, 40 * n_k + 200),
-        )
-        fig.update_layout(
-            xaxis={**theme.token_axis(labels, label(lang, "axis.source_token_key")), "tickangle": -45},
-            yaxis={"title": {"text": attention_weight}, "range": [0, max(1.0, float(np.nanmax(w)))]},
-        )
-        return fig
 
+def _cross_bars(w: np.ndarray, labels: list[str], title: str, where: str, lang: str) -> go.Figure:
+    """One ``[key]`` distribution as a bar per source token."""
+    n_k = w.shape[0]
+    weight = label(lang, "hover.value", name=label(lang, "value.weight"), value="%{y:.3f}")
+    fig = go.Figure(
+        go.Bar(
+            x=np.arange(n_k, dtype=np.int32),
+            y=w,
+            marker_color=theme.ACCENT,
+            customdata=labels,
+            hovertemplate=label(lang, "hover.source_token", token="%{customdata}")
+            + "<br>"
+            + weight
+            + "<extra></extra>",
+        )
+    )
+    theme.apply_theme(
+        fig,
+        theme.pick_title(title, label(lang, "cross.title_1d", where=where)),
+        height=420,
+        width=max(520, 40 * n_k + 200),
+    )
+    fig.update_layout(
+        xaxis={**theme.token_axis(labels, label(lang, "axis.source_token_key")), "tickangle": -45},
+        yaxis={
+            "title": {"text": label(lang, "value.attention_weight")},
+            "range": [0, max(1.0, float(np.nanmax(w)))],
+        },
+    )
+    return fig
+
+
+def _cross_heatmap(w: np.ndarray, labels: list[str], title: str, where: str, lang: str) -> go.Figure:
+    """``[head, key]`` or ``[layer, head, key]`` as a heatmap, one row per (layer·)head."""
+    n_k = w.shape[-1]
     rows = w.reshape(-1, n_k)
     if w.ndim == 2:
         row_labels = [f"H{h}" for h in range(w.shape[0])]
     else:
         row_labels = [f"L{li} H{h}" for li in range(w.shape[0]) for h in range(w.shape[1])]
+    weight = label(lang, "hover.value", name=label(lang, "value.weight"), value="{value}")
     hover = [
         [
             f"{row_labels[r]}<br>"
@@ -103,7 +87,7 @@ def cross_attention_step(
             colorscale=theme.SEQUENTIAL,
             zmin=0.0,
             zmax=1.0,
-            colorbar=theme.colorbar(attention_weight),
+            colorbar=theme.colorbar(label(lang, "value.attention_weight")),
         )
     )
     cell = theme.cell_size_px(max(n_k, rows.shape[0]))
@@ -122,6 +106,39 @@ def cross_attention_step(
         },
     )
     return fig
+
+
+def cross_attention_step(
+    cross_pattern_heads: np.ndarray,
+    source_tokens: Sequence[str],
+    *,
+    step_token: str | None = None,
+    step: int | None = None,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """Cross-attention of the decoder at one step over the source tokens.
+
+    Accepts ``[key]`` (one distribution, drawn as bars), ``[head, key]`` (heatmap, one row
+    per head) or ``[layer, head, key]`` (heatmap, one row per layer·head, ``L0 H0`` first).
+    ``step_token`` (the target token being produced/attending) and ``step`` only label the
+    title. Words drawn by the figure are in ``lang`` ("en" or "zh").
+    """
+    w = as_array(
+        cross_pattern_heads, (1, 2, 3), "cross_pattern_heads", dims="[key], [head, key] or [layer, head, key]"
+    )
+    src = check_tokens(
+        source_tokens,
+        w.shape[-1],
+        array_name="cross_pattern_heads",
+        axis_name="source (key) positions",
+        token_name="source tokens",
+    )
+    labels = token_labels(src)
+    where = _step_where(step, step_token, lang)
+    if w.ndim == 1:
+        return _cross_bars(w, labels, title, where, lang)
+    return _cross_heatmap(w, labels, title, where, lang)
 
 
 def topk_bar(

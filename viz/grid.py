@@ -13,7 +13,7 @@ sentence length squared (6 x 12 heads at 512 tokens: ~2.5 MB instead of ~208 MB)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 import plotly.graph_objects as go
@@ -21,157 +21,32 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_mask, check_tokens
 from viz.clicks import CLICK_HOVER_DISTANCE_PX, click_target_trace
+from viz.grid_layout import (
+    META_KEY,
+    GridLayout,
+    grid_cell_to_head,
+    grid_layout_from_figure,
+    position_customdata,
+    tile_heads,
+)
 from viz.labels import label
 from viz.pooling import MAX_TILE_CELLS, POOLS, block_ranges, block_size, pool_blocks, pool_mask, range_text
 
-META_KEY = "attention_grid"
+__all__ = [
+    "MAX_TILE_CELLS",
+    "META_KEY",
+    "MIN_CELL_PX",
+    "PLOT_MARGIN_PX",
+    "POOL_KEY",
+    "GridLayout",
+    "all_heads_grid",
+    "grid_cell_to_head",
+    "grid_layout_from_figure",
+    "tile_cells_for",
+    "tile_heads",
+]
+
 POOL_KEY = "attention_grid_pool"  # "max", "mean" or "none" (unpooled)
-
-
-@dataclass(frozen=True)
-class GridLayout:
-    """Geometry of a tiled grid: tile ``(layer, head)`` starts at row ``layer*(n_q+gutter)``
-    and column ``head*(n_k+gutter)``; cell ``(x=column, y=row)`` as in plotly click events.
-
-    ``n_q``/``n_k`` count the *cells* of a tile. A pooled tile's cell covers ``block`` x
-    ``block`` positions of the ``n_q_positions`` x ``n_k_positions`` pattern (0 = unpooled,
-    ``n * block``); with ``block=1`` cells are positions."""
-
-    n_layers: int
-    n_heads: int
-    n_q: int
-    n_k: int
-    gutter: int
-    block: int = 1
-    n_q_positions: int = 0
-    n_k_positions: int = 0
-
-    def __post_init__(self) -> None:
-        # frozen: the defaults depend on other fields, so they are filled in here
-        if self.n_q_positions == 0:
-            object.__setattr__(self, "n_q_positions", self.n_q * self.block)
-        if self.n_k_positions == 0:
-            object.__setattr__(self, "n_k_positions", self.n_k * self.block)
-
-    def query_range(self, q_cell: int) -> tuple[int, int]:
-        """First and last (inclusive) query position covered by tile row ``q_cell``."""
-        first = q_cell * self.block
-        return first, min(first + self.block, self.n_q_positions) - 1
-
-    def key_range(self, k_cell: int) -> tuple[int, int]:
-        """First and last (inclusive) key position covered by tile column ``k_cell``."""
-        first = k_cell * self.block
-        return first, min(first + self.block, self.n_k_positions) - 1
-
-    @property
-    def n_rows(self) -> int:
-        """Rows of the tiled matrix (layers x query positions plus gutters)."""
-        return self.n_layers * self.n_q + (self.n_layers - 1) * self.gutter
-
-    @property
-    def n_cols(self) -> int:
-        """Columns of the tiled matrix (heads x key positions plus gutters)."""
-        return self.n_heads * self.n_k + (self.n_heads - 1) * self.gutter
-
-    def origin(self, layer: int, head: int) -> tuple[int, int]:
-        """``(row, column)`` of the top-left cell of tile ``(layer, head)``."""
-        return layer * (self.n_q + self.gutter), head * (self.n_k + self.gutter)
-
-    def cell_to_position(self, x: float, y: float) -> tuple[int, int, int, int] | None:
-        """``(layer, head, query_pos, key_pos)`` of cell ``(x, y)``, or None for gutters/outside.
-
-        In a pooled grid the positions are the first of the cell's block (see
-        :meth:`query_range` / :meth:`key_range` for the whole block)."""
-        col, row = int(round(float(x))), int(round(float(y)))
-        if row < 0 or col < 0:
-            return None
-        layer, q = divmod(row, self.n_q + self.gutter)
-        head, k = divmod(col, self.n_k + self.gutter)
-        if q >= self.n_q or k >= self.n_k or layer >= self.n_layers or head >= self.n_heads:
-            return None
-        return layer, head, q * self.block, k * self.block
-
-    def cell_to_head(self, x: float, y: float) -> tuple[int, int] | None:
-        """``(layer, head)`` of cell ``(x, y)``, or None for gutters/outside the grid."""
-        pos = self.cell_to_position(x, y)
-        return None if pos is None else (pos[0], pos[1])
-
-
-def grid_cell_to_head(
-    x: float,
-    y: float,
-    n_q: int,
-    n_k: int,
-    gutter: int,
-    n_layers: int | None = None,
-    n_heads: int | None = None,
-) -> tuple[int, int] | None:
-    """Map a clicked grid cell (``x`` = column, ``y`` = row) to ``(layer, head)``.
-
-    Returns None when the click is in a gutter, negative, or (when ``n_layers``/``n_heads``
-    are given) below/right of the last tile.
-    """
-    layout = GridLayout(
-        n_layers=n_layers if n_layers is not None else 2**31,
-        n_heads=n_heads if n_heads is not None else 2**31,
-        n_q=n_q,
-        n_k=n_k,
-        gutter=gutter,
-    )
-    return layout.cell_to_head(x, y)
-
-
-def grid_layout_from_figure(fig: go.Figure) -> GridLayout:
-    """Recover the :class:`GridLayout` stored in ``fig.layout.meta`` by :func:`all_heads_grid`."""
-    meta = fig.layout.meta
-    if not isinstance(meta, dict) or META_KEY not in meta:
-        raise ValueError("figure was not made by all_heads_grid (no grid geometry in layout.meta)")
-    return GridLayout(**{k: int(v) for k, v in meta[META_KEY].items()})
-
-
-def tile_heads(values_4d: np.ndarray, gutter: int = 2, fill: float = np.nan) -> np.ndarray:
-    """Tile ``[layer, head, q, k]`` into one ``[rows, cols]`` matrix with ``fill`` gutters."""
-    if values_4d.ndim != 4:
-        raise ValueError(f"expected a 4-D [layer, head, query, key] array, got shape {values_4d.shape}")
-    if gutter < 0:
-        raise ValueError(f"gutter must be >= 0, got {gutter}")
-    n_layers, n_heads, n_q, n_k = values_4d.shape
-    layout = GridLayout(n_layers, n_heads, n_q, n_k, gutter)
-    out = np.full((layout.n_rows, layout.n_cols), fill, dtype=values_4d.dtype)
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            r, c = layout.origin(layer, head)
-            out[r : r + n_q, c : c + n_k] = values_4d[layer, head]
-    return out
-
-
-def _position_customdata(layout: GridLayout, channels: int = 4) -> np.ndarray:
-    """``[rows, cols, channels]`` integers for hover text: (layer, head[, query_pos, key_pos]),
-    or with 6 channels (layer, head, first query, last query, first key, last key) of a block."""
-    biggest = max(layout.n_layers, layout.n_heads)
-    if channels > 2:  # positions only travel when shown: they may need 2 bytes where heads need 1
-        biggest = max(biggest, layout.n_q_positions, layout.n_k_positions)
-    dtype = np.uint8 if biggest <= np.iinfo(np.uint8).max else np.uint16
-    layer, head, q, k = np.meshgrid(
-        np.arange(layout.n_layers),
-        np.arange(layout.n_heads),
-        np.arange(layout.n_q),
-        np.arange(layout.n_k),
-        indexing="ij",
-    )
-    if channels == 6:
-        q0, k0 = q * layout.block, k * layout.block
-        q1 = np.minimum(q0 + layout.block, layout.n_q_positions) - 1
-        k1 = np.minimum(k0 + layout.block, layout.n_k_positions) - 1
-        stacked = np.stack([layer, head, q0, q1, k0, k1], axis=-1).astype(dtype)
-    else:
-        stacked = np.stack([layer, head, q, k], axis=-1).astype(dtype)[..., :channels]  # [L, H, q, k, c]
-    out = np.zeros((layout.n_rows, layout.n_cols, channels), dtype=dtype)
-    for li in range(layout.n_layers):
-        for hi in range(layout.n_heads):
-            r, c = layout.origin(li, hi)
-            out[r : r + layout.n_q, c : c + layout.n_k] = stacked[li, hi]
-    return out
 
 
 #: Narrowest cell an all-heads tile is given by default: below ~1.5 pixels a cell is not seen, and
@@ -186,6 +61,190 @@ def tile_cells_for(width: int, n_heads: int) -> int:
     as fit at :data:`MIN_CELL_PX` pixels each, between 16 and :data:`MAX_TILE_CELLS`."""
     tile_px = (width - PLOT_MARGIN_PX) / max(1, n_heads)
     return int(max(16, min(MAX_TILE_CELLS, tile_px / MIN_CELL_PX)))
+
+
+def _check_grid_options(gutter: object, zmax: float, hover: str, pool: str) -> None:
+    if isinstance(gutter, bool) or not isinstance(gutter, int) or gutter < 0:
+        raise ValueError(f"gutter must be a non-negative integer, got {gutter!r}")
+    if not zmax > 0:
+        raise ValueError(f"zmax must be positive, got {zmax}")
+    if hover not in ("full", "head", "none"):
+        raise ValueError(f"hover must be 'full', 'head' or 'none', got {hover!r}")
+    if pool not in POOLS:
+        raise ValueError(f"pool must be 'max' or 'mean', got {pool!r}")
+
+
+def _masked_and_pooled(
+    p: np.ndarray, mask: np.ndarray | None, block: int, pool: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(values, mask)`` of the cells drawn: masked weights are NaN (they take no part in a
+    block), and with ``block > 1`` both are pooled in ``block x block`` blocks."""
+    m = None if mask is None else check_mask(mask, p.shape)
+    values = p if m is None else np.where(m, np.float32(np.nan), p)
+    if block > 1:
+        values = pool_blocks(values, block, pool)
+        m = None if m is None else pool_mask(m, block)
+    return values, m
+
+
+def _grid_subtitle(layout: GridLayout, pool: str, mask_drawn: bool, lang: str) -> str:
+    subtitle = label(lang, "grid.subtitle", n_layers=layout.n_layers, n_heads=layout.n_heads)
+    if layout.block > 1:
+        subtitle += " · " + label(lang, f"grid.pooled_{pool}", block=layout.block)
+    if mask_drawn:
+        subtitle += " · " + label(lang, "note.grey_masked")
+    return subtitle
+
+
+def _mask_trace(mask: np.ndarray, gutter: int) -> go.Heatmap:
+    """The grey overlay of masked cells: a light 0/1 uint8 heatmap beneath the weights."""
+    return go.Heatmap(
+        z=tile_heads(mask.astype(np.uint8), gutter, fill=0),
+        colorscale=theme.MASK_COLORSCALE,
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        hoverinfo="skip",
+        name="masked",
+    )
+
+
+def _set_cell_hover(main: go.Heatmap, layout: GridLayout, hover: str, pool: str, lang: str) -> None:
+    """Per-cell hover of the weight trace: the integers it names travel as ``customdata``, the
+    words once in the template (``hover`` "full" adds positions or, pooled, block ranges)."""
+    where = label(lang, "hover.layer_head", layer="%{customdata[0]}", head="%{customdata[1]}")
+    value_name = label(lang, "value.weight" if layout.block == 1 else f"value.block_{pool}")
+    weight = label(lang, "hover.value", name=value_name, value="%{z:.3f}")
+    if hover == "full" and layout.block > 1:
+        main.customdata = position_customdata(layout, 6)
+        positions = label(
+            lang,
+            "hover.query_key_ranges",
+            q0="%{customdata[2]}",
+            q1="%{customdata[3]}",
+            k0="%{customdata[4]}",
+            k1="%{customdata[5]}",
+        )
+        main.hovertemplate = f"{where}<br>{positions}<br>{weight}<extra></extra>"
+    elif hover == "full":
+        main.customdata = position_customdata(layout, 4)
+        positions = label(lang, "hover.query_key_pos", query="%{customdata[2]}", key="%{customdata[3]}")
+        main.hovertemplate = f"{where}<br>{positions}<br>{weight}<extra></extra>"
+    elif hover == "head":
+        main.customdata = position_customdata(layout, 2)
+        main.hovertemplate = f"{where}<br>{weight}<extra></extra>"
+    else:
+        main.hoverinfo = "skip"
+
+
+def _weight_trace(
+    values: np.ndarray, layout: GridLayout, zmax: float, hover: str, pool: str, lang: str
+) -> go.Heatmap:
+    """The trace named ``"attention"``: every tile's weights in one heatmap, NaN gutters."""
+    main = go.Heatmap(
+        z=tile_heads(values, layout.gutter),
+        colorscale=theme.SEQUENTIAL,
+        zmin=0.0,
+        zmax=float(zmax),
+        hoverongaps=False,
+        colorbar=theme.colorbar(label(lang, "value.attention_weight")),
+        name="attention",
+    )
+    _set_cell_hover(main, layout, hover, pool, lang)
+    return main
+
+
+def _tile_click_targets(layout: GridLayout, lang: str) -> go.Scatter:
+    """One invisible marker at the centre of each tile (``customdata = [layer, head]``)."""
+    centres = [
+        (layout.origin(li, hi), li, hi) for li in range(layout.n_layers) for hi in range(layout.n_heads)
+    ]
+    return click_target_trace(
+        x=np.array([c + (layout.n_k - 1) // 2 for (_, c), _, _ in centres]),
+        y=np.array([r + (layout.n_q - 1) // 2 for (r, _), _, _ in centres]),
+        customdata=np.array([[li, hi] for _, li, hi in centres]),
+        lang=lang,
+    )
+
+
+def _layer_ticks(layout: GridLayout) -> tuple[list[float], list[str]]:
+    """Left ticks: ``L<layer>`` at each tile row's centre; pooled tiles also name the positions
+    of their first and last query block (next to the layer name)."""
+    centres = [layout.origin(li, 0)[0] + (layout.n_q - 1) / 2 for li in range(layout.n_layers)]
+    ticks = [f"L{li}" for li in range(layout.n_layers)]
+    if layout.block > 1:
+        q_blocks = block_ranges(layout.n_q_positions, layout.block)
+        for li in range(layout.n_layers):
+            r = layout.origin(li, 0)[0]
+            centres += [r, r + layout.n_q - 1]
+            ticks += [range_text(*q_blocks[0]), range_text(*q_blocks[-1])]
+    return centres, ticks
+
+
+def _key_range_annotations(layout: GridLayout) -> list[dict[str, object]]:
+    """Under each pooled tile: the positions of its first and last key block."""
+    k_blocks = block_ranges(layout.n_k_positions, layout.block)
+    annotations = []
+    for hi in range(layout.n_heads):
+        c = layout.origin(0, hi)[1]
+        for cell, anchor in ((0, "left"), (layout.n_k - 1, "right")):
+            annotations.append(
+                {
+                    "x": c + cell + (-0.5 if anchor == "left" else 0.5),
+                    "y": 0,
+                    "xref": "x",
+                    "yref": "paper",
+                    "xanchor": anchor,
+                    "yanchor": "top",
+                    "showarrow": False,
+                    "text": range_text(*k_blocks[cell]),
+                    "font": {"size": 9, "color": "#555555"},
+                }
+            )
+    return annotations
+
+
+def _lay_out_grid(
+    fig: go.Figure, layout: GridLayout, *, width: int, pool: str, click_targets: bool, lang: str
+) -> None:
+    """Size (square cells in the plot area), margins, click behaviour, the stored geometry and the
+    head / layer axes of the grid."""
+    head_centres = np.array(
+        [layout.origin(0, hi)[1] + (layout.n_k - 1) / 2 for hi in range(layout.n_heads)], dtype=np.float32
+    )
+    layer_centres, layer_ticks = _layer_ticks(layout)
+    plot_w = width - PLOT_MARGIN_PX
+    height = int(plot_w * layout.n_rows / layout.n_cols) + 200
+    fig.update_layout(
+        width=width,
+        height=max(300, height),
+        margin={"t": 140, "l": 70, "r": 100, "b": 30 if layout.block == 1 else 50},
+        meta={META_KEY: asdict(layout), POOL_KEY: pool if layout.block > 1 else "none"},
+        clickmode="event+select",
+        hoverdistance=CLICK_HOVER_DISTANCE_PX if click_targets else 20,
+        xaxis={
+            "tickmode": "array",
+            "tickvals": head_centres,
+            "ticktext": [f"H{h}" for h in range(layout.n_heads)],
+            "side": "top",
+            "range": [-0.5, layout.n_cols - 0.5],
+            "showgrid": False,
+            "zeroline": False,
+            "title": {"text": label(lang, "axis.head")},
+            "constrain": "domain",
+        },
+        yaxis={
+            "tickmode": "array",
+            "tickvals": np.array(layer_centres, dtype=np.float32),
+            "ticktext": layer_ticks,
+            "range": [layout.n_rows - 0.5, -0.5],
+            "showgrid": False,
+            "zeroline": False,
+            "title": {"text": label(lang, "axis.layer")},
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
+    )
 
 
 def all_heads_grid(
@@ -241,149 +300,24 @@ def all_heads_grid(
     n_layers, n_heads, n_q, n_k = p.shape
     check_tokens(query_tokens, n_q, array_name="patterns", axis_name="query rows", token_name="query tokens")
     check_tokens(key_tokens, n_k, array_name="patterns", axis_name="key columns", token_name="key tokens")
-    if isinstance(gutter, bool) or not isinstance(gutter, int) or gutter < 0:
-        raise ValueError(f"gutter must be a non-negative integer, got {gutter!r}")
-    if not zmax > 0:
-        raise ValueError(f"zmax must be positive, got {zmax}")
-    if hover not in ("full", "head", "none"):
-        raise ValueError(f"hover must be 'full', 'head' or 'none', got {hover!r}")
-    if pool not in POOLS:
-        raise ValueError(f"pool must be 'max' or 'mean', got {pool!r}")
+    _check_grid_options(gutter, zmax, hover, pool)
     if max_tile_cells is None:
         max_tile_cells = tile_cells_for(width, n_heads)
     block = block_size(n_q, n_k, max_tile_cells)
-    m = None if mask is None else check_mask(mask, p.shape)
-    values = p if m is None else np.where(m, np.float32(np.nan), p)
-    if block > 1:
-        values = pool_blocks(values, block, pool)
-        m = None if m is None else pool_mask(m, block)
+    values, m = _masked_and_pooled(p, mask, block, pool)
     cells_q, cells_k = values.shape[2:]
     layout = GridLayout(n_layers, n_heads, cells_q, cells_k, gutter, block, n_q, n_k)
+    mask_drawn = m is not None and bool(m.any())
 
     fig = go.Figure()
-    subtitle = label(lang, "grid.subtitle", n_layers=n_layers, n_heads=n_heads)
-    if block > 1:
-        subtitle += " · " + label(lang, f"grid.pooled_{pool}", block=block)
-    if m is not None and m.any():
-        fig.add_trace(
-            go.Heatmap(
-                z=tile_heads(m.astype(np.uint8), gutter, fill=0),
-                colorscale=theme.MASK_COLORSCALE,
-                zmin=0,
-                zmax=1,
-                showscale=False,
-                hoverinfo="skip",
-                name="masked",
-            )
-        )
-        subtitle += " · " + label(lang, "note.grey_masked")
-    z = tile_heads(values, gutter)
-    main = go.Heatmap(
-        z=z,
-        colorscale=theme.SEQUENTIAL,
-        zmin=0.0,
-        zmax=float(zmax),
-        hoverongaps=False,
-        colorbar=theme.colorbar(label(lang, "value.attention_weight")),
-        name="attention",
-    )
-    where = label(lang, "hover.layer_head", layer="%{customdata[0]}", head="%{customdata[1]}")
-    value_name = label(lang, "value.weight" if block == 1 else f"value.block_{pool}")
-    weight = label(lang, "hover.value", name=value_name, value="%{z:.3f}")
-    if hover == "full" and block > 1:
-        main.customdata = _position_customdata(layout, 6)
-        positions = label(
-            lang,
-            "hover.query_key_ranges",
-            q0="%{customdata[2]}",
-            q1="%{customdata[3]}",
-            k0="%{customdata[4]}",
-            k1="%{customdata[5]}",
-        )
-        main.hovertemplate = f"{where}<br>{positions}<br>{weight}<extra></extra>"
-    elif hover == "full":
-        main.customdata = _position_customdata(layout, 4)
-        positions = label(lang, "hover.query_key_pos", query="%{customdata[2]}", key="%{customdata[3]}")
-        main.hovertemplate = f"{where}<br>{positions}<br>{weight}<extra></extra>"
-    elif hover == "head":
-        main.customdata = _position_customdata(layout, 2)
-        main.hovertemplate = f"{where}<br>{weight}<extra></extra>"
-    else:
-        main.hoverinfo = "skip"
-    fig.add_trace(main)
+    if mask_drawn:
+        fig.add_trace(_mask_trace(m, gutter))
+    fig.add_trace(_weight_trace(values, layout, zmax, hover, pool, lang))
     if click_targets:
-        centres = [(layout.origin(li, hi), li, hi) for li in range(n_layers) for hi in range(n_heads)]
-        fig.add_trace(
-            click_target_trace(
-                x=np.array([c + (cells_k - 1) // 2 for (_, c), _, _ in centres]),
-                y=np.array([r + (cells_q - 1) // 2 for (r, _), _, _ in centres]),
-                customdata=np.array([[li, hi] for _, li, hi in centres]),
-                lang=lang,
-            )
-        )
-
-    layer_centres = [layout.origin(li, 0)[0] + (cells_q - 1) / 2 for li in range(n_layers)]
-    head_centres = np.array(
-        [layout.origin(0, hi)[1] + (cells_k - 1) / 2 for hi in range(n_heads)], dtype=np.float32
-    )
-    layer_ticks = [f"L{li}" for li in range(n_layers)]
+        fig.add_trace(_tile_click_targets(layout, lang))
     if block > 1:
-        # Pooled tiles name the positions of their first and last block: on the left for
-        # query rows (next to the layer name), under the grid for key columns.
-        q_blocks, k_blocks = block_ranges(n_q, block), block_ranges(n_k, block)
-        for li in range(n_layers):
-            r = layout.origin(li, 0)[0]
-            layer_centres += [r, r + cells_q - 1]
-            layer_ticks += [range_text(*q_blocks[0]), range_text(*q_blocks[-1])]
-        annotations = []
-        for hi in range(n_heads):
-            c = layout.origin(0, hi)[1]
-            for cell, anchor in ((0, "left"), (cells_k - 1, "right")):
-                annotations.append(
-                    {
-                        "x": c + cell + (-0.5 if anchor == "left" else 0.5),
-                        "y": 0,
-                        "xref": "x",
-                        "yref": "paper",
-                        "xanchor": anchor,
-                        "yanchor": "top",
-                        "showarrow": False,
-                        "text": range_text(*k_blocks[cell]),
-                        "font": {"size": 9, "color": "#555555"},
-                    }
-                )
-        fig.update_layout(annotations=annotations)
+        fig.update_layout(annotations=_key_range_annotations(layout))
+    subtitle = _grid_subtitle(layout, pool, mask_drawn, lang)
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "grid.title")), subtitle=subtitle)
-    plot_w = width - PLOT_MARGIN_PX
-    height = int(plot_w * layout.n_rows / layout.n_cols) + 200
-    fig.update_layout(
-        width=width,
-        height=max(300, height),
-        margin={"t": 140, "l": 70, "r": 100, "b": 30 if block == 1 else 50},
-        meta={META_KEY: asdict(layout), POOL_KEY: pool if block > 1 else "none"},
-        clickmode="event+select",
-        hoverdistance=CLICK_HOVER_DISTANCE_PX if click_targets else 20,
-        xaxis={
-            "tickmode": "array",
-            "tickvals": head_centres,
-            "ticktext": [f"H{h}" for h in range(n_heads)],
-            "side": "top",
-            "range": [-0.5, layout.n_cols - 0.5],
-            "showgrid": False,
-            "zeroline": False,
-            "title": {"text": label(lang, "axis.head")},
-            "constrain": "domain",
-        },
-        yaxis={
-            "tickmode": "array",
-            "tickvals": np.array(layer_centres, dtype=np.float32),
-            "ticktext": layer_ticks,
-            "range": [layout.n_rows - 0.5, -0.5],
-            "showgrid": False,
-            "zeroline": False,
-            "title": {"text": label(lang, "axis.layer")},
-            "scaleanchor": "x",
-            "constrain": "domain",
-        },
-    )
+    _lay_out_grid(fig, layout, width=width, pool=pool, click_targets=click_targets, lang=lang)
     return fig

@@ -61,6 +61,49 @@ def _layout(title: str, subtitle: str | None, q_labels: list[str], k_labels: lis
     return layout
 
 
+def _pooled_mask_trace(m: np.ndarray, block: int, q_labels: list[str], k_labels: list[str],
+                       lang: str) -> go.Heatmap:
+    """Blocks of ``block`` positions a side, each drawn by the share of it that is masked."""
+    share = pool_blocks(m.astype(np.float32), block, "mean")  # [query_block, key_block] in [0, 1]
+    return go.Heatmap(
+        z=share,
+        x=k_labels,
+        y=q_labels,
+        colorscale=[[0.0, OPEN_COLOR], [1.0, theme.MASK_COLOR]],
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        hovertemplate=label(lang, "hover.query_key_blocks", query="%{y}", key="%{x}") + "<br>"
+        + label(lang, "masks.cell_share_masked", share="%{z:.0%}") + "<extra></extra>",
+        name="mask",
+    )
+
+
+def _cell_mask_trace(m: np.ndarray, q_labels: list[str], k_labels: list[str], lang: str) -> go.Heatmap:
+    """One cell per query and key: grey and "−∞" (printed up to 16 a side) where masked, white where open."""
+    hover_cell = np.where(m, label(lang, "masks.cell_masked"), label(lang, "masks.cell_open"))
+    small = max(m.shape) <= CELL_TEXT_MAX
+    return go.Heatmap(
+        z=m.astype(np.uint8),
+        x=k_labels,
+        y=q_labels,
+        colorscale=[[0.0, OPEN_COLOR], [0.5, OPEN_COLOR], [0.5, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        xgap=1,
+        ygap=1,
+        text=np.where(m, "−∞", "") if small else None,
+        texttemplate="%{text}" if small else None,
+        customdata=hover_cell,
+        hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}")
+        + "<br>%{customdata}<extra></extra>",
+        name="mask",
+    )
+
+
 def mask_matrix(
     mask_2d: np.ndarray,
     query_tokens: Sequence[str],
@@ -93,51 +136,12 @@ def mask_matrix(
     block = _block(n_q, n_k, max_cells)
     notes = [escape_text(subtitle)] if subtitle else []
     if block > 1:
-        share = pool_blocks(m.astype(np.float32), block, "mean")  # [query_block, key_block] in [0, 1]
         q_labels, k_labels = _block_labels(n_q, block), _block_labels(n_k, block)
+        trace = _pooled_mask_trace(m, block, q_labels, k_labels, lang)
         notes.append(label(lang, "masks.pooled_mask", block=block))
-        trace = go.Heatmap(
-            z=share,
-            x=k_labels,
-            y=q_labels,
-            colorscale=[[0.0, OPEN_COLOR], [1.0, theme.MASK_COLOR]],
-            zmin=0,
-            zmax=1,
-            showscale=False,
-            xgap=1,
-            ygap=1,
-            hovertemplate=label(lang, "hover.query_key_blocks", query="%{y}", key="%{x}") + "<br>"
-            + label(lang, "masks.cell_share_masked", share="%{z:.0%}") + "<extra></extra>",
-            name="mask",
-        )
-        layout = _layout(theme.pick_title(title, label(lang, "masks.mask_title")), " · ".join(notes),
-                         q_labels, k_labels, lang,
-                         query_title=escape_text(query_title) if query_title else None,
-                         key_title=escape_text(key_title) if key_title else None)
-        layout["plot_bgcolor"] = "#dddddd"
-        return go.Figure([trace], layout)
-    masked_text = label(lang, "masks.cell_masked")
-    open_text = label(lang, "masks.cell_open")
-    hover_cell = np.where(m, masked_text, open_text)
-    small = max(n_q, n_k) <= CELL_TEXT_MAX
-    trace = go.Heatmap(
-        z=m.astype(np.uint8),
-        x=k_labels,
-        y=q_labels,
-        colorscale=[[0.0, OPEN_COLOR], [0.5, OPEN_COLOR], [0.5, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
-        zmin=0,
-        zmax=1,
-        showscale=False,
-        xgap=1,
-        ygap=1,
-        text=np.where(m, "−∞", "") if small else None,
-        texttemplate="%{text}" if small else None,
-        customdata=hover_cell,
-        hovertemplate=label(lang, "hover.query_key", query="%{y}", key="%{x}")
-        + "<br>%{customdata}<extra></extra>",
-        name="mask",
-    )
-    notes.append(label(lang, "masks.legend"))
+    else:
+        trace = _cell_mask_trace(m, q_labels, k_labels, lang)
+        notes.append(label(lang, "masks.legend"))
     layout = _layout(theme.pick_title(title, label(lang, "masks.mask_title")), " · ".join(notes),
                      q_labels, k_labels, lang,
                      query_title=escape_text(query_title) if query_title else None,
@@ -157,6 +161,66 @@ def future_weight(pattern_2d: np.ndarray) -> np.ndarray:
     return np.triu(p, 1).sum(axis=1)
 
 
+def _weight_trace(p: np.ndarray, q_labels: list[str], k_labels: list[str], hover_head: str, weight: str,
+                  small: bool, lang: str) -> go.Heatmap:
+    """The weights (trace "pattern"), their numbers printed in the cells when ``small``."""
+    return go.Heatmap(
+        z=p,  # float32, exactly the recorded weights (0 where masked), or their block maxima
+        x=k_labels,
+        y=q_labels,
+        colorscale=theme.SEQUENTIAL,
+        zmin=0.0,
+        zmax=1.0,
+        showscale=False,
+        text=cell_texts(p) if small else None,
+        texttemplate="%{text}" if small else None,
+        hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
+        + label(lang, "hover.value", name=weight, value="%{z:.6f}") + "<extra></extra>",
+        name="pattern",
+    )
+
+
+def _masked_overlay(p: np.ndarray, m: np.ndarray, q_labels: list[str], k_labels: list[str], hover_head: str,
+                    small: bool, lang: str) -> go.Heatmap:
+    """Grey on top of the masked cells only (gaps elsewhere): the cell prints the recorded weight."""
+    return go.Heatmap(
+        z=np.where(m, 1.0, np.nan).astype(np.float32),
+        x=k_labels,
+        y=q_labels,
+        colorscale=[[0.0, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        hoverongaps=False,
+        text=cell_texts(p, blank=~m) if small else None,
+        texttemplate="%{text}" if small else None,
+        customdata=p,
+        hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
+        + label(lang, "masks.hover_masked_weight", value="%{customdata}") + "<extra></extra>",
+        name="masked",
+    )
+
+
+def _row_note_annotations(q_labels: list[str], row_notes: list[str]) -> list[dict]:
+    """Each row's note just right of the matrix, on the row's own line."""
+    return [
+        {"text": note, "xref": "paper", "x": 1.0, "xanchor": "left", "xshift": 8, "yref": "y", "y": q,
+         "showarrow": False, "font": {"size": 13, "family": "monospace"}}
+        for q, note in zip(q_labels, row_notes, strict=True)
+    ]
+
+
+def _future_outline(n_q: int, n_k: int) -> dict:
+    """A red staircase around the cells with key > query (category axes: cell i spans i ± 0.5)."""
+    points = [(0.5, -0.5)]
+    for i in range(min(n_q, n_k) - 1):
+        points += [(i + 0.5, i + 0.5), (i + 1.5, i + 0.5)]
+    points += [(n_k - 0.5, min(n_q, n_k) - 1.5), (n_k - 0.5, -0.5)]
+    path = "M " + " L ".join(f"{x},{y}" for x, y in points) + " Z"
+    return {"type": "path", "path": path, "xref": "x", "yref": "y",
+            "line": {"color": FUTURE_COLOR, "width": 3}, "fillcolor": FUTURE_FILL}
+
+
 def _weights_figure(
     pattern_2d: np.ndarray,
     query_tokens: Sequence[str],
@@ -169,6 +233,8 @@ def _weights_figure(
     outline_future: bool = False,
     block: int = 1,
 ) -> go.Figure:
+    """The weights ``[query, key]`` with masked cells grey on top, ``row_notes`` at the rows' right
+    ends and, with ``outline_future``, the future framed; pooled in blocks of ``block`` a side."""
     p = as_array(pattern_2d, 2, "pattern")
     n_q, n_k = p.shape
     q_labels, k_labels = _labels(query_tokens, n_q, "query"), _labels(key_tokens, n_k, "key")
@@ -185,58 +251,14 @@ def _weights_figure(
         weight = escape_text(label(lang, "value.in_block_max", name=label(lang, "value.attention_weight")))
         notes = [*notes, label(lang, "heatmap.pooled_max", block=block)]
     small = max(n_q, n_k) <= CELL_TEXT_MAX
-    main = go.Heatmap(
-        z=p,  # float32, exactly the recorded weights (0 where masked), or their block maxima
-        x=k_labels,
-        y=q_labels,
-        colorscale=theme.SEQUENTIAL,
-        zmin=0.0,
-        zmax=1.0,
-        showscale=False,
-        text=cell_texts(p) if small else None,
-        texttemplate="%{text}" if small else None,
-        hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
-        + label(lang, "hover.value", name=weight, value="%{z:.6f}") + "<extra></extra>",
-        name="pattern",
-    )
-    traces = [main]
-    if m is not None:
-        if m.any():
-            # Grey on top of the masked cells only (gaps elsewhere): the cell prints the recorded weight.
-            traces.append(
-                go.Heatmap(
-                    z=np.where(m, 1.0, np.nan).astype(np.float32),
-                    x=k_labels,
-                    y=q_labels,
-                    colorscale=[[0.0, theme.MASK_COLOR], [1.0, theme.MASK_COLOR]],
-                    zmin=0,
-                    zmax=1,
-                    showscale=False,
-                    hoverongaps=False,
-                    text=cell_texts(p, blank=~m) if small else None,
-                    texttemplate="%{text}" if small else None,
-                    customdata=p,
-                    hovertemplate=label(lang, hover_head, query="%{y}", key="%{x}") + "<br>"
-                    + label(lang, "masks.hover_masked_weight", value="%{customdata}") + "<extra></extra>",
-                    name="masked",
-                )
-            )
-            notes = [*notes, label(lang, "note.grey_masked_cannot_attend")]
+    traces = [_weight_trace(p, q_labels, k_labels, hover_head, weight, small, lang)]
+    if m is not None and m.any():
+        traces.append(_masked_overlay(p, m, q_labels, k_labels, hover_head, small, lang))
+        notes = [*notes, label(lang, "note.grey_masked_cannot_attend")]
     layout = _layout(title, " · ".join(notes) if notes else None, q_labels, k_labels, lang, right_margin=170)
-    layout["annotations"] = [
-        {"text": note, "xref": "paper", "x": 1.0, "xanchor": "left", "xshift": 8, "yref": "y", "y": q,
-         "showarrow": False, "font": {"size": 13, "family": "monospace"}}
-        for q, note in zip(q_labels, row_notes, strict=True)
-    ]
+    layout["annotations"] = _row_note_annotations(q_labels, row_notes)
     if outline_future and n_q > 1 and n_k > 1:
-        # a staircase around the cells with key > query (category axes: cell i spans i ± 0.5)
-        points = [(0.5, -0.5)]
-        for i in range(min(n_q, n_k) - 1):
-            points += [(i + 0.5, i + 0.5), (i + 1.5, i + 0.5)]
-        points += [(n_k - 0.5, min(n_q, n_k) - 1.5), (n_k - 0.5, -0.5)]
-        path = "M " + " L ".join(f"{x},{y}" for x, y in points) + " Z"
-        layout["shapes"] = [{"type": "path", "path": path, "xref": "x", "yref": "y",
-                             "line": {"color": FUTURE_COLOR, "width": 3}, "fillcolor": FUTURE_FILL}]
+        layout["shapes"] = [_future_outline(n_q, n_k)]
     return go.Figure(traces, layout)
 
 
@@ -272,7 +294,7 @@ def pattern_with_row_sums(
         row_notes = [label(lang, "masks.row_sum", value=f"{s:.6f}") for s in sums]
     notes = [escape_text(subtitle)] if subtitle else []
     return _weights_figure(pattern_2d, query_tokens, key_tokens, mask_2d, row_notes,
-                           theme.pick_title(title, label(lang, "masks.pattern_title")), notes, lang,
+                           theme.pick_title(title, label(lang, "masks.padded_pattern_title")), notes, lang,
                            block=block)
 
 

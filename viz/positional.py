@@ -1,4 +1,6 @@
-"""Positional-encoding lab: the encoding matrix, how similar positions are, and single dimensions."""
+"""Positional-encoding lab: the encoding matrix, how similar positions are, and single dimensions;
+the size of the encoding against the token embedding. The shift matrix and RoPE are in
+:mod:`viz.relative_positions` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,19 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_index
 from viz.labels import label
+from viz.positional_marks import PAST_MAX_FILL, PAST_MAX_LINE, past_max_shapes, signed_square_heatmap
+from viz.relative_positions import (
+    rope_frequency_bars,
+    rope_score_heatmap,
+    shift_error_curve,
+    shift_matrix_heatmap,
+)
 from viz.stats import cosine_similarity_matrix
 from viz.tokens import token_labels
 
 __all__ = [
+    "PAST_MAX_FILL",
+    "PAST_MAX_LINE",
     "DistanceProfile",
     "cosine_similarity_matrix",
     "embedding_norm_bars",
@@ -29,37 +40,9 @@ __all__ = [
     "similarity_by_distance",
 ]
 
-#: Shading of positions a model never reads (past its max_len).
-PAST_MAX_FILL = "rgba(60, 60, 60, 0.28)"
-PAST_MAX_LINE = "#222222"
-
 
 def _pe(pe: np.ndarray) -> np.ndarray:
     return as_array(pe, 2, "pe", dims="[position, d_model]")
-
-
-def _past_max_shapes(max_len: int | None, n_pos: int, *, rows: bool, cols: bool) -> list[dict]:
-    """A line at ``max_len - 0.5`` and a shade over the positions at or beyond ``max_len``."""
-    if max_len is None or max_len >= n_pos:
-        return []
-    edge, end = max_len - 0.5, n_pos - 0.5
-    line = {"color": PAST_MAX_LINE, "width": 2, "dash": "dash"}
-    shapes: list[dict] = []
-    if rows:
-        shapes += [
-            {"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": edge, "y1": end,
-             "fillcolor": PAST_MAX_FILL, "line": {"width": 0}, "layer": "above"},
-            {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": edge, "y1": edge,
-             "line": line, "layer": "above"},
-        ]
-    if cols:
-        shapes += [
-            {"type": "rect", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": edge, "x1": end,
-             "fillcolor": PAST_MAX_FILL, "line": {"width": 0}, "layer": "above"},
-            {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": edge, "x1": edge,
-             "line": line, "layer": "above"},
-        ]
-    return shapes
 
 
 def pe_heatmap(
@@ -109,7 +92,7 @@ def pe_heatmap(
             "zeroline": False,
         },
     )
-    shapes = _past_max_shapes(max_len, n_pos, rows=True, cols=False)
+    shapes = past_max_shapes(max_len, n_pos, rows=True, cols=False)
     if shapes:
         fig.update_layout(shapes=shapes)
         fig.add_annotation(text=label(lang, "pe.past_max_len", max_len=max_len), xref="paper", x=1.0,
@@ -125,8 +108,7 @@ def pe_cosine_similarity(pe: np.ndarray, *, title: str = "", lang: str = "en") -
     off away from the diagonal shows how well nearby positions can be told apart.
     """
     sim = cosine_similarity_matrix(_pe(pe)).astype(np.float32)
-    sim.shape[0]
-    fig = _signed_square_heatmap(
+    fig = signed_square_heatmap(
         sim,
         label(lang, "pe.positions", a="%{y}", b="%{x}")
         + "<br>"
@@ -288,147 +270,6 @@ def pe_similarity_by_distance(
     )
     if max_len is not None and max_len - 1 < x[-1]:
         fig.add_vline(x=max_len - 1, line={"color": PAST_MAX_LINE, "width": 2, "dash": "dash"})
-    return fig
-
-
-# --------------------------------------------------------------------------- relative positions
-
-
-def _signed_square_heatmap(z: np.ndarray, hover: str, colorbar_title: str) -> go.Figure:
-    """A square matrix of values in [-1, 1] on the diverging scale, centred on 0."""
-    n = z.shape[0]
-    return go.Figure(
-        go.Heatmap(
-            z=z,
-            x=np.arange(n, dtype=np.int32),
-            y=np.arange(n, dtype=np.int32),
-            colorscale=theme.DIVERGING_REVERSED,
-            zmid=0.0,
-            zmin=-1.0,
-            zmax=1.0,
-            hovertemplate=hover + "<extra></extra>",
-            colorbar=theme.colorbar(colorbar_title),
-        )
-    )
-
-
-def shift_matrix_heatmap(m: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
-    """Heatmap of the matrix M_k with PE(pos + k) = M_k · PE(pos) (2×2 rotations on the diagonal)."""
-    mat = as_array(m, 2, "M_k", dims="[d, d]", dtype=np.float64)
-    mat.shape[0]
-    fig = _signed_square_heatmap(
-        mat.astype(np.float32),
-        label(lang, "pe.row_column", row="%{y}", column="%{x}")
-        + "<br>"
-        + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.4f}"),
-        label(lang, "value.value"),
-    )
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.shift_matrix_title", k=int(k))),
-                      height=620, width=680)
-    fig.update_layout(
-        xaxis={"title": {"text": label(lang, "axis.dimension_of_pos")}, "showgrid": False, "zeroline": False,
-               "constrain": "domain"},
-        yaxis={"title": {"text": label(lang, "axis.dimension_of_shifted")}, "autorange": "reversed",
-               "showgrid": False, "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
-    )
-    return fig
-
-
-def shift_error_curve(errors: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
-    """Largest absolute error of ``M_k · PE(pos)`` against ``PE(pos + k)``, for every position ``pos``."""
-    err = as_array(errors, 1, "errors", dims="[position]", dtype=np.float64)
-    x = np.arange(err.shape[0], dtype=np.int32)
-    fig = go.Figure(
-        go.Scatter(
-            x=x,
-            y=err,
-            mode="lines+markers",
-            name=label(lang, "pe.max_abs_error"),
-            line={"width": 2, "color": theme.ACCENT},
-            hovertemplate=label(lang, "pe.position", position="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "pe.max_abs_error"), value="%{y:.2e}")
-            + "<extra></extra>",
-        )
-    )
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.shift_error_title", k=int(k))),
-                      height=420, width=680)
-    fig.update_layout(
-        xaxis={"title": {"text": label(lang, "axis.position")}},
-        yaxis={"title": {"text": label(lang, "pe.max_abs_error")}, "exponentformat": "e",
-               "rangemode": "tozero"},
-    )
-    return fig
-
-
-# --------------------------------------------------------------------------- RoPE
-
-
-def rope_frequency_bars(freqs: np.ndarray, *, title: str = "", lang: str = "en") -> go.Figure:
-    """Rotation angle per position step (radians) of every dimension pair of a RoPE head (log scale)."""
-    f = as_array(freqs, 1, "freqs", dims="[pair]", dtype=np.float64)
-    pairs = np.arange(f.shape[0], dtype=np.int32)
-    wavelength = (2 * np.pi / f).astype(np.float32)
-    fig = go.Figure(
-        go.Bar(
-            x=pairs,
-            y=f,
-            marker={"color": theme.ACCENT},
-            customdata=wavelength,
-            name=label(lang, "pe.angle_per_step"),
-            hovertemplate=label(lang, "pe.pair", pair="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "pe.angle_per_step"), value="%{y:.4g}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "pe.wavelength"), value="%{customdata:.1f}")
-            + "<extra></extra>",
-        )
-    )
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.rope_freq_title")), height=420, width=680)
-    fig.update_layout(
-        xaxis={"title": {"text": label(lang, "axis.pair")}},
-        yaxis={"title": {"text": label(lang, "pe.angle_per_step")}, "type": "log"},
-    )
-    return fig
-
-
-def rope_score_heatmap(
-    scores: np.ndarray, *, title: str = "", lang: str = "en", max_len: int | None = None
-) -> go.Figure:
-    """``q · k`` for one fixed q rotated to position m (rows) and one fixed k rotated to n (columns).
-
-    Equal colours along every diagonal: the score depends on m − n only. ``max_len``: rows and
-    columns past the model's longest input are shaded behind dashed lines.
-    """
-    s = as_array(scores, 2, "scores", dims="[m, n]")
-    n = s.shape[0]
-    lim = float(np.nanmax(np.abs(s))) or 1.0
-    fig = go.Figure(
-        go.Heatmap(
-            z=s,
-            x=np.arange(s.shape[1], dtype=np.int32),
-            y=np.arange(n, dtype=np.int32),
-            colorscale=theme.DIVERGING_REVERSED,
-            zmid=0.0,
-            zmin=-lim,
-            zmax=lim,
-            hovertemplate=label(lang, "pe.rope_mn", m="%{y}", n="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "pe.score"), value="%{z:.4f}")
-            + "<extra></extra>",
-            colorbar=theme.colorbar(label(lang, "pe.score")),
-        )
-    )
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.rope_score_title")), height=620, width=680)
-    fig.update_layout(
-        xaxis={"title": {"text": label(lang, "axis.key_position")}, "showgrid": False, "zeroline": False,
-               "constrain": "domain"},
-        yaxis={"title": {"text": label(lang, "axis.query_position")}, "autorange": "reversed",
-               "showgrid": False, "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
-    )
-    shapes = _past_max_shapes(max_len, n, rows=True, cols=True)
-    if shapes:
-        fig.update_layout(shapes=shapes)
     return fig
 
 

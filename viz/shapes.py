@@ -82,17 +82,8 @@ def shape_trace_table(steps: Sequence[Mapping[str, object]], *, lang: str = "en"
     return pd.DataFrame(rows, columns=SHAPE_TRACE_COLUMNS)
 
 
-def parameter_breakdown_chart(
-    counts: Mapping[str, int], *, kind: str = "treemap", title: str = "", lang: str = "en"
-) -> go.Figure:
-    """Parameters per module.
-
-    ``counts`` maps dotted module names (``"encoder.layers.0.self_attn"``) to the number of
-    parameters *owned directly* by that name (not including children listed separately), so
-    nothing is counted twice. ``kind="treemap"`` nests names by their dots (box area =
-    parameters, parents sum their children); ``kind="bar"`` draws one horizontal bar per name,
-    largest first. Words drawn by the figure are in ``lang`` ("en" or "zh").
-    """
+def _check_counts(counts: Mapping[str, int]) -> None:
+    """ValueError unless ``counts`` maps at least one non-empty name to a non-negative integer."""
     if not counts:
         raise ValueError("counts is empty")
     for name, c in counts.items():
@@ -100,46 +91,55 @@ def parameter_breakdown_chart(
             raise ValueError(f"module names must be non-empty strings, got {name!r}")
         if isinstance(c, bool) or not isinstance(c, int | np.integer) or c < 0:
             raise ValueError(f"parameter count for {name!r} must be a non-negative integer, got {c!r}")
-    total = int(sum(int(c) for c in counts.values()))
-    if kind == "bar":
-        items = sorted(counts.items(), key=lambda kv: -int(kv[1]))
-        labels = [escape_text(k) for k, _ in items]
-        values = np.array([int(v) for _, v in items], dtype=np.int64)
-        fig = go.Figure(
-            go.Bar(
-                x=values,
-                y=np.arange(len(items), dtype=np.int32),
-                orientation="h",
-                marker_color=theme.ACCENT,
-                customdata=labels,
-                text=[f"{v / total:.1%}" if total else "" for v in values],
-                textposition="outside",
-                hovertemplate="%{customdata}<br>"
-                + label(lang, "params.count", count="%{x:,}")
-                + "<extra></extra>",
-            )
-        )
-        theme.apply_theme(
-            fig,
-            theme.pick_title(title, label(lang, "params.bar_title", total=f"{total:,}")),
-            height=max(320, 34 * len(items) + 160),
-            width=820,
-        )
-        fig.update_layout(
-            xaxis={"title": {"text": label(lang, "axis.parameters")}},
-            yaxis={**theme.token_axis(labels, "", reversed_=True)},
-        )
-        fig.update_traces(cliponaxis=False)
-        return fig
-    if kind != "treemap":
-        raise ValueError(f"kind must be 'treemap' or 'bar', got {kind!r}")
 
+
+def _parameter_bars(counts: Mapping[str, int], total: int, title: str, lang: str) -> go.Figure:
+    """One horizontal bar per name, largest first, with its share of ``total`` at its end."""
+    items = sorted(counts.items(), key=lambda kv: -int(kv[1]))
+    labels = [escape_text(k) for k, _ in items]
+    values = np.array([int(v) for _, v in items], dtype=np.int64)
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=np.arange(len(items), dtype=np.int32),
+            orientation="h",
+            marker_color=theme.ACCENT,
+            customdata=labels,
+            text=[f"{v / total:.1%}" if total else "" for v in values],
+            textposition="outside",
+            hovertemplate="%{customdata}<br>"
+            + label(lang, "params.count", count="%{x:,}")
+            + "<extra></extra>",
+        )
+    )
+    theme.apply_theme(
+        fig,
+        theme.pick_title(title, label(lang, "params.bar_title", total=f"{total:,}")),
+        height=max(320, 34 * len(items) + 160),
+        width=820,
+    )
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "axis.parameters")}},
+        yaxis={**theme.token_axis(labels, "", reversed_=True)},
+    )
+    fig.update_traces(cliponaxis=False)
+    return fig
+
+
+def _treemap_nodes(counts: Mapping[str, int]) -> dict[str, int]:
+    """Every name and every dotted prefix of one (a parent, owning 0 itself) -> the parameters it owns."""
     own: dict[str, int] = {}
     for name, c in counts.items():
         parts = name.split(".")
         for depth in range(1, len(parts)):
             own.setdefault(".".join(parts[:depth]), 0)
         own[name] = own.get(name, 0) + int(c)
+    return own
+
+
+def _parameter_treemap(counts: Mapping[str, int], total: int, title: str, lang: str) -> go.Figure:
+    """The names nested by their dots: box area = parameters, parents sum their children."""
+    own = _treemap_nodes(counts)
     ids = sorted(own)
     parents = [i.rsplit(".", 1)[0] if "." in i else "" for i in ids]
     fig = go.Figure(
@@ -166,3 +166,23 @@ def parameter_breakdown_chart(
     )
     fig.update_layout(margin={"l": 10, "r": 10, "t": 70, "b": 10})
     return fig
+
+
+def parameter_breakdown_chart(
+    counts: Mapping[str, int], *, kind: str = "treemap", title: str = "", lang: str = "en"
+) -> go.Figure:
+    """Parameters per module.
+
+    ``counts`` maps dotted module names (``"encoder.layers.0.self_attn"``) to the number of
+    parameters *owned directly* by that name (not including children listed separately), so
+    nothing is counted twice. ``kind="treemap"`` nests names by their dots (box area =
+    parameters, parents sum their children); ``kind="bar"`` draws one horizontal bar per name,
+    largest first. Words drawn by the figure are in ``lang`` ("en" or "zh").
+    """
+    _check_counts(counts)
+    total = int(sum(int(c) for c in counts.values()))
+    if kind == "bar":
+        return _parameter_bars(counts, total, title, lang)
+    if kind != "treemap":
+        raise ValueError(f"kind must be 'treemap' or 'bar', got {kind!r}")
+    return _parameter_treemap(counts, total, title, lang)

@@ -131,6 +131,43 @@ def _row_mean(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
         return np.where(n > 0, v.sum(axis=-1) / np.maximum(n, 1), np.nan)
 
 
+def _bool_vector(values: np.ndarray | None, n: int, name: str) -> np.ndarray | None:
+    """``values`` as a bool ``[n]`` array (None stays None); ValueError for another dtype or shape."""
+    if values is None:
+        return None
+    arr = np.asarray(values)
+    if arr.dtype != bool or arr.shape != (n,):
+        raise ValueError(f"{name} must be a bool array of shape ({n},), got {arr.dtype} {arr.shape}")
+    return arr
+
+
+def _normalised_entropy(ent: np.ndarray, km: np.ndarray | None, n_k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's entropy over log(number of attendable keys), 0 where one key is left; and that
+    number of keys ``[L, H, q]``."""
+    n_keys = (~km).sum(axis=-1) if km is not None else np.full(ent.shape, n_k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent_norm = np.where(n_keys > 1, ent / np.log(np.maximum(n_keys, 2)), 0.0)
+    return ent_norm, n_keys
+
+
+def _weight_at_offset(w: np.ndarray, back: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's weight on key k = q − ``back`` ``[L, H, q]`` (0 where that key does not exist) and
+    the query rows where it exists ``[q]``."""
+    n_q, n_k = w.shape[-2:]
+    qi = np.arange(n_q)
+    rows = (qi >= back) & (qi - back < n_k)
+    vals = np.zeros(w.shape[:-1], dtype=np.float64)
+    vals[..., rows] = w[..., qi[rows], qi[rows] - back]
+    return vals, rows
+
+
+def _weight_on(w: np.ndarray, keys: np.ndarray | None, valid: np.ndarray) -> np.ndarray:
+    """Mean over valid rows of the total weight on ``keys`` (bool ``[key]``); NaN without keys."""
+    if keys is None:
+        return np.full(valid.shape[:-1], np.nan)
+    return _row_mean(w @ keys.astype(np.float64), valid)
+
+
 def head_stats(
     patterns: np.ndarray,
     *,
@@ -162,46 +199,17 @@ def head_stats(
         p = p[None]
     n_layers, n_heads, n_q, n_k = p.shape
     km = None if key_mask is None else check_mask(key_mask, p.shape, "key_mask")
-    qm = None
-    if query_mask is not None:
-        qm_arr = np.asarray(query_mask)
-        if qm_arr.dtype != bool or qm_arr.shape != (n_q,):
-            raise ValueError(
-                f"query_mask must be a bool array of shape ({n_q},), got {qm_arr.dtype} {qm_arr.shape}"
-            )
-        qm = qm_arr
-    sp = None
-    if special_tokens is not None:
-        sp = np.asarray(special_tokens)
-        if sp.dtype != bool or sp.shape != (n_k,):
-            raise ValueError(
-                f"special_tokens must be a bool array of shape ({n_k},), got {sp.dtype} {sp.shape}"
-            )
-
-    sinks = None
-    if sink_tokens is not None:
-        sinks = np.asarray(sink_tokens)
-        if sinks.dtype != bool or sinks.shape != (n_k,):
-            raise ValueError(
-                f"sink_tokens must be a bool array of shape ({n_k},), got {sinks.dtype} {sinks.shape}"
-            )
+    qm = _bool_vector(query_mask, n_q, "query_mask")
+    sp = _bool_vector(special_tokens, n_k, "special_tokens")
+    sinks = _bool_vector(sink_tokens, n_k, "sink_tokens")
 
     valid = _valid_rows(p, km, qm)  # [L, H, q]
     w = np.nan_to_num(p, nan=0.0) if np.isnan(p).any() else p  # [L, H, q, k]
     distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float64)  # [q, k]
-
     ent = entropy(w)
-    n_keys = (~km).sum(axis=-1) if km is not None else np.full(ent.shape, n_k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ent_norm = np.where(n_keys > 1, ent / np.log(np.maximum(n_keys, 2)), 0.0)
-    diag_rows = np.arange(n_q) < n_k
-    prev_rows = (np.arange(n_q) >= 1) & (np.arange(n_q) <= n_k)
-    diag_vals = np.zeros_like(ent)
-    prev_vals = np.zeros_like(ent)
-    qi = np.arange(n_q)
-    diag_vals[..., diag_rows] = w[..., qi[diag_rows], qi[diag_rows]]
-    prev_vals[..., prev_rows] = w[..., qi[prev_rows], qi[prev_rows] - 1]
-
+    ent_norm, n_keys = _normalised_entropy(ent, km, n_k)
+    diag_vals, diag_rows = _weight_at_offset(w, 0)  # key k = q
+    prev_vals, prev_rows = _weight_at_offset(w, 1)  # key k = q − 1
     table = {
         "layer": np.repeat(np.arange(n_layers), n_heads),
         "head": np.tile(np.arange(n_heads), n_layers),
@@ -210,12 +218,8 @@ def head_stats(
         "max_weight": _row_mean(w.max(axis=-1), valid),
         "mean_distance": _row_mean(np.einsum("lhqk,qk->lhq", w, distance, dtype=np.float64), valid),
         "first_token": _row_mean(w[..., 0], valid),
-        "special_tokens": _row_mean(w @ sp.astype(np.float64), valid)
-        if sp is not None
-        else np.full((n_layers, n_heads), np.nan),
-        "sinks": _row_mean(w @ sinks.astype(np.float64), valid)
-        if sinks is not None
-        else np.full((n_layers, n_heads), np.nan),
+        "special_tokens": _weight_on(w, sp, valid),
+        "sinks": _weight_on(w, sinks, valid),
         "diagonal": _row_mean(diag_vals, valid & diag_rows),
         "previous_token": _row_mean(prev_vals, valid & prev_rows),
         "n_rows": valid.sum(axis=-1),
@@ -282,10 +286,7 @@ def head_divergence(
     p = p[:, rows].astype(np.float64)  # [n, r, k]: only the rows used, in float64
     valid = _valid_rows(p, None, None)  # [n, r]
     if query_mask is not None:
-        qm = np.asarray(query_mask)
-        if qm.dtype != bool or qm.shape != (n_q,):
-            raise ValueError(f"query_mask must be a bool array of shape ({n_q},), got {qm.dtype} {qm.shape}")
-        valid &= ~qm[rows]
+        valid &= ~_bool_vector(query_mask, n_q, "query_mask")[rows]
     w = np.nan_to_num(p, nan=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         total = w.sum(axis=-1, keepdims=True)

@@ -1,71 +1,31 @@
-"""The interface in more than one language: English and Simplified Chinese.
+"""The interface language of a Streamlit session, over the string tables of :mod:`strings`.
 
-Every piece of interface text comes from per-language string tables written by hand
-(``app_support/i18n/tables/``, one module per area of the app, each with an ``EN`` and a ``ZH``
-dict). Keys are dotted names (``page.single.title``); values are ``str.format`` templates with
-named placeholders. Messages made in ``model/`` (codes with parameters) are worded by
-:data:`MESSAGES`. Technical terms follow :mod:`app_support.i18n.glossary`, one Chinese word per
-concept. Model tokens are never translated.
-
-:func:`text` is pure (language given); :func:`t` reads the session's language.
+The text itself (the pages' and the figures' tables, the glossary, the Chinese model messages, the
+checks) lives in the Streamlit-free package :mod:`strings`; this module adds what depends on the
+session: its language (from the URL, else the browser), :func:`t` and :func:`note`. The names of
+:mod:`strings` the app reads are re-exported here, so pages keep importing from one place.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from collections.abc import Mapping
 
-from app_support.i18n import tables as _tables_pkg
-from app_support.i18n.messages_zh import MESSAGES_ZH
-from model.messages import ENGLISH as MESSAGES_EN
-from model.messages import Message, render
+from model.messages import Message
+from strings import DEFAULT_LANG, LANGS, MESSAGES, ORIGIN, STRINGS, message_text, text
 
-LANGS: tuple[str, ...] = ("en", "zh")
-DEFAULT_LANG = "en"
+__all__ = [
+    "DEFAULT_LANG", "LANGS", "LANG_KEY", "LANG_LABELS", "MESSAGES", "ORIGIN", "STRINGS", "current_lang",
+    "message_text", "note", "preferred_lang", "t", "text", "valid_lang",
+]
+
 #: How each language names itself in the switch.
 LANG_LABELS = {"en": "English", "zh": "简体中文"}
 #: Session-state key (and URL parameter) holding the interface language.
 LANG_KEY = "lang"
 
 
-def _load_tables() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """Merge every table module; a key defined twice is an error (one place per text)."""
-    merged: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
-    origin: dict[str, str] = {}
-    for info in sorted(pkgutil.iter_modules(_tables_pkg.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{_tables_pkg.__name__}.{info.name}")
-        for lang in LANGS:
-            table = getattr(module, lang.upper())
-            for key, value in table.items():
-                if key in merged[lang]:
-                    raise ValueError(f"text key {key!r} is defined in both {origin[key]} and {info.name}")
-                merged[lang][key] = value
-                origin[key] = info.name
-    return merged, origin
-
-
-STRINGS, ORIGIN = _load_tables()
-MESSAGES: dict[str, Mapping[str, str]] = {"en": MESSAGES_EN, "zh": MESSAGES_ZH}
-
-
 def valid_lang(value: object) -> str | None:
     return value if isinstance(value, str) and value in LANGS else None
-
-
-def text(lang: str, key: str, **params: object) -> str:
-    """The text of ``key`` in ``lang``, formatted with ``params``; KeyError for an unknown key."""
-    try:
-        template = STRINGS[lang][key]
-    except KeyError:
-        raise KeyError(f"no {lang} text for {key!r}") from None
-    return template.format(**params) if params else template
-
-
-def message_text(lang: str, message: Message) -> str:
-    """A message from model/ worded in ``lang``."""
-    return render(message, MESSAGES[lang])
 
 
 _ACCEPT_PART = re.compile(r"\s*([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*")

@@ -4,8 +4,10 @@ scores = Q K^T / sqrt(d_head); masked positions -> -inf; pattern = softmax over 
 Grouped-query attention: n_kv_heads key/value heads, each shared by n_heads / n_kv_heads query heads
 (n_kv_heads = 1 is multi-query attention).
 
-`MultiHeadAttention.edits` (an `AttentionEdits`, normally None) changes those steps on purpose; only
-model/interventions.py sets it, and always puts the previous value back.
+`MultiHeadAttention.edits` (an `AttentionEdits`, normally None) changes those steps on purpose, read
+at the edit points (`_rotate`, `_scale`, `_mask`, `_softmax_dim`, `_edit_heads`); only
+model/interventions.py sets it, and always puts the previous value back. Inside `trace_shapes()`,
+`_Steps` records the shape trace from the tensors each paragraph of `forward` produced.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from torch import nn
 from .config import ModelConfig
 from .hooks import HookPoint
 from .positional import apply_rope, rope_angles
-from .trace import record
+from .trace import record, tracing
 
 
 def build_mask(
@@ -152,112 +154,188 @@ class MultiHeadAttention(nn.Module):
         query_padding (cross-attention; self-attention uses key_padding): [batch, query_pos], read
         only by a softmax over queries, which must not spread weight onto padding rows."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
-        Lk = x_kv.shape[1]
-        e = self.edits
-        H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
-        Sq, Sk, p = self.query_len, self.key_len, self.path
-        kvh = "h" if Hkv == H else "h_kv"
-        # Symbolic shapes for the trace.
-        XQ, XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs, and Q before the head split
-        KV_FLAT = ("B", Sk, f"{kvh}*d_head")  # K and V before the head split
-        QH, KH = ("B", Sq, "h", "d_head"), ("B", Sk, kvh, "d_head")  # positions-first, per head
-        QT, KT = ("B", "h", Sq, "d_head"), ("B", kvh, Sk, "d_head")  # heads-first
-        KT_ALL = ("B", "h", Sk, "d_head")  # keys/values once every query head has its own
-        SC = ("B", "h", Sq, Sk)  # scores and pattern
+        Lk, H, Hkv, dh = x_kv.shape[1], self.n_heads, self.n_kv_heads, self.d_head
+        offset = 0 if cache is None or "k" not in cache else cache["k"].shape[1]  # positions cached before
+        steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
-        q = self.W_q(x_q)  # [batch, query_pos, head*d_head]
-        k = self.W_k(x_kv)  # [batch, key_pos, kv_head*d_head]
-        v = self.W_v(x_kv)  # [batch, key_pos, kv_head*d_head]
-        record(p, "linear Q = x W_q", x_q, q, XQ, XQ)
-        record(p, "linear K = x W_k", x_kv, k, XK, KV_FLAT)
-        record(p, "linear V = x W_v", x_kv, v, XK, KV_FLAT)
-
-        q_flat = q
-        q = self.hook_q(q.view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
-        k = self.hook_k(k.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
-        v = self.hook_v(v.view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
-        record(p, "split heads: view Q", q_flat, q, XQ, QH, self.hook_q)
-        record(p, "split heads: view K", k.flatten(2), k, KV_FLAT, KH, self.hook_k)
-        record(p, "split heads: view V", v.flatten(2), v, KV_FLAT, KH, self.hook_v)
-
-        offset = 0 if cache is None or "k" not in cache else cache["k"].shape[1]
+        q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
+        k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
         if self.rotary:
-            rotate = e is None or e.rotary
-            if rotate:
-                cos_q, sin_q = (a[offset:] for a in rope_angles(offset + Lq, dh, device=q.device))
-                cos_k, sin_k = (a[offset:] for a in rope_angles(offset + Lk, dh, device=k.device))
-                q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
-                k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
-            # Unrotated q and k still pass the rotation hooks, so pages reading them keep working.
-            q, k = self.hook_rot_q(q), self.hook_rot_k(k)
-            how = "rotate {} by position (RoPE)" if rotate else "{} not rotated (edit: RoPE off)"
-            record(p, how.format("Q"), q, q, QH, QH, self.hook_rot_q)
-            record(p, how.format("K"), k, k, KH, KH, self.hook_rot_k)
-
+            q, k = self._rotate(q, k, offset)  # RoPE, through hook_rot_q and hook_rot_k
+        steps.heads(q, k, v)
         if cache is not None:
-            if offset:
-                k = torch.cat([cache["k"], k], dim=1)  # [batch, offset + key_pos, kv_head, d_head]
-                v = torch.cat([cache["v"], v], dim=1)
-                Lk = k.shape[1]
-            cache["k"], cache["v"] = k, v
+            k, v = _extend_cache(cache, k, v, offset)  # [batch, offset + key_pos, kv_head, d_head]
 
         qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
         kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
         vt = v.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
-        record(p, "transpose Q to heads-first", q, qt, QH, QT)
-        record(p, "transpose K to heads-first", k, kt, KH, KT)
-        record(p, "transpose V to heads-first", v, vt, KH, KT)
-        if Hkv != H:
-            group = H // Hkv
-            kt_g = kt.repeat_interleave(group, dim=1)  # [batch, head, key_pos, d_head]
-            vt_g = vt.repeat_interleave(group, dim=1)
-            record(p, f"share each K/V head with {group} query heads (GQA)", kt, kt_g, KT, KT_ALL)
-            kt, vt = kt_g, vt_g
+        kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
+        steps.heads_first((q, k, v), (qt, kt, vt), kt_all)
 
-        raw = self.hook_raw_scores(qt @ kt.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
-        record(p, "scores = Q K^T", [qt, kt], raw, [QT, KT_ALL], SC, self.hook_raw_scores)
-        if (e is None or e.scale) and self.scale_scores:
-            scaled = raw / math.sqrt(dh)  # [batch, head, query_pos, key_pos]
-            record(p, "scale by 1 / sqrt(d_head)", raw, scaled, SC, SC)
-        else:
-            scaled = raw
-            why = "edit" if self.scale_scores else "trained without it"
-            record(p, f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
+        raw = self.hook_raw_scores(qt @ kt_all.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
+        scaled = self._scale(raw)  # raw / sqrt(d_head)
+        q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
+        mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, raw.device)
+        scores = self.hook_scores(scaled if mask is None else scaled.masked_fill(mask, float("-inf")))
+        pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
+        steps.scores(qt, kt_all, raw, scaled, scores, pattern)
+
+        zt = self.dropout(pattern) @ vt_all  # [batch, head, query_pos, d_head]
+        z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
+        z = self.hook_z(z.contiguous())
+        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
+        out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
+        steps.output(pattern, vt_all, zt, z, merged, out)
+        return out
+
+    def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
+        """[batch, kv_head, key_pos, d_head] -> [batch, head, key_pos, d_head]: under grouped-query
+        attention each key/value head serves n_heads / n_kv_heads query heads."""
+        group = self.n_heads // self.n_kv_heads
+        return t if group == 1 else t.repeat_interleave(group, dim=1)
+
+    # The edit points: where `edits` (set only by model/interventions.py) changes a step; each one is
+    # the intact step when edits is None. _Steps reads the same answers to name the steps in the trace.
+
+    def _rotates(self) -> bool:
+        return self.edits is None or self.edits.rotary
+
+    def _rotate(self, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """q and k rotated by their absolute positions (from `offset` on). Unrotated (edit: RoPE off),
+        they still pass the rotation hooks, so pages reading them keep working."""
+        if self._rotates():
+            dh = self.d_head
+            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, device=q.device))
+            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, device=k.device))
+            q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
+            k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
+        return self.hook_rot_q(q), self.hook_rot_k(k)
+
+    def _scales(self) -> bool:
+        return self.scale_scores and (self.edits is None or self.edits.scale)
+
+    def _scale(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw / math.sqrt(self.d_head) if self._scales() else raw
+
+    def _causal_mode(self) -> str:
+        """The causal mask this pass applies: "causal", "reversed causal" (an edit) or "" (none)."""
+        if not self.causal:
+            return ""
+        edited = "on" if self.edits is None else self.edits.causal
+        if edited != "on":
+            return "reversed causal" if edited == "reversed" else ""
         # The "cheating" decoder (causal_in_training=False) sees the future only in training mode.
-        causal, reverse = self.causal and (self.causal_in_training or not self.training), False
-        if e is not None and self.causal and e.causal != "on":
-            causal, reverse = e.causal == "reversed", e.causal == "reversed"
-        mask = build_mask(key_padding, Lq, Lk, causal, raw.device, offset, reversed_causal=reverse)
-        dim = -1 if e is None else e.softmax_dim
-        if dim == -2:
+        return "causal" if self.causal_in_training or not self.training else ""
+
+    def _softmax_dim(self) -> int:
+        """-1: softmax over keys (intact); -2: over queries (an edit)."""
+        return -1 if self.edits is None else self.edits.softmax_dim
+
+    def _mask(self, key_padding, query_padding, n_query: int, n_key: int, offset: int, device):
+        """True where a query may not look ([batch or 1, 1, query_pos, key_pos]; None: nowhere)."""
+        causal = self._causal_mode()
+        reverse = causal == "reversed causal"
+        mask = build_mask(key_padding, n_query, n_key, bool(causal), device, offset, reversed_causal=reverse)
+        if self._softmax_dim() == -2 and query_padding is not None:
             # Rows are independent in the intact softmax, so padding rows never mattered; over queries
             # they would share every column, and a sentence's pattern would depend on its batch.
-            q_pad = key_padding if x_q is x_kv else query_padding
-            if q_pad is not None:
-                rows = q_pad[:, None, -Lq:, None]  # [batch, 1, query_pos, 1]; with a cache, the last keys
-                mask = rows if mask is None else (mask | rows)
-        masked = scaled if mask is None else scaled.masked_fill(mask, float("-inf"))
-        scores = self.hook_scores(masked)  # [batch, head, query_pos, key_pos]
-        masks = (("reversed causal" if reverse else "causal", causal), ("padding", key_padding is not None))
-        what = " + ".join(w for w, on in masks if on)
-        record(p, f"mask ({what or 'none'}) -> -inf", scaled, scores, SC, SC, self.hook_scores)
+            # [batch, 1, query_pos, 1]; in self-attention with a cache the queries are the last keys
+            rows = query_padding[:, None, -n_query:, None]
+            mask = rows if mask is None else (mask | rows)
+        return mask
 
-        pattern = self.hook_pattern(masked_softmax(scores, mask, dim))  # [batch, head, query_pos, key_pos]
-        axis = "key positions" if dim == -1 else "query positions (edit)"
-        record(p, f"softmax over {axis}", scores, pattern, SC, SC, self.hook_pattern)
+    def _edit_heads(self, z: torch.Tensor, offset: int) -> torch.Tensor:
+        """z [batch, query_pos, head, d_head], with the HeadOutput edits' heads changed (a copy)."""
+        return z if self.edits is None or not self.edits.heads else edit_heads(z, self.edits, offset)
 
-        zt = self.dropout(pattern) @ vt  # [batch, head, query_pos, d_head]
-        record(p, "weighted sum: pattern @ V", [pattern, vt], zt, [SC, KT_ALL], QT)
-        z = zt.transpose(1, 2)  # [batch, query_pos, head, d_head]
-        record(p, "transpose back to positions-first", zt, z, QT, QH)
-        if e is not None and e.heads:
-            edited = edit_heads(z, e, offset)  # [batch, query_pos, head, d_head]
-            record(p, "edit head outputs (edit)", z, edited, QH, QH)
-            z = edited
-        z = self.hook_z(z.contiguous())
-        record(p, "contiguous (copy into a dense layout)", z, z, QH, QH, self.hook_z)
-        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
-        record(p, "merge heads: view", z, merged, QH, XQ)
-        out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
-        record(p, "output projection W_o", merged, out, XQ, XQ, self.hook_out)
-        return out
+
+def _extend_cache(cache: dict[str, torch.Tensor], k: torch.Tensor, v: torch.Tensor, offset: int):
+    """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these."""
+    if offset:
+        k = torch.cat([cache["k"], k], dim=1)  # [batch, offset + key_pos, kv_head, d_head]
+        v = torch.cat([cache["v"], v], dim=1)
+    cache["k"], cache["v"] = k, v
+    return k, v
+
+
+class _Steps:
+    """The shape trace's steps of one attention pass (model/network/trace.py): each paragraph of
+    MultiHeadAttention.forward hands over the tensors it produced, and the steps get their names and
+    the symbolic shapes the code expects here. Built only inside trace_shapes()."""
+
+    def __init__(self, attn: MultiHeadAttention, x_q: torch.Tensor, x_kv: torch.Tensor, key_padding):
+        self.attn, self.x_q, self.x_kv, self.padded = attn, x_q, x_kv, key_padding is not None
+        Sq, Sk = attn.query_len, attn.key_len
+        kvh = "h" if attn.n_kv_heads == attn.n_heads else "h_kv"
+        self.XQ, self.XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs, and Q before the head split
+        self.KV_FLAT = ("B", Sk, f"{kvh}*d_head")  # K and V before the head split
+        self.QH, self.KH = ("B", Sq, "h", "d_head"), ("B", Sk, kvh, "d_head")  # positions-first, per head
+        self.QT, self.KT = ("B", "h", Sq, "d_head"), ("B", kvh, Sk, "d_head")  # heads-first
+        self.KT_ALL = ("B", "h", Sk, "d_head")  # keys/values once every query head has its own
+        self.SC = ("B", "h", Sq, Sk)  # scores and pattern
+
+    def _step(self, op: str, inputs, output: torch.Tensor, in_symbols, out_symbol, hook=None) -> None:
+        record(self.attn.path, op, inputs, output, in_symbols, out_symbol, hook)
+
+    def heads(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+        """The projections, the head split and (RoPE) the rotation. A projection's output is its split
+        tensor before the view, which flatten(2) gives back; rotated q and k keep their shapes."""
+        a, XQ, KV_FLAT, QH, KH = self.attn, self.XQ, self.KV_FLAT, self.QH, self.KH
+        q_flat, k_flat, v_flat = q.flatten(2), k.flatten(2), v.flatten(2)
+        self._step("linear Q = x W_q", self.x_q, q_flat, XQ, XQ)
+        self._step("linear K = x W_k", self.x_kv, k_flat, self.XK, KV_FLAT)
+        self._step("linear V = x W_v", self.x_kv, v_flat, self.XK, KV_FLAT)
+        self._step("split heads: view Q", q_flat, q, XQ, QH, a.hook_q)
+        self._step("split heads: view K", k_flat, k, KV_FLAT, KH, a.hook_k)
+        self._step("split heads: view V", v_flat, v, KV_FLAT, KH, a.hook_v)
+        if a.rotary:
+            how = "rotate {} by position (RoPE)" if a._rotates() else "{} not rotated (edit: RoPE off)"
+            self._step(how.format("Q"), q, q, QH, QH, a.hook_rot_q)
+            self._step(how.format("K"), k, k, KH, KH, a.hook_rot_k)
+
+    def heads_first(self, positions_first, heads_first, kt_all: torch.Tensor) -> None:
+        """The transposes of q, k, v (k and v with any cached positions) and, under GQA, the sharing."""
+        (q, k, v), (qt, kt, vt) = positions_first, heads_first
+        self._step("transpose Q to heads-first", q, qt, self.QH, self.QT)
+        self._step("transpose K to heads-first", k, kt, self.KH, self.KT)
+        self._step("transpose V to heads-first", v, vt, self.KH, self.KT)
+        a = self.attn
+        if a.n_kv_heads != a.n_heads:
+            op = f"share each K/V head with {a.n_heads // a.n_kv_heads} query heads (GQA)"
+            self._step(op, kt, kt_all, self.KT, self.KT_ALL)
+
+    def scores(self, qt, kt_all, raw, scaled, scores, pattern) -> None:
+        """Q K^T, the scaling, the mask and the softmax."""
+        a, SC = self.attn, self.SC
+        self._step("scores = Q K^T", [qt, kt_all], raw, [self.QT, self.KT_ALL], SC, a.hook_raw_scores)
+        if a._scales():
+            self._step("scale by 1 / sqrt(d_head)", raw, scaled, SC, SC)
+        else:
+            why = "edit" if a.scale_scores else "trained without it"
+            self._step(f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
+        what = " + ".join(m for m in (a._causal_mode(), "padding" if self.padded else "") if m)
+        self._step(f"mask ({what or 'none'}) -> -inf", scaled, scores, SC, SC, a.hook_scores)
+        axis = "key positions" if a._softmax_dim() == -1 else "query positions (edit)"
+        self._step(f"softmax over {axis}", scores, pattern, SC, SC, a.hook_pattern)
+
+    def output(self, pattern, vt_all, zt, z, merged, out) -> None:
+        """The weighted sum of values, the head outputs and W_o. z is the head outputs as they reach
+        hook_z: transposed back, edited (HeadOutput), made contiguous, all steps that keep its shape."""
+        a, QH = self.attn, self.QH
+        self._step("weighted sum: pattern @ V", [pattern, vt_all], zt, [self.SC, self.KT_ALL], self.QT)
+        self._step("transpose back to positions-first", zt, z, self.QT, QH)
+        if a.edits is not None and a.edits.heads:
+            self._step("edit head outputs (edit)", z, z, QH, QH)
+        self._step("contiguous (copy into a dense layout)", z, z, QH, QH, a.hook_z)
+        self._step("merge heads: view", z, merged, QH, self.XQ)
+        self._step("output projection W_o", merged, out, self.XQ, self.XQ, a.hook_out)
+
+
+class _NoSteps:
+    """Outside trace_shapes(): forward's calls to the trace, recording nothing."""
+
+    heads = heads_first = scores = output = staticmethod(lambda *tensors: None)
+
+
+_NO_STEPS = _NoSteps()

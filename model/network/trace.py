@@ -1,7 +1,8 @@
 """Shape trace: the ordered steps one forward pass takes, recorded from the real tensors.
 
-Modules call `record(...)` at each step. Outside a `trace_shapes()` block that is a cheap no-op,
-so the trace never drifts from the code: the shapes come from the tensors that flowed.
+Modules call `record(...)` at each step (attention hands its tensors over a paragraph at a time,
+when `tracing()`). Outside a `trace_shapes()` block that is a cheap no-op, so the trace never drifts
+from the code: the shapes come from the tensors that flowed.
 Each step also carries the symbolic shape the code expects (B, L_src, d_model, ...);
 `resolve(symbols, sizes)` turns it into numbers so tests can check both agree.
 """
@@ -59,6 +60,11 @@ class ShapeTrace:
 
 
 _active: contextvars.ContextVar[ShapeTrace | None] = contextvars.ContextVar("shape_trace", default=None)
+
+
+def tracing() -> bool:
+    """Whether a trace_shapes() block is collecting steps (modules skip building them otherwise)."""
+    return _active.get() is not None
 
 
 def record(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .bundle import Bundle, CheckpointError, read_json
 from .formats import format_for, format_named
+from .problems import ENGLISH
 
 MB = 2**20
 
@@ -29,47 +30,6 @@ WEIGHTS = "model.safetensors"
 #: The input a BERT-style model of the user's starts with (their config.json holds none).
 BERT_EXAMPLE = "The bank raised interest rates."
 
-#: English text of every problem code (placeholders are the error's parameters).
-ENGLISH: dict[str, str] = {
-    "not_found": "{file}: no such file or folder.",
-    "not_a_folder": "{file} is not a folder: give the folder that holds config.json, model.safetensors "
-    "and tokenizer.json (or a .zip of it).",
-    "outside_root": "{file} is not inside the models folder {root}; only folders inside it can be opened.",
-    "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
-    "tokenizer.json.",
-    "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "
-    "reads safetensors only. Convert it where you trust it: python -c \"import torch; "
-    "from safetensors.torch import save_file; save_file({{k: v.contiguous() for k, v in "
-    "torch.load('{name}', weights_only=True).items()}}, 'model.safetensors')\" (or, for a Hugging Face "
-    "model, save_pretrained(folder, safe_serialization=True)).",
-    "sharded": "{file}: weights split over several files are not supported; save them as one "
-    "model.safetensors.",
-    "unknown_format": "{file} is neither this app's checkpoint config (no \"model\" section) nor a "
-    "Hugging Face config (no \"model_type\").",
-    "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints and "
-    "BERT-style encoders (model_type \"bert\").",
-    "checkpoint": "{detail}",
-    "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",
-    "zip_invalid": "{file} is not a readable zip file ({detail}).",
-    "zip_too_many": "{file} holds {count} entries; at most {limit} are accepted.",
-    "zip_unsafe_path": "{file}: the entry {entry!r} points outside the model's folder (an absolute path or "
-    "'..'); nothing was extracted.",
-    "zip_symlink": "{file}: the entry {entry!r} is a symbolic link; nothing was extracted.",
-    "zip_special": "{file}: the entry {entry!r} is not a plain file; nothing was extracted.",
-    "zip_encrypted": "{file}: the entry {entry!r} is encrypted; nothing was extracted.",
-    "zip_duplicate": "{file}: the entry {entry!r} appears twice; nothing was extracted.",
-    "zip_bomb": "{file} would unpack to {size_mb} MB; at most {limit_mb} MB are accepted.",
-    "zip_overrun": "{file}: the entry {entry!r} unpacks to more bytes than its header says; "
-    "extraction stopped and everything was deleted.",
-    "zip_corrupt_entry": "{file}: the entry {entry!r} is corrupt ({detail}); everything was deleted.",
-    "zip_no_config": "{file} has no config.json at its top level or in its one top folder.",
-    "space_models": "This session already holds {count} models of your own, the most it keeps; "
-    "remove one first.",
-    "space_bytes": "This model unpacks to {size_mb} MB, but this session has only {left_mb} MB left of "
-    "its {limit_mb} MB.",
-    "server_bytes": "The server already holds {used_mb} MB of uploaded models (at most {limit_mb} MB); "
-    "try again later or remove one of yours.",
-}
 
 
 class UserModelError(CheckpointError):

@@ -13,7 +13,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -137,6 +137,34 @@ def fit_to_max_len(examples: list[Example], max_len: int) -> list[Example]:
     return [(s, t) for s, t in examples if len(s) <= max_len and len(t) - 1 <= max_len]
 
 
+@dataclass
+class _RunState:
+    """Where a run stands: what trainer.json holds, so a resumed run carries on with the same batches."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_pos: int = 0  # next batch of this epoch's batch order
+
+
+@dataclass
+class _SinceRecord:
+    """What the steps since the last history record measured."""
+
+    t_last: float  # when the last record was written (perf_counter)
+    tokens: int = 0  # source + target tokens, padding excluded
+    loss_sum: float = 0.0
+    loss_n: int = 0
+    step_losses: list[float | None] = field(default_factory=list)  # per step since the last history record
+    step_grad_norms: list[float | None] = field(default_factory=list)  # global gradient norm before clipping
+
+    def add(self, tokens: int, loss: float, grad_norm: float) -> None:
+        self.tokens += tokens
+        self.loss_sum += loss
+        self.loss_n += 1
+        self.step_losses.append(_compact(loss))
+        self.step_grad_norms.append(_compact(grad_norm))
+
+
 def train(
     model_config: ModelConfig,
     train_config: TrainConfig,
@@ -161,6 +189,55 @@ def train(
     """
     out_dir = Path(out_dir)
     tc = train_config
+    train_ex, valid_ex = _seeded_examples(model_config, tc, task)
+    model = Transformer(model_config)
+    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=tc.betas, weight_decay=tc.weight_decay)
+    history, at = _starting_point(model, opt, model_config, tc, out_dir, resume, init_from)
+
+    def save(final: bool = False) -> None:
+        meta = {"step": at.step, "train": tc.to_dict(), "final": final, **(info or {})}
+        _save_run(out_dir, model, opt, task, meta, history, at, keep_checkpoints)
+
+    pad = model_config.pad_id
+    model.train()
+    since = _SinceRecord(time.perf_counter())
+    t_start, step_start = time.perf_counter(), at.step
+    if on_step is not None:
+        on_step(at.step, model)
+    while at.step < tc.max_steps:
+        batches = make_batches(train_ex, tc.batch_tokens, tc.max_batch_size, seed=tc.seed * 1000 + at.epoch)
+        while at.batch_pos < len(batches) and at.step < tc.max_steps:
+            src, tgt_in, tgt_out = collate(train_ex, batches[at.batch_pos], pad)
+            at.batch_pos += 1
+            loss, grad_norm = _optimiser_step(model, opt, src, tgt_in, tgt_out, lr_at(at.step, tc), tc)
+            at.step += 1
+            since.add(int((src != pad).sum() + (tgt_out != pad).sum()), loss, grad_norm)
+            if on_step is not None:
+                on_step(at.step, model)
+            evaluating = tc.eval_every and (at.step % tc.eval_every == 0 or at.step == tc.max_steps)
+            if at.step % tc.log_every == 0 or evaluating or at.step == tc.max_steps:
+                now = time.perf_counter()
+                eta = (now - t_start) / max(at.step - step_start, 1) * (tc.max_steps - at.step)
+                record = _history_record(since, at, tc, now)
+                valid = _validate(model, valid_ex, evaluate) if evaluating else None
+                if valid is not None:
+                    record.update(valid)
+                history.append(record)
+                if callback:
+                    callback(Progress(at.step, tc.max_steps, record["loss"], record["lr"],
+                                      record["tokens_per_s"], eta, at.epoch, valid))
+                since = _SinceRecord(time.perf_counter())
+            if tc.save_every and at.step % tc.save_every == 0:
+                save()
+        if at.batch_pos >= len(batches):
+            at.epoch, at.batch_pos = at.epoch + 1, 0
+    save(final=True)
+    model.eval()
+    return model
+
+
+def _seeded_examples(model_config: ModelConfig, tc: TrainConfig, task) -> tuple[list[Example], list[Example]]:
+    """Seed python and torch for the run, then (training pairs, at most 2000 validation pairs) that fit."""
     if tc.num_threads:
         torch.set_num_threads(tc.num_threads)
     random.seed(tc.seed)
@@ -169,23 +246,26 @@ def train(
     valid_ex = fit_to_max_len(task.examples("valid"), model_config.max_len)[:2000]
     if not train_ex:
         raise ValueError("the task produced no training examples that fit max_len")
+    return train_ex, valid_ex
 
-    model = Transformer(model_config)
-    history: list[dict] = []
-    step, epoch, batch_pos = 0, 0, 0
-    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=tc.betas, weight_decay=tc.weight_decay)
+
+def _starting_point(model: Transformer, opt: torch.optim.Optimizer, model_config: ModelConfig,
+                    tc: TrainConfig, out_dir: Path, resume: bool,
+                    init_from: Path | None) -> tuple[list[dict], _RunState]:
+    """(history, where the run stands) of a fresh run, a resumed one (``resume`` and out_dir holds a
+    run: weights, optimizer and position restored) or one started from ``init_from``'s weights."""
     trainer_file = out_dir / "trainer.json"
     if resume and trainer_file.exists():
         bundle = load_checkpoint(out_dir)
         if bundle.cfg != model_config:
             raise ValueError(f"cannot resume: {out_dir} holds a model with another config")
         model.load_state_dict(bundle.model.state_dict())
-        history = bundle.history
         opt.load_state_dict(torch.load(out_dir / "optimizer.pt", weights_only=True))
         state = json.loads(trainer_file.read_text())
-        step, epoch, batch_pos = state["step"], state["epoch"], state["batch_pos"]
-        torch.manual_seed(tc.seed + step)
-    elif init_from is not None:
+        at = _RunState(state["step"], state["epoch"], state["batch_pos"])
+        torch.manual_seed(tc.seed + at.step)
+        return bundle.history, at
+    if init_from is not None:
         start = load_checkpoint(init_from)
         if start.cfg != model_config:
             raise ValueError(f"cannot start from {init_from}: it holds a model with another config")
@@ -193,79 +273,57 @@ def train(
         offset = start.info.get("step", 0)
         history = [{**r, "note": f"from {init_from}"} for r in start.history]
         torch.manual_seed(tc.seed + offset)
+        return history, _RunState()
+    return [], _RunState()
 
-    def save(final: bool = False) -> None:
-        meta = {"step": step, "train": tc.to_dict(), "final": final, **(info or {})}
-        save_checkpoint(out_dir, model, task, info=meta, history=history)
-        if keep_checkpoints:
-            keep_weights(out_dir, step, model)
-        torch.save(opt.state_dict(), out_dir / "optimizer.pt")
-        (out_dir / "trainer.json").write_text(
-            json.dumps({"step": step, "epoch": epoch, "batch_pos": batch_pos})
-        )
 
-    pad = model_config.pad_id
-    model.train()
-    t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
-    t_start, step_start = time.perf_counter(), step
-    step_losses: list[float | None] = []  # per step since the last history record
-    step_grad_norms: list[float | None] = []  # global gradient norm before clipping
-    if on_step is not None:
-        on_step(step, model)
-    while step < tc.max_steps:
-        batches = make_batches(train_ex, tc.batch_tokens, tc.max_batch_size, seed=tc.seed * 1000 + epoch)
-        while batch_pos < len(batches) and step < tc.max_steps:
-            src, tgt_in, tgt_out = collate(train_ex, batches[batch_pos], pad)
-            batch_pos += 1
-            for group in opt.param_groups:
-                group["lr"] = lr_at(step, tc)
-            logits = model(src, tgt_in)
-            loss = loss_fn(logits, tgt_out, pad, tc.label_smoothing, ignore_pad=model_config.mask_padding)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if tc.grad_clip is None:
-                grad_norm = gradient_norm(model.parameters())
-            else:  # clip_grad_norm_ returns the norm it measured before clipping
-                grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip))
-            opt.step()
-            step += 1
-            tokens_since += int((src != pad).sum() + (tgt_out != pad).sum())
-            loss_sum += float(loss.detach())
-            loss_n += 1
-            step_losses.append(_compact(float(loss.detach())))
-            step_grad_norms.append(_compact(grad_norm))
-            if on_step is not None:
-                on_step(step, model)
-            evaluating = tc.eval_every and (step % tc.eval_every == 0 or step == tc.max_steps)
-            if step % tc.log_every == 0 or evaluating or step == tc.max_steps:
-                now = time.perf_counter()
-                rate = tokens_since / max(now - t_last, 1e-9)
-                eta = (now - t_start) / max(step - step_start, 1) * (tc.max_steps - step)
-                record = {"step": step, "epoch": epoch, "loss": loss_sum / loss_n, "lr": lr_at(step - 1, tc),
-                          "tokens_per_s": rate, "time": time.time(),
-                          # every step since the previous record (see step_series)
-                          "step_losses": step_losses, "step_grad_norms": step_grad_norms}
-                valid = None
-                if evaluating:
-                    valid = {"valid_loss": validation_loss(model, valid_ex)}
-                    if evaluate is not None:
-                        valid.update(evaluate(model))
-                        model.train()
-                    record.update(valid)
-                history.append(record)
-                if callback:
-                    callback(
-                        Progress(step, tc.max_steps, record["loss"], record["lr"], rate, eta, epoch, valid)
-                    )
-                t_last, tokens_since, loss_sum, loss_n = time.perf_counter(), 0, 0.0, 0
-                step_losses, step_grad_norms = [], []
-            if tc.save_every and step % tc.save_every == 0:
-                save()
-        if batch_pos >= len(batches):
-            epoch, batch_pos = epoch + 1, 0
-    save(final=True)
-    model.eval()
-    return model
+def _save_run(out_dir: Path, model: Transformer, opt: torch.optim.Optimizer, task, meta: dict,
+              history: list[dict], at: _RunState, keep_checkpoints: bool) -> None:
+    """The checkpoint, optimizer state and trainer.json: all a resumed run needs."""
+    save_checkpoint(out_dir, model, task, info=meta, history=history)
+    if keep_checkpoints:
+        keep_weights(out_dir, at.step, model)
+    torch.save(opt.state_dict(), out_dir / "optimizer.pt")
+    (out_dir / "trainer.json").write_text(
+        json.dumps({"step": at.step, "epoch": at.epoch, "batch_pos": at.batch_pos})
+    )
+
+
+def _optimiser_step(model: Transformer, opt: torch.optim.Optimizer, src: torch.Tensor, tgt_in: torch.Tensor,
+                    tgt_out: torch.Tensor, lr: float, tc: TrainConfig) -> tuple[float, float]:
+    """One optimiser step at learning rate ``lr``: (its training loss, the gradient norm before clipping)."""
+    cfg = model.cfg
+    for group in opt.param_groups:
+        group["lr"] = lr
+    logits = model(src, tgt_in)
+    loss = loss_fn(logits, tgt_out, cfg.pad_id, tc.label_smoothing, ignore_pad=cfg.mask_padding)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if tc.grad_clip is None:
+        grad_norm = gradient_norm(model.parameters())
+    else:  # clip_grad_norm_ returns the norm it measured before clipping
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip))
+    opt.step()
+    return float(loss.detach()), grad_norm
+
+
+def _history_record(since: _SinceRecord, at: _RunState, tc: TrainConfig, now: float) -> dict:
+    """The history record of the steps since the last one (validation figures join it later)."""
+    return {"step": at.step, "epoch": at.epoch, "loss": since.loss_sum / since.loss_n,
+            "lr": lr_at(at.step - 1, tc), "tokens_per_s": since.tokens / max(now - since.t_last, 1e-9),
+            "time": time.time(),
+            # every step since the previous record (see step_series)
+            "step_losses": since.step_losses, "step_grad_norms": since.step_grad_norms}
+
+
+def _validate(model: Transformer, valid_ex: list[Example],
+              evaluate: Callable[[Transformer], dict] | None) -> dict:
+    """The validation loss, and evaluate(model)'s figures when given; the model is left in training mode."""
+    valid = {"valid_loss": validation_loss(model, valid_ex)}
+    if evaluate is not None:
+        valid.update(evaluate(model))
+        model.train()
+    return valid
 
 
 class TqdmProgress:

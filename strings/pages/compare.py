@@ -10,6 +10,7 @@ EN = {
     "compare.preset.anagram": "listen / silent (same letters)",
     "compare.preset.banana": "banana / bandana",
     "compare.presets": "Presets — one click:",
+    # the sentences' names, in the boxes and in the compare figure (viz.compare) alike
     "compare.sentence_a": "Sentence A",
     "compare.sentence_b": "Sentence B",
     "compare.empty": "Sentence {which} is empty — type a sentence that shares a word with the other one.",

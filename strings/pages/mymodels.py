@@ -1,7 +1,7 @@
 """Your own models page: upload a zip, open a folder of the models folder, the session's own models;
-and the one-line problems a refused model gets (codes of model.store.user_folders.ENGLISH)."""
+and the one-line problems a refused model gets (codes of model.store.problems.ENGLISH)."""
 
-from model.store.user_folders import ENGLISH as _PROBLEMS_EN
+from model.store.problems import ENGLISH as _PROBLEMS_EN
 
 EN = {
     "page.mymodels.title": "Your own models",
@@ -46,7 +46,8 @@ EN = {
     "mymodels.use": "Use",
     "mymodels.in_use": "in use",
     "mymodels.remove": "Remove",
-    **{f"mymodels.problem.{code}": template for code, template in _PROBLEMS_EN.items()},
+    # the problems of model.store.problems.ENGLISH (file and entry names stay as they are)
+    **{f"mymodels.problem.{code}": text for code, text in _PROBLEMS_EN.items()},
 }
 
 ZH = {
@@ -87,7 +88,7 @@ ZH = {
     "mymodels.use": "使用",
     "mymodels.in_use": "正在使用",
     "mymodels.remove": "移除",
-    # the problems of model.store.user_folders.ENGLISH (file and entry names stay as they are)
+    # the problems of model.store.problems.ENGLISH (file and entry names stay as they are)
     "mymodels.problem.not_found": "{file}：没有这个文件或文件夹。",
     "mymodels.problem.not_a_folder": "{file} 不是文件夹：请给出包含 config.json、model.safetensors 和 "
     "tokenizer.json 的文件夹（或它的 .zip 压缩包）。",

@@ -1,4 +1,4 @@
-"""Head statistics page. Column names and statistic names come from viz (viz.column_labels, viz.labels)."""
+"""Head statistics page. Column and statistic names are figure words (strings/figures/columns.py, stats.py)."""
 
 EN = {
     "stats.intro": "Numbers that summarise each head for this sentence. **Entropy** is low for a focused head "

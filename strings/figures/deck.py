@@ -1,4 +1,4 @@
-"""Figure words of the talk deck and the exports, merged into :data:`viz.labels.TEXT` (same checks)."""
+"""The talk deck's and the exports' figure words (viz.deck, viz.export, python -m viz deck)."""
 
 from __future__ import annotations
 

@@ -47,6 +47,8 @@ EN = {
     "architecture.col.shape": "Real shape",
     "architecture.col.symbol": "Symbolic shape",
     "architecture.col.step": "Trace step",
+    # the stages of the split and merge, in the table; the figure (viz) draws the same names, but calls the
+    # input just "input x" (architecture.split_input, strings/figures/architecture.py)
     "architecture.stage.input": "input x (queries)",
     "architecture.stage.split": "split into heads",
     "architecture.stage.heads_first": "heads first",

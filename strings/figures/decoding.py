@@ -1,7 +1,17 @@
-"""Figure words of the decoding strategies (beam tree, sampling step, teacher-forced loss), per language;
-merged into viz.labels.TEXT (same rules: tokens and plotly placeholders come in as parameters)."""
+"""Decoding (viz.decoding): cross-attention at one step, next-token probabilities, and the
+decoding strategies (beam tree, sampling step, teacher-forced loss)."""
 
-EN = {
+from __future__ import annotations
+
+EN: dict[str, str] = {
+    # cross-attention at one step, next-token probabilities
+    "cross.where_step": " at step {step}",
+    "cross.where_token": " (producing <b>{token}</b>)",
+    "cross.where_both": " at step {step} (producing <b>{token}</b>)",
+    "cross.title_1d": "Cross-attention{where} over the source",
+    "cross.title_heads": "Cross-attention{where}: each head over the source",
+    "topk.title": "Top-{n} next-token probabilities",
+    # the decoding strategies: beam tree, sampling step, teacher-forced loss
     "beam.title": "Beam search: every hypothesis considered, by step",
     "beam.axis_step": "step (∅ = the decoder's prefix)",
     "beam.axis_rank": "rank at that step",
@@ -26,7 +36,13 @@ EN = {
     "tf.axis_loss": "loss (nats)",
 }
 
-ZH = {
+ZH: dict[str, str] = {
+    "cross.where_step": "（第 {step} 步）",
+    "cross.where_token": "（正在生成 <b>{token}</b>）",
+    "cross.where_both": "（第 {step} 步，正在生成 <b>{token}</b>）",
+    "cross.title_1d": "交叉注意力在源 token 上的分布{where}",
+    "cross.title_heads": "交叉注意力{where}：每个头在源 token 上的分布",
+    "topk.title": "下一个 token 概率最高的 {n} 个候选",
     "beam.title": "束搜索：每一步考虑过的所有假设",
     "beam.axis_step": "步（∅ = 解码器的前缀）",
     "beam.axis_rank": "该步中的名次",

@@ -1,0 +1,53 @@
+"""Cost against length (viz.cost): the attention core's timings and their fit, the memory and doubling tables."""
+
+from __future__ import annotations
+
+EN: dict[str, str] = {
+    "cost.timing_title": "Time of the attention core against the length (Q Kᵀ, softmax, · V)",
+    "cost.measured": "measured (median)",
+    "cost.fitted": "fit a·L² + b·L + c",
+    "cost.hover": "L = {length}: {ms} ms",
+    "cost.axis.length": "length L (tokens)",
+    "cost.axis.ms": "time (ms)",
+    "cost.col.length": "L",
+    "cost.col.formula": "B·h·L²·4",
+    "cost.col.bytes": "bytes",
+    "cost.col.per_layer": "per layer",
+    "cost.col.all_layers": "all {layers} attention layers",
+    "cost.col.doubling": "L → 2L",
+    "cost.col.time_short": "time(L), ms",
+    "cost.col.time_long": "time(2L), ms",
+    "cost.col.ratio": "time(2L) / time(L)",
+    "cost.col.verdict": "reading",
+    "cost.verdict.quadratic": "≈ 4: the L² part dominates",
+    "cost.verdict.overhead": "below 4: fixed overhead dominates",
+    "cost.verdict.above": "above 4: memory effects (caches)",
+    "cost.col.forward_ms": "whole forward pass (ms)",
+    "cost.col.core_ms": "attention core × {layers} layers (ms)",
+    "cost.col.share": "share of the L² part",
+}
+
+ZH: dict[str, str] = {
+    "cost.timing_title": "注意力核心的耗时随长度的变化（Q Kᵀ、softmax、· V）",
+    "cost.measured": "实测（中位数）",
+    "cost.fitted": "拟合 a·L² + b·L + c",
+    "cost.hover": "L = {length}：{ms} 毫秒",
+    "cost.axis.length": "长度 L（token 数）",
+    "cost.axis.ms": "时间（毫秒）",
+    "cost.col.length": "L",
+    "cost.col.formula": "B·h·L²·4",
+    "cost.col.bytes": "字节数",
+    "cost.col.per_layer": "每层",
+    "cost.col.all_layers": "全部 {layers} 个注意力层",
+    "cost.col.doubling": "L → 2L",
+    "cost.col.time_short": "耗时(L)，毫秒",
+    "cost.col.time_long": "耗时(2L)，毫秒",
+    "cost.col.ratio": "耗时(2L) / 耗时(L)",
+    "cost.col.verdict": "解读",
+    "cost.verdict.quadratic": "≈ 4：L² 部分占主导",
+    "cost.verdict.overhead": "小于 4：固定开销占主导",
+    "cost.verdict.above": "大于 4：内存效应（缓存）",
+    "cost.col.forward_ms": "整个前向传播（毫秒）",
+    "cost.col.core_ms": "注意力核心 × {layers} 层（毫秒）",
+    "cost.col.share": "L² 部分的占比",
+}
