@@ -9,8 +9,7 @@ os.environ.setdefault("ATTENTION_LENS_COST_BUDGET", "1")
 
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
-
-from .system import require_chromium
+from tests.system import require_chromium
 
 torch.set_num_threads(1)  # the test machine has two cores; keep one for the app under test
 

@@ -1,0 +1,80 @@
+"""MiniLM at 512 tokens in a real browser: the single-head and all-heads pages draw with no page error.
+
+Prints, for each page, the time from pressing Enter on a new 512-token sentence to the chart
+repainted (the server's analysis included), and for a sentence the server has cached (transfer
+and paint only; target <= 1.5 s). Uses tests/browser/test_browser.py's server and browser helpers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from urllib.parse import quote
+
+import pytest
+
+from tests.browser.test_browser import (
+    CHROMIUM_ARGS,
+    HEATMAP_IMAGES_JS,
+    IMAGES_CHANGED_JS,
+    ROOT,
+    TARGET_S,
+    ensure_chromium,
+    running_app,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+HEATMAP = '[data-testid="stPlotlyChart"] .heatmaplayer image'
+
+
+def test_minilm_at_512_tokens_in_chromium():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: `.venv/bin/pip install playwright`")
+    chromium = ensure_chromium()
+    sys.path.insert(0, str(ROOT))
+    from bench.bench_long_inputs import long_text
+    from model.store.registry import load_model
+
+    bundle = load_model("minilm")
+    first = long_text("minilm", 512)
+    texts = [first, "people " + first, "rivers " + first]  # different sentences, still 512 tokens
+    for text in texts:
+        assert len(bundle.task.prepare(text, 512).source_ids) == 512
+    del bundle
+
+    timings: dict[str, float] = {}
+    with running_app("streamlit_long_inputs.log") as port:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 1100})
+                page_errors: list[str] = []
+                page.on("pageerror", lambda e: page_errors.append(str(e)))
+                base = f"http://127.0.0.1:{port}"
+                for path, name in (("", "single head"), ("heads", "all heads")):
+                    page.goto(f"{base}/{path}?model=minilm&kind=encoder&layer=0&head=0&text={quote(texts[0])}",
+                              wait_until="domcontentloaded")
+                    page.wait_for_selector(HEATMAP, timeout=300_000)
+                    page.wait_for_timeout(500)
+                    box = page.get_by_role("textbox", name="Input sentence", exact=True)
+                    assert box.input_value() == texts[0]  # the whole 512-token sentence, not cut
+                    new = texts[1] if path else texts[2]
+                    for label, text in ((f"{name}: new 512-token sentence -> painted (s)", new),
+                                        (f"{name}: cached 512-token sentence -> painted (s)", texts[0])):
+                        before = page.evaluate(HEATMAP_IMAGES_JS)
+                        box.fill(text)
+                        t0 = time.perf_counter()
+                        box.press("Enter")
+                        page.wait_for_function(IMAGES_CHANGED_JS, arg=before, timeout=300_000, polling="raf")
+                        timings[label] = time.perf_counter() - t0
+                        page.wait_for_timeout(300)
+                    assert page.locator('[data-testid="stException"]').count() == 0, path
+                    assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
+            finally:
+                browser.close()
+    print()
+    for label, seconds in timings.items():
+        print(f"{label:<58} {seconds:6.2f}   (target for cached: <= {TARGET_S} s)")

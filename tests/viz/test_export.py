@@ -1,0 +1,248 @@
+"""Figures and attention tensors as files: offline HTML, PNG/SVG through kaleido and the system's
+Chromium, the vector heatmap, the attention CSV and NPZ (round trips equal the cache), and the
+app's download buttons."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import struct
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from plotly.colors import sample_colorscale
+from streamlit.testing.v1 import AppTest
+
+import viz
+from app_support import export as AX
+from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
+from model.analysis import activations_npz, analyze, attention_only
+from model.store.registry import load_model
+from tests.paths import REPO_ROOT
+from viz import export as E
+from viz import theme
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@functools.cache
+def result(name: str = "reverse", text: str = "attention"):
+    return analyze(load_model(name), text)
+
+
+def heatmap(kind: str = "decoder", layer: int = 0, head: int = 1):
+    r = result()
+    queries, keys = r.tokens_for(kind)
+    return viz.attention_heatmap(r.attention(kind)[layer, head], queries, keys,
+                                 r.attention(kind, "scores")[layer, head])
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_SIGNATURE
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def test_standalone_html_holds_plotly_and_the_data_and_fetches_nothing():
+    fig = heatmap()
+    html = E.standalone_html(fig, title="x <y>")
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<title>x &lt;y&gt;</title>" in html
+    assert E.external_urls(html) == []
+    assert "<script src" not in html.lower()
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert len(html) > 3_000_000  # plotly.js is inside the file
+    # the figure's own data: its token labels are in the page
+    plain = [label for label in fig.layout.xaxis.ticktext if label.isascii() and label.isalnum()]
+    assert plain and all(f'"{label}"' in html for label in plain)
+
+
+def test_external_urls_finds_what_a_page_would_load():
+    page = ('<html><head><script src="https://cdn.plot.ly/plotly.js"></script>'
+            '<link href="//fonts.example/x.css" rel="stylesheet"><style>@import url("https://a/b.css");</style>'
+            '</head><body><img src="http://x/y.png"><script>var s = "https://not-fetched";</script></body></html>')
+    found = E.external_urls(page)
+    assert set(found) == {"https://cdn.plot.ly/plotly.js", "//fonts.example/x.css", "https://a/b.css",
+                          "http://x/y.png"}
+    assert E.external_urls("<p>local</p>") == []
+
+
+def test_deck_html_has_a_section_per_slide_and_keys():
+    figs = [heatmap(), heatmap("encoder", 1, 0)]
+    html = E.deck_html([("one", ["line a"], figs[0]), ("two", [], figs[1])], title="T", subtitle="s")
+    assert html.count("<section") == 3  # the title and two slides
+    assert "ArrowRight" in html and "PageDown" in html
+    assert E.external_urls(html) == []
+    assert html.count("Plotly.newPlot") == 2 and html.count("<script>") >= 3
+
+
+# --------------------------------------------------------------------------- PNG and SVG
+
+
+@pytest.mark.export
+def test_png_is_a_png_at_twice_the_layout_size():
+    fig = heatmap()
+    data = E.figure_image(fig, "png")
+    width, height = E.figure_size(fig)
+    assert png_size(data) == (width * E.PNG_SCALE, height * E.PNG_SCALE)
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        image.verify()
+
+
+@pytest.mark.export
+def test_svg_parses_and_keeps_text_as_text():
+    fig = heatmap()
+    data = E.figure_image(fig, "svg")
+    root = ET.fromstring(data)
+    assert root.tag.endswith("svg")
+    texts = "".join(root.itertext())
+    for label in fig.layout.xaxis.ticktext:
+        assert label.replace("&lt;", "<").replace("&gt;", ">") in texts
+    # plotly draws the heatmap itself as one embedded raster image (what the README says)
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}image")) >= 1
+
+
+@pytest.mark.export
+def test_several_figures_in_one_browser_session(tmp_path):
+    figs = [heatmap(), heatmap("cross", 1, 2)]
+    paths = [tmp_path / "a.svg", tmp_path / "b.svg"]
+    E.write_figure_images(figs, paths, "svg")
+    for p in paths:
+        assert ET.parse(p).getroot().tag.endswith("svg")
+    with pytest.raises(ValueError):
+        E.write_figure_images(figs, paths[:1], "svg")
+    with pytest.raises(ValueError):
+        E.figure_image(figs[0], "gif")
+
+
+def test_without_a_browser_the_error_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "no-such-chromium"))
+    with pytest.raises(E.NoBrowserError, match="apt-get install chromium fonts-noto-cjk"):
+        E.find_browser()
+    monkeypatch.setenv("BROWSER_PATH", "")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(E.NoBrowserError, match="no Chromium found.*BROWSER_PATH=/usr/bin/chromium"):
+        E.figure_image(heatmap(), "png")
+
+
+# --------------------------------------------------------------------------- vector heatmap
+
+
+def test_vector_heatmap_is_one_rectangle_per_cell_in_the_weights_colour():
+    r = result()
+    pattern = r.attention("decoder")[0, 1]
+    mask = ~np.isfinite(r.attention("decoder", "scores")[0, 1])
+    fig = E.vector_heatmap(pattern, r.target_tokens, r.target_tokens, mask)
+    shapes = fig.layout.shapes
+    n_q, n_k = pattern.shape
+    assert len(shapes) == n_q * n_k
+    want = sample_colorscale(theme.SEQUENTIAL, [float(v) for v in np.clip(pattern, 0, 1).ravel()])
+    for i in range(n_q):
+        for j in range(n_k):
+            s = shapes[i * n_k + j]
+            assert (s.x0, s.x1, s.y0, s.y1) == (j - 0.5, j + 0.5, i - 0.5, i + 0.5)
+            assert s.fillcolor == (theme.MASK_COLOR if mask[i, j] else want[i * n_k + j])
+    assert mask.any() and not [t for t in fig.data if t.type == "heatmap"]  # nothing raster left
+    assert list(fig.layout.xaxis.ticktext) == list(viz.token_labels(r.target_tokens))
+    with pytest.raises(ValueError):
+        E.vector_heatmap(np.zeros((65, 65)), ["a"] * 65, ["b"] * 65)
+    with pytest.raises(ValueError):
+        E.vector_heatmap(pattern, r.target_tokens, r.target_tokens, mask[:-1])
+
+
+@pytest.mark.export
+def test_vector_heatmap_svg_has_no_raster_image():
+    r = result()
+    fig = E.vector_heatmap(r.attention("encoder")[0, 0], r.source_tokens, r.source_tokens)
+    root = ET.fromstring(E.figure_image(fig, "svg"))
+    svg = "{http://www.w3.org/2000/svg}"
+    assert root.findall(f".//{svg}image") == []
+    assert len(root.findall(f".//{svg}path")) >= len(r.source_tokens) ** 2
+
+
+# --------------------------------------------------------------------------- CSV and NPZ
+
+
+def test_csv_round_trip_equals_the_cached_weights():
+    cached = analyze(load_model("reverse"), "attention", keep=attention_only)
+    data = AX.csv_bytes(cached)
+    back = E.read_attention_csv(data)
+    patterns = AX.patterns_of(cached)
+    assert set(back) == set(patterns) == {"encoder", "decoder", "cross"}
+    for kind, array in patterns.items():
+        np.testing.assert_array_equal(back[kind], array)  # bit-exact float32
+    header, first = data.decode().splitlines()[:2]
+    assert header == ",".join(E.CSV_COLUMNS)
+    kind, layer, head, q, k, qt, kt, w = first.split(",")
+    assert (kind, layer, head, q, k) == ("encoder", "0", "0", "0", "0")
+    assert (qt, kt) == (cached.source_tokens[0], cached.source_tokens[0])
+    assert np.float32(w) == patterns["encoder"][0, 0, 0, 0]
+    assert len(data.decode().splitlines()) == 1 + E.csv_row_count(patterns)
+
+
+def test_csv_of_one_layer_keeps_the_models_layer_number():
+    cached = result()
+    data = AX.csv_bytes(cached, ("cross", 1))
+    back = E.read_attention_csv(data)
+    assert set(back) == {"cross"}
+    np.testing.assert_array_equal(back["cross"][1], cached.attention("cross")[1])
+    assert np.isnan(back["cross"][0]).all()  # only layer 1 was written
+
+
+def test_large_tables_are_offered_one_kind_or_one_layer_at_a_time():
+    patterns = AX.patterns_of(result())
+    total = E.csv_row_count(patterns)
+    assert AX.scopes(patterns)[0] == (AX.ALL, None)
+    per_kind = max(p.size for p in patterns.values())
+    small = AX.scopes(patterns, limit=per_kind)
+    assert (AX.ALL, None) not in small and ("encoder", None) in small
+    tiny = AX.scopes(patterns, limit=per_kind - 1)
+    assert all(layer is not None for _, layer in tiny)
+    assert len(tiny) == sum(p.shape[0] for p in patterns.values())
+    with pytest.raises(ValueError, match="one kind or one layer"):
+        E.attention_csv(patterns, {k: result().tokens_for(k) for k in patterns}, limit=total - 1)
+
+
+def test_npz_round_trip_equals_the_cache():
+    cached = analyze(load_model("default"), "我吃了一个苹果", keep=attention_only)
+    with np.load(io.BytesIO(activations_npz(cached))) as archive:
+        assert set(archive.files) == set(cached.activations)
+        for name in archive.files:
+            np.testing.assert_array_equal(archive[name], cached.activations[name])
+
+
+# --------------------------------------------------------------------------- the app's buttons
+
+
+def test_every_chart_has_named_image_downloads():
+    assert PLOTLY_CONFIG["displayModeBar"] is True  # the toolbar is shown, not only on hover
+    config = chart_config("single_head_heatmap")
+    assert config["toImageButtonOptions"] == {"format": "png", "scale": 2,
+                                              "filename": "attention-lens-single-head-heatmap"}
+    assert figure_filename(None, heatmap()).startswith("attention-lens-")
+    for lang, png in (("en", "PNG ×2"), ("zh", "PNG ×2")):
+        script = chart_tools_html(lang)
+        labels = json.loads(script.split("window.__alExportLabels = ", 1)[1].split(";\n", 1)[0])
+        assert labels["png"] == png and labels["svg"] == "SVG"
+        assert "'svg'" in script and "toImageButtonOptions" in script
+    assert "下载" in json.loads(chart_tools_html("zh").split("= ", 1)[1].split(";\n", 1)[0])["group"]
+
+
+def test_a_keyed_chart_offers_offline_html_and_the_page_offers_the_tensors():
+    page = str(REPO_ROOT / "app_pages" / "single_head.py")
+    at = AppTest.from_file(page, default_timeout=300)
+    at.query_params.update({"model": "reverse", "text": "attention", "kind": "encoder"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    ids = [d.proto.id for d in at.get("download_button")]
+    assert any("single_head_heatmap__html" in i for i in ids), ids
+    assert any("attention_export_csv" in i for i in ids) and any("attention_export_npz" in i for i in ids)
+    html_button = next(d for d in at.get("download_button") if "__html" in d.proto.id)
+    assert html_button.proto.label == "HTML (offline)"
