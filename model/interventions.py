@@ -314,7 +314,8 @@ class _Plan:
                 if m.rotary:
                     self.change(kind, i, m, rotary=False)
         else:
-            self.flag(model.encoder.embed, "zero_positions", True)
+            if model.encoder is not None:  # decoder-only models have none
+                self.flag(model.encoder.embed, "zero_positions", True)
             if model.decoder is not None:  # encoder-only models have none
                 self.flag(model.decoder.embed, "zero_positions", True)
 

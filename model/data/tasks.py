@@ -8,38 +8,14 @@ for training. The training loop, the CLI and the app only talk to this interface
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..messages import Message
 from .char_tokenizer import CharTokenizer
+from .prepared import InputError, Prepared, check_text
 from .tokenizers import WordPieceTokenizer
 
 Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: prefix ... eos)
-
-
-class InputError(ValueError):
-    """User input that cannot be run (e.g. empty text); `.message` says why, for the user.
-
-    str() is the English text; the app words `.message` in the interface language.
-    """
-
-    def __init__(self, message: Message):
-        if not isinstance(message, Message):
-            raise TypeError("InputError takes a Message (a code with parameters), so it can be translated")
-        self.message = message
-        super().__init__(str(message))
-
-
-@dataclass
-class Prepared:
-    text: str  # the text as the model reads it (after normalisation)
-    source_ids: list[int]  # ends with eos
-    source_tokens: list[str]
-    prefix: list[int]  # what the decoder starts from
-    direction: str | None  # "zh->en" / "en->zh" for translation, None otherwise
-    notes: list[Message] = field(default_factory=list)  # things the user must be told
-    truncated_from: int | None = None  # token count before truncation, if truncated
 
 
 def _finish(
@@ -68,16 +44,6 @@ def _target_unknown(unknown: list[str]) -> Message:
     return Message("target_unknown_characters", {"shown": str(unknown)}, "warning")
 
 
-def _check_text(text: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(Message("empty_input", {}, "error"))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: bytes that were not valid UTF-8
-        raise InputError(Message("invalid_utf8", {}, "error")) from None
-    return text.strip()
-
-
 class SyntheticTask:
     """A string-to-string puzzle over lowercase letters: copy it, reverse it or sort it."""
 
@@ -103,7 +69,7 @@ class SyntheticTask:
         return self.KINDS[self.kind](text)
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
-        text = _check_text(text)
+        text = check_text(text)
         notes = []
         lowered = text.lower()
         if lowered != text:
@@ -113,7 +79,7 @@ class SyntheticTask:
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A given output, normalised like the training targets: (ids, notes for the user)."""
-        lowered = _check_text(text).lower()
+        lowered = check_text(text).lower()
         unknown = self.tokenizer.unknown_characters(lowered)
         notes = [_target_unknown(unknown)] if unknown else []
         return self.tokenizer.encode(lowered), notes
@@ -158,7 +124,7 @@ class TranslationTask:
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
         from .zh_script import detect_language, to_simplified
 
-        text = _check_text(text)
+        text = check_text(text)
         notes = []
         if direction is None or direction == "auto":
             direction = "zh->en" if detect_language(text) == "zh" else "en->zh"
@@ -179,7 +145,7 @@ class TranslationTask:
         """A given output, normalised like the training targets: (ids, notes for the user)."""
         from .zh_script import to_simplified
 
-        text = _check_text(text)
+        text = check_text(text)
         notes = []
         if direction == "en->zh":
             text, converted = to_simplified(text)
@@ -238,7 +204,7 @@ class EncodeTask:
         self.trained_len = trained_len
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
-        text = _check_text(text)
+        text = check_text(text)
         tok = self.tokenizer
         notes = []
         if tok.normalize(text) != text and text.lower() != text:
@@ -303,6 +269,17 @@ def task_from_dict(data: dict, directory: Path):
         if not (isinstance(trained, int) and not isinstance(trained, bool) and trained > 0):
             trained = None
         return EncodeTask(WordPieceTokenizer.load(tokenizer_file), example, trained)
+    if kind == "continue":  # a decoder-only LM (model/store/formats/hf_decoder.py), saved in our own format
+        from .lm_task import ContinueTask, PieceTokenizer
+
+        def special(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+        pad = special("pad_id") or 0
+        tok = PieceTokenizer.load(tokenizer_file, special("bos_id"), special("eos_id"), pad)
+        example = data.get("example") if isinstance(data.get("example"), str) else ""
+        return ContinueTask(tok, example, add_bos=data.get("add_bos") is True)
     if kind == "translation":
         from .translation_tokenizer import TranslationTokenizer
 

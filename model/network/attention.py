@@ -122,10 +122,11 @@ class MultiHeadAttention(nn.Module):
         self.causal_in_training = cfg.causal_in_training
         self.query_len, self.key_len = query_len, key_len  # trace symbols, e.g. "L_tgt", "L_src"
         d = cfg.d_model
-        self.W_q = nn.Linear(d, self.n_heads * self.d_head)
-        self.W_k = nn.Linear(d, self.n_kv_heads * self.d_head)
-        self.W_v = nn.Linear(d, self.n_kv_heads * self.d_head)
-        self.W_o = nn.Linear(self.n_heads * self.d_head, d)
+        self.rope_theta = cfg.rope_theta
+        self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=cfg.qkv_bias)
+        self.W_k = nn.Linear(d, self.n_kv_heads * self.d_head, bias=cfg.qkv_bias)
+        self.W_v = nn.Linear(d, self.n_kv_heads * self.d_head, bias=cfg.qkv_bias)
+        self.W_o = nn.Linear(self.n_heads * self.d_head, d, bias=cfg.out_bias)
         self.dropout = nn.Dropout(cfg.dropout)
         self.hook_q = HookPoint()  # [batch, query_pos, head, d_head]
         self.hook_k = HookPoint()  # [batch, key_pos, kv_head, d_head]
@@ -205,9 +206,9 @@ class MultiHeadAttention(nn.Module):
         """q and k rotated by their absolute positions (from `offset` on). Unrotated (edit: RoPE off),
         they still pass the rotation hooks, so pages reading them keep working."""
         if self._rotates():
-            dh = self.d_head
-            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, device=q.device))
-            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, device=k.device))
+            dh, base = self.d_head, self.rope_theta
+            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device))
+            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device))
             q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
             k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
         return self.hook_rot_q(q), self.hook_rot_k(k)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 NORMS = ("layernorm", "rmsnorm")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
 
 
@@ -72,7 +72,7 @@ class ModelConfig:
     # True = Pre-LN (norm inside the residual branch); False = Post-LN as in the paper
     norm_first: bool = True
     norm: str = "layernorm"  # "layernorm" or "rmsnorm"
-    activation: str = "relu"  # FFN non-linearity: "relu" (paper) or "gelu"
+    activation: str = "relu"  # FFN non-linearity: "relu" (paper), "gelu", "gelu_tanh" (GPT-2), "silu"
     pos_encoding: str = "sinusoidal"  # "sinusoidal" (paper), "learned", "rope" (rotary, on q/k) or "none"
     max_len: int = 64  # longest sequence the model accepts, specials included
     tie_embeddings: bool = True  # one matrix for source, target embeddings and the output projection
@@ -99,6 +99,17 @@ class ModelConfig:
     # No decoder and no output projection: forward(src) returns the encoder output [batch, pos, d_model]
     # and the task only encodes. Needs n_dec_layers = 0 (a decoder with 0 blocks is still a decoder).
     encoder_only: bool = False
+    # Options that pretrained decoder-only LMs need (model/store/formats/hf_decoder.py converts GPT-2,
+    # Llama, Qwen2, Mistral); the defaults are this project's own models.
+    # No encoder and no cross-attention: forward(ids) runs the decoder's causal self-attention over
+    # ids [batch, pos] and returns logits [batch, pos, vocab]. Needs n_enc_layers = 0.
+    decoder_only: bool = False
+    # Gated feed-forward (SwiGLU with activation "silu"): W_out(act(W_gate(x)) * W_in(x)).
+    gated_ffn: bool = False
+    rope_theta: float = 10000.0  # RoPE base: pair i turns by pos * rope_theta^(-2i/d_head)
+    qkv_bias: bool = True  # biases on the query/key/value projections (Llama: none; Qwen2: these only)
+    out_bias: bool = True  # bias on the attention output projection W_o
+    ffn_bias: bool = True  # biases on the feed-forward projections
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -128,6 +139,13 @@ class ModelConfig:
             )
         if self.encoder_only and self.n_dec_layers:
             problems.append(f"encoder_only needs n_dec_layers = 0 (got {self.n_dec_layers})")
+        if self.decoder_only and (self.n_enc_layers or self.encoder_only):
+            problems.append(
+                f"decoder_only needs n_enc_layers = 0 and encoder_only = False (got {self.n_enc_layers}, "
+                f"{self.encoder_only})"
+            )
+        if not self.rope_theta > 1.0:
+            problems.append(f"rope_theta must be > 1 (got {self.rope_theta})")
         if self.pos_encoding == "rope" and self.n_heads >= 1 and self.d_model % self.n_heads == 0:
             if self.d_head % 2:
                 problems.append(f"rope needs an even d_head (got {self.d_head})")

@@ -93,9 +93,11 @@ def hook_name(kind: str | AttentionKind, layer: int, what: str) -> str:
 
 
 def layer_counts(cfg: _LayerSizes) -> dict[str, int]:
-    """Attention kind -> number of layers, for every kind (0 where the stack has no blocks)."""
+    """Attention kind -> number of layers, for every kind (0 where the stack has no blocks, and for
+    kinds whose keys are the source in a decoder-only model, which has no source)."""
     per_stack = {"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers}
-    return {k.name: per_stack[k.stack] for k in ATTENTION_KINDS}
+    no_source = getattr(cfg, "decoder_only", False)
+    return {k.name: 0 if no_source and k.keys == "source" else per_stack[k.stack] for k in ATTENTION_KINDS}
 
 
 def kinds_present(cfg: _LayerSizes) -> list[str]:

@@ -29,14 +29,25 @@ def make_norm(cfg: ModelConfig) -> nn.Module:
     return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
 
 
+_ACTIVATIONS = {
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "gelu_tanh": lambda: nn.GELU(approximate="tanh"),  # GPT-2's "gelu_new"
+    "silu": nn.SiLU,
+}
+
+
 class FeedForward(nn.Module):
-    """Position-wise d_model -> d_ff -> d_model."""
+    """Position-wise d_model -> d_ff -> d_model. Gated (cfg.gated_ffn; SwiGLU with "silu"):
+    W_out(act(W_gate x) * W_in x), W_in being the "up" projection."""
 
     def __init__(self, cfg: ModelConfig, pos: str):
         super().__init__()
-        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff)
-        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model)
-        self.act = nn.GELU() if cfg.activation == "gelu" else nn.ReLU()
+        bias = cfg.ffn_bias
+        self.W_gate = nn.Linear(cfg.d_model, cfg.d_ff, bias=bias) if cfg.gated_ffn else None
+        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=bias)
+        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=bias)
+        self.act = _ACTIVATIONS[cfg.activation]()
         self.dropout = nn.Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # [batch, pos, d_ff], after the activation
         self.path = ""
@@ -44,8 +55,12 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         outer, inner = ("B", self.pos, "d_model"), ("B", self.pos, "d_ff")  # symbolic shapes for the trace
-        h = self.hook_hidden(self.act(self.W_in(x)))  # [batch, pos, d_ff]
-        record(self.path, "FFN up + activation", x, h, outer, inner, self.hook_hidden)
+        if self.W_gate is None:
+            h = self.hook_hidden(self.act(self.W_in(x)))  # [batch, pos, d_ff]
+            record(self.path, "FFN up + activation", x, h, outer, inner, self.hook_hidden)
+        else:
+            h = self.hook_hidden(self.act(self.W_gate(x)) * self.W_in(x))  # [batch, pos, d_ff]
+            record(self.path, "FFN gate: activation(gate) * up", x, h, outer, inner, self.hook_hidden)
         out = self.W_out(self.dropout(h))  # [batch, pos, d_model]
         record(self.path, "FFN down", h, out, inner, outer)
         return out
@@ -112,20 +127,28 @@ class DecoderBlock(_Block):
         self.residual = cfg.residual
         rotary = cfg.pos_encoding == "rope"
         self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary)
+        # A decoder-only model (cfg.decoder_only) has no source: no cross-attention, and norm2 is the
+        # FFN's norm (GPT-2's ln_2, Llama's post_attention_layernorm).
+        cross = not cfg.decoder_only
         # Positions of source and target are unrelated, so no rotation in cross-attention.
-        self.cross_attn = MultiHeadAttention(cfg, "L_tgt", "L_src", causal=False, rotary=False)
+        self.cross_attn = (
+            MultiHeadAttention(cfg, "L_tgt", "L_src", causal=False, rotary=False) if cross else None
+        )
         self.mlp = FeedForward(cfg, "L_tgt")
-        self.norm1, self.norm2, self.norm3 = make_norm(cfg), make_norm(cfg), make_norm(cfg)
+        self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
+        if cross:
+            self.norm3 = make_norm(cfg)
         self.dropout = nn.Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()
         self.hook_resid_mid = HookPoint()  # after masked self-attention
-        self.hook_resid_mid2 = HookPoint()  # after cross-attention
+        if cross:
+            self.hook_resid_mid2 = HookPoint()  # after cross-attention
         self.hook_resid_post = HookPoint()
 
     def forward(
         self,
         y: torch.Tensor,
-        memory: torch.Tensor,
+        memory: torch.Tensor | None,
         tgt_pad: torch.Tensor | None,
         src_pad: torch.Tensor | None,
         cache: dict[str, torch.Tensor] | None = None,
@@ -133,6 +156,8 @@ class DecoderBlock(_Block):
         y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
         attend_self = lambda h: self.self_attn(h, h, tgt_pad, cache)
         y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
+        if self.cross_attn is None:  # decoder-only
+            return self.hook_resid_post(self._sublayer(y, self.norm2, self.mlp, "FFN"))
         attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad)
         y = self.hook_resid_mid2(self._sublayer(y, self.norm2, attend_source, "cross-attention"))
         return self.hook_resid_post(self._sublayer(y, self.norm3, self.mlp, "FFN"))

@@ -151,7 +151,9 @@ class Transformer(HookedModule):
         self.cfg = cfg
         self.token_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         nn.init.normal_(self.token_embed.weight, std=cfg.d_model**-0.5)
-        self.encoder = Encoder(cfg, self.token_embed)
+        # A decoder-only model (cfg.decoder_only, e.g. a converted GPT-2 or Llama) has no encoder;
+        # forward(ids) runs the decoder alone.
+        self.encoder: Encoder | None = None if cfg.decoder_only else Encoder(cfg, self.token_embed)
         # An encoder-only model (cfg.encoder_only, e.g. a converted BERT) has neither decoder nor
         # output projection; forward(src) returns the encoder output.
         self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
@@ -192,8 +194,11 @@ class Transformer(HookedModule):
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None) -> torch.Tensor:
         """logits [batch, tgt_pos, vocab]; for an encoder-only model (no tgt) the encoder output
-        [batch, src_pos, d_model]."""
+        [batch, src_pos, d_model]; for a decoder-only model forward(ids [batch, pos]) gives logits
+        [batch, pos, vocab]."""
         c = self.cfg
+        if c.decoder_only:
+            return self._forward_decoder_only(src, tgt)
         if c.encoder_only and tgt is not None:
             raise ValueError("this model is encoder-only: forward(src) takes no target")
         if not c.encoder_only and tgt is None:
@@ -214,6 +219,39 @@ class Transformer(HookedModule):
         if tgt is None:
             return memory  # [batch, src_pos, d_model]
         return self.decode(tgt, memory, src_pad)
+
+    def _forward_decoder_only(self, ids: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        c = self.cfg
+        if extra is not None:
+            raise ValueError("this model is decoder-only: forward(ids) takes one token tensor")
+        if ids.dim() != 2:
+            raise ValueError(f"ids must be [batch, pos] token ids, got shape {tuple(ids.shape)}")
+        if ids.shape[1] > c.max_len:
+            raise ValueError(f"ids has {ids.shape[1]} positions; this model takes at most {c.max_len}")
+        record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
+                     d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
+        return self.decode(ids, None, None)  # [batch, pos, vocab]
+
+    def continue_ids(self, ids: list[int], max_new: int, stop_id: int | None = None) -> list[int]:
+        """Greedy continuation of a decoder-only model: ids plus up to max_new argmax tokens (ending
+        early at stop_id or at cfg.max_len), one new position per step through the decoder's cache."""
+        if not self.cfg.decoder_only:
+            raise ValueError("continue_ids needs a decoder-only model")
+        out = list(ids)[: self.cfg.max_len]
+        caches = [{} for _ in self.decoder.blocks]
+        step = torch.tensor([out])  # [1, pos]: the whole prompt first, then one token at a time
+        with torch.no_grad():
+            while len(out) < min(len(ids) + max_new, self.cfg.max_len):
+                offset = len(out) - step.shape[1]
+                pad = self.attention_padding(torch.tensor([out]))  # [1, offset + new_pos]: every key so far
+                y = self.decoder(step, None, pad, None, caches, offset)  # [1, new_pos, d_model]
+                logits = self.hook_logits(self.unembed(y[:, -1]))  # [1, vocab]
+                nxt = int(logits.argmax(-1))
+                out.append(nxt)
+                if nxt == stop_id:
+                    break
+                step = torch.tensor([[nxt]])  # [1, 1]
+        return out
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -127,7 +127,8 @@ def load_user_model(folder: Path, name: str | None = None, display: str | None =
     fmt = detect_format(folder, display, root)
     name = name or folder.name
     try:
-        return format_named(fmt).load(folder, name=name, example=BERT_EXAMPLE)
+        # a BERT folder's config holds no example sentence; the other formats bring their own
+        return format_named(fmt).load(folder, name=name, example=BERT_EXAMPLE if fmt == "bert" else None)
     except UserModelError:
         raise
     except CheckpointError as e:

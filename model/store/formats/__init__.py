@@ -2,8 +2,11 @@
 
     own.py    this project's checkpoint folder
     bert.py   a Hugging Face BERT-style encoder folder, converted into our Transformer
+    hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
 
-Adding a family is one module here and one entry in :data:`FORMATS`.
+Adding a family is one module here and one entry in :data:`FORMATS`. ``hf_decoder`` is not offered to
+folders and uploads yet: the pages and the command line do not run decoder-only models so far, and a
+model the app lists must open on every page that fits it.
 """
 
 from __future__ import annotations

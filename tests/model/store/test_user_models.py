@@ -358,8 +358,8 @@ HOSTILE = {
                          "up.zip/config.json"),
     "unknown format": (lambda f, t: _replace(f, "config.json", b'{"hello": 1}'), "unknown_format",
                        "up.zip/config.json"),
-    "unknown architecture": (lambda f, t: _replace(f, "config.json", b'{"model_type": "gpt2", '
-                                                   b'"architectures": ["GPT2LMHeadModel"]}'),
+    "unknown architecture": (lambda f, t: _replace(f, "config.json", b'{"model_type": "mamba", '
+                                                   b'"architectures": ["MambaForCausalLM"]}'),
                              "unknown_architecture", "up.zip/config.json"),
     "bad model config": (lambda f, t: _json_edit(f, "config.json", _bad_width), "checkpoint",
                          "up.zip/config.json"),
@@ -547,8 +547,8 @@ def test_formats_are_detected_from_config_json(folder, tmp_path):
         (bert / name).write_bytes(b"{}")
     (bert / "config.json").write_bytes(BERT_CONFIG)
     assert detect_format(bert) == "bert"
-    (bert / "config.json").write_text('{"model_type": "llama"}')
-    with pytest.raises(UserModelError, match="llama"):
+    (bert / "config.json").write_text('{"model_type": "mamba"}')
+    with pytest.raises(UserModelError, match="mamba"):
         detect_format(bert)
 
 

@@ -1,0 +1,114 @@
+"""Continuing a text: the task of a decoder-only language model (GPT-2, Llama, Qwen2, Mistral).
+
+``prepare(text)`` gives the prompt's token ids (BOS first when the model wants one) as both the
+source and the decoder prefix; ``continuation`` greedily extends it through the model's own
+incremental decoding (``Transformer.continue_ids``). There is no training data: such models come
+pretrained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from ..messages import Message
+from .prepared import Prepared, check_text
+from .tokenizer_files import TokenizerFile, read_tokenizer
+
+
+class PieceTokenizer(TokenizerFile):
+    """Any Hugging Face ``tokenizer.json`` (byte-level BPE, SentencePiece BPE, ...), with the special
+    ids the model's config.json names (satisfies ``model.protocols.Tokenizer``)."""
+
+    def __init__(self, tokenizer: Tokenizer, bos_id: int | None, eos_id: int | None, pad_id: int):
+        self._tok = tokenizer
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self._bos, self._eos, self._pad = bos_id, eos_id, pad_id
+        self._specials = frozenset(i for i in (bos_id, eos_id) if i is not None)
+
+    @classmethod
+    def load(cls, path: Path | str, bos_id: int | None, eos_id: int | None, pad_id: int) -> PieceTokenizer:
+        return cls(read_tokenizer(Path(path)), bos_id, eos_id, pad_id)
+
+    @property
+    def pad_id(self) -> int:
+        return self._pad
+
+    @property
+    def bos_id(self) -> int:
+        return self._pad if self._bos is None else self._bos
+
+    @property
+    def eos_id(self) -> int:
+        return self._pad if self._eos is None else self._eos
+
+    @property
+    def has_bos(self) -> bool:
+        return self._bos is not None
+
+    @property
+    def vocab_size(self) -> int:
+        return self._tok.get_vocab_size(with_added_tokens=True)
+
+    def is_special(self, i: int) -> bool:
+        return int(i) in self._specials
+
+    def encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def unknown_characters(self, text: str) -> list[str]:
+        unk = self._tok.token_to_id("<unk>")
+        if unk is None:  # byte-level BPE has no unknown token: every text is covered
+            return []
+        enc = self._tok.encode(text, add_special_tokens=False)
+        return [text[a:b] for tid, (a, b) in zip(enc.ids, enc.offsets, strict=True) if tid == unk]
+
+
+class ContinueTask:
+    """Text in, the model's greedy continuation out (satisfies protocols.Task)."""
+
+    directions: list[str] = []
+    name = "continue"
+
+    def __init__(self, tokenizer: PieceTokenizer, example: str = "", add_bos: bool = False):
+        self.tokenizer = tokenizer
+        self.example = example
+        self.add_bos = add_bos and tokenizer.has_bos  # Llama-style models read BOS first; GPT-2 does not
+
+    def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
+        text = check_text(text)
+        tok = self.tokenizer
+        ids = ([tok.bos_id] if self.add_bos else []) + tok.encode(text)
+        notes, truncated_from = [], None
+        if len(ids) > max_len:
+            truncated_from = len(ids)
+            notes.append(Message("input_truncated_pieces",
+                                 {"tokens": len(ids), "max_len": max_len, "kept": max_len}, "warning"))
+            ids = ids[:max_len]
+        return Prepared(text, ids, tok.tokens(ids), list(ids), None, notes, truncated_from)
+
+    def continuation(self, model, text: str, max_new: int = 20) -> tuple[list[int], str]:
+        """The prompt's ids followed by up to ``max_new`` greedy ones, and the new text alone."""
+        prompt = self.prepare(text, model.cfg.max_len).source_ids
+        ids = model.continue_ids(prompt, max_new, stop_id=self.tokenizer.eos_id)
+        return ids, self.tokenizer.decode(ids[len(prompt):])
+
+    def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
+        """A reference continuation's ids (no BOS: it follows the prompt)."""
+        return self.tokenizer.encode(check_text(text)), []
+
+    def examples(self, split: str, n: int | None = None) -> list:
+        raise NotImplementedError("a continue task has no training pairs (the model comes pretrained)")
+
+    def references(self, split: str, n: int | None = None) -> list:
+        return []
+
+    def to_dict(self) -> dict:
+        tok = self.tokenizer
+        return {"type": "continue", "tokenizer": "pieces", "example": self.example, "add_bos": self.add_bos,
+                "bos_id": tok._bos, "eos_id": tok._eos, "pad_id": tok.pad_id}
+
+    def save_tokenizer(self, directory: Path) -> None:
+        self.tokenizer.save(Path(directory) / "tokenizer.json")

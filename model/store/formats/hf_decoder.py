@@ -1,0 +1,267 @@
+"""Hugging Face decoder-only language models (``model_type`` gpt2, llama, qwen2, mistral), converted
+into our own ``Transformer`` (``decoder_only``), so every hook, the raw and masked scores, the shape
+trace and the interventions work on them unchanged.
+
+Only config.json, model.safetensors (never pickles) and tokenizer.json are read; every tensor's
+name, shape and dtype is checked from the safetensors header before anything is allocated.
+
+Two layouts differ from ours. GPT-2 stores its projections as ``Conv1D`` ([in, out], transposed)
+with q, k and v in one ``c_attn``. Llama-style models rotate (i, i + d_head/2) pairs ("rotate
+half") where our ``apply_rope`` rotates (2i, 2i+1) pairs: their q and k rows are permuted per head
+(:func:`rope_permutation`), which leaves every score q . k, and so every pattern, unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError, safe_open
+
+from ...data.lm_task import ContinueTask, PieceTokenizer
+from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
+from ...network.transformer import Transformer
+from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
+from .own import expected_shapes
+
+MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral")
+#: The prompt a decoder-only model of the user's starts with (their config.json holds none).
+EXAMPLE = "The capital of France is"
+
+
+class DecoderFormatError(CheckpointError):
+    """A decoder-only folder we cannot convert; the message names the file and why."""
+
+
+def _int(hf: dict, key: str, default=None):
+    value = hf.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _rope_theta(hf: dict, where: Path) -> float:
+    """RoPE base from config.json: ``rope_theta``, or (newer transformers) ``rope_parameters``."""
+    params = hf.get("rope_parameters") or hf.get("rope_scaling") or {}
+    if not isinstance(params, dict):
+        raise DecoderFormatError(f"{where}: rope_parameters must be an object")
+    kind = params.get("rope_type", params.get("type", "default"))
+    if kind != "default":
+        raise DecoderFormatError(f"{where}: not supported: RoPE scaling {kind!r} (only plain RoPE)")
+    theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
+    return float(theta) if isinstance(theta, int | float) and not isinstance(theta, bool) else 10000.0
+
+
+def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
+    """Our ModelConfig for a decoder-only config.json, and notes (a clamped context, ...)."""
+    kind = hf.get("model_type")
+    if kind not in MODEL_TYPES:
+        raise DecoderFormatError(f"{where}: model_type {kind!r} is not one of {list(MODEL_TYPES)}")
+    notes: list[str] = []
+    gpt2 = kind == "gpt2"
+    try:
+        if gpt2:
+            d_model = hf["n_embd"]
+            sizes = dict(d_model=d_model, n_heads=hf["n_head"], n_kv_heads=None,
+                         d_ff=_int(hf, "n_inner") or 4 * d_model, n_dec_layers=hf["n_layer"])
+            context = _int(hf, "n_positions", 1024)
+            act = hf.get("activation_function", "gelu_new")
+            if act not in ("gelu_new", "gelu_pytorch_tanh"):
+                raise DecoderFormatError(f"{where}: not supported: activation_function {act!r}")
+            if not hf.get("scale_attn_weights", True) or hf.get("scale_attn_by_inverse_layer_idx"):
+                raise DecoderFormatError(f"{where}: not supported: GPT-2 attention scaling options")
+        else:
+            d_model, heads = hf["hidden_size"], hf["num_attention_heads"]
+            head_dim = _int(hf, "head_dim")
+            if head_dim is not None and head_dim * heads != d_model:
+                raise DecoderFormatError(f"{where}: not supported: head_dim {head_dim} != hidden_size/heads")
+            if hf.get("hidden_act", "silu") != "silu":
+                raise DecoderFormatError(f"{where}: not supported: hidden_act {hf.get('hidden_act')!r}")
+            sizes = dict(d_model=d_model, n_heads=heads, n_kv_heads=_int(hf, "num_key_value_heads"),
+                         d_ff=hf["intermediate_size"], n_dec_layers=hf["num_hidden_layers"])
+            context = _int(hf, "max_position_embeddings", 2048)
+            window = _int(hf, "sliding_window")
+            if window and (kind == "mistral" or hf.get("use_sliding_window")) and window < context:
+                notes.append(f"sliding window {window}: sequences are limited to it")
+                context = window
+            if kind == "llama" and (hf.get("attention_bias") or hf.get("mlp_bias")):
+                raise DecoderFormatError(f"{where}: not supported: attention_bias / mlp_bias")
+        if context > SIZE_LIMITS["max_len"]:
+            notes.append(f"context {context} clamped to {SIZE_LIMITS['max_len']} positions")
+            context = SIZE_LIMITS["max_len"]
+        pad = _int(hf, "pad_token_id", _int(hf, "eos_token_id", 0))
+        common = dict(vocab_size=hf["vocab_size"], n_enc_layers=0, decoder_only=True, dropout=0.0,
+                      norm_first=True, max_len=context, pad_id=pad, scale_embeddings=False)
+        if gpt2:
+            style = dict(norm="layernorm", norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
+                         activation="gelu_tanh", pos_encoding="learned", tie_embeddings=True)
+        else:
+            qkv = kind == "qwen2" or bool(hf.get("attention_bias"))
+            style = dict(norm="rmsnorm", norm_eps=float(hf.get("rms_norm_eps", 1e-6)), activation="silu",
+                         gated_ffn=True, pos_encoding="rope", rope_theta=_rope_theta(hf, where), qkv_bias=qkv,
+                         out_bias=False, ffn_bias=False, tie_embeddings=bool(hf.get("tie_word_embeddings")))
+        return ModelConfig(**sizes, **common, **style), notes
+    except KeyError as e:
+        raise DecoderFormatError(f"{where} has no {e.args[0]!r}") from e
+    except (ConfigError, TypeError, ValueError) as e:
+        raise DecoderFormatError(f"{where}: {e}") from e
+
+
+def rope_permutation(d_head: int) -> torch.Tensor:
+    """Row order taking one head's rotate-half layout to ours: our row 2i is their i, 2i+1 is i + d/2."""
+    half = d_head // 2
+    return torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).flatten()  # [d_head]
+
+
+def _name_map(cfg: ModelConfig, gpt2: bool) -> dict[str, str]:
+    """Our parameter name -> their tensor name (without a "transformer." / "model." prefix)."""
+    if gpt2:
+        names = {"token_embed.weight": "wte.weight", "decoder.embed.positions.table": "wpe.weight"}
+        per_layer = {"norm1": "ln_1", "norm2": "ln_2", "self_attn.W_o": "attn.c_proj",
+                     "mlp.W_in": "mlp.c_fc", "mlp.W_out": "mlp.c_proj"}
+        final, layers = "ln_f", "h"
+    else:
+        names = {"token_embed.weight": "embed_tokens.weight"}
+        per_layer = {"norm1": "input_layernorm", "norm2": "post_attention_layernorm",
+                     "self_attn.W_q": "self_attn.q_proj", "self_attn.W_k": "self_attn.k_proj",
+                     "self_attn.W_v": "self_attn.v_proj", "self_attn.W_o": "self_attn.o_proj",
+                     "mlp.W_gate": "mlp.gate_proj", "mlp.W_in": "mlp.up_proj", "mlp.W_out": "mlp.down_proj"}
+        final, layers = "norm", "layers"
+    expected = expected_shapes(cfg)
+    for ours in expected:
+        if ours.startswith("decoder.final_norm."):
+            names[ours] = f"{final}.{ours.rsplit('.', 1)[1]}"
+        elif ours.startswith("decoder.blocks."):
+            i, rest = ours.split(".", 3)[2:]
+            module, p = rest.rsplit(".", 1)
+            if module in per_layer:
+                names[ours] = f"{layers}.{i}.{per_layer[module]}.{p}"
+            elif gpt2:  # q, k, v: thirds of c_attn, read in _convert
+                names[ours] = f"{layers}.{i}.attn.c_attn.{p}"
+    if "unembed.weight" in expected:
+        names["unembed.weight"] = "lm_head.weight"
+    return names
+
+
+def _check_weights(weights: Path, cfg: ModelConfig, gpt2: bool) -> tuple[dict, dict[str, str]]:
+    """The header (names without prefix -> (shape, dtype, stored name)) after checking it against
+    ``cfg``; nothing is read but the header."""
+    raw = safetensors_header(weights, DecoderFormatError)
+    header = {}
+    for k, (shape, dtype) in raw.items():
+        short = k.removeprefix("transformer.").removeprefix("model.") if k != "lm_head.weight" else k
+        header[short] = (shape, dtype, k)
+    mapping = _name_map(cfg, gpt2)
+    expected = expected_shapes(cfg)
+    assert set(mapping) == set(expected), "the name map must cover every parameter of the network"
+    want: dict[str, tuple[int, ...]] = {}
+    for ours, theirs in mapping.items():
+        shape = expected[ours]
+        if gpt2 and ".attn.c_attn." in theirs:
+            shape = (shape[1], 3 * shape[0]) if len(shape) == 2 else (3 * shape[0],)
+        elif gpt2 and len(shape) == 2 and ".blocks." in ours:
+            shape = shape[::-1]  # Conv1D stores [in, out]
+        want[theirs] = shape
+    missing = sorted(t for t in want if t not in header)
+    wrong = sorted(f"{t} {list(header[t][0])} (expected {list(s)})" for t, s in want.items()
+                   if t in header and header[t][0] != s)
+    ignored = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")
+    unexpected = sorted(k for k in header if k not in want and not k.endswith(ignored)
+                        and not (k == "lm_head.weight" and cfg.tie_embeddings))
+    if missing or wrong or unexpected:
+        raise DecoderFormatError(f"{weights} does not match config.json: missing {missing[:5]}, "
+                                 f"wrong shapes {wrong[:5]}, unexpected {unexpected[:5]}")
+    bad = sorted(t for t in want if header[t][1] not in FLOAT_DTYPES)
+    if bad:
+        raise DecoderFormatError(f"{weights}: tensors {bad[:5]} are not float32/float16/bfloat16")
+    return header, mapping
+
+
+def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, gpt2: bool) -> dict:
+    """Our state dict from the open safetensors file ``f`` (names and shapes already checked)."""
+    d, dh = cfg.d_model, cfg.d_head
+    perm = rope_permutation(dh)
+    state = {}
+    for ours, theirs in mapping.items():
+        t = f.get_tensor(header[theirs][2]).to(torch.float32)
+        if not torch.isfinite(t).all():
+            raise DecoderFormatError(f"tensor {theirs} holds NaN or infinite values")
+        if gpt2 and ".attn.c_attn." in theirs:
+            third = "qkv".index(ours.split(".")[-2][-1])  # W_q / W_k / W_v
+            t = t[..., third * d : (third + 1) * d]
+        if gpt2 and t.dim() == 2 and ".blocks." in ours:
+            t = t.T  # Conv1D [in, out] -> Linear [out, in]
+        if t.shape[0] > cfg.max_len and ours == "decoder.embed.positions.table":
+            t = t[: cfg.max_len]  # a clamped context keeps its first positions
+        if not gpt2 and (".W_q." in ours or ".W_k." in ours):
+            heads = t.shape[0] // dh
+            t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)  # rotate-half -> pairs
+        state[ours] = t.contiguous()
+    if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
+        state["unembed.weight"] = state["token_embed.weight"]
+    return state
+
+
+def load_decoder_folder(path: Path | str, name: str | None = None, example: str | None = None) -> Bundle:
+    """Convert the decoder-only folder at ``path`` into a Bundle of our own Transformer."""
+    folder = Path(path)
+    hf = read_json(folder / "config.json")
+    if not isinstance(hf, dict):
+        raise DecoderFormatError(f"{folder / 'config.json'} must hold a JSON object")
+    cfg, notes = decoder_config(hf, folder / "config.json")
+    gpt2 = hf["model_type"] == "gpt2"
+    weights, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
+    for needed in (weights, tokenizer_file):
+        if not needed.is_file():
+            raise DecoderFormatError(f"{needed} is missing")
+    if tokenizer_file.stat().st_size > MAX_JSON_BYTES:
+        limit = MAX_JSON_BYTES // 2**20
+        raise DecoderFormatError(f"{tokenizer_file} is larger than {limit} MiB; not reading it")
+    try:
+        tokenizer = PieceTokenizer.load(tokenizer_file, _int(hf, "bos_token_id"), _int(hf, "eos_token_id"),
+                                        cfg.pad_id)
+    except (ValueError, OSError) as e:
+        raise DecoderFormatError(str(e)) from e
+    if tokenizer.vocab_size > cfg.vocab_size:
+        raise DecoderFormatError(f"{tokenizer_file} has {tokenizer.vocab_size} tokens but config.json's "
+                                 f"vocab_size is {cfg.vocab_size}")
+    header, mapping = _check_weights(weights, cfg, gpt2)
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            state = _convert(f, header, mapping, cfg, gpt2)
+    except DecoderFormatError as e:
+        raise DecoderFormatError(f"{weights}: {e}") from e
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise DecoderFormatError(f"{weights} is not a readable safetensors file ({e})") from e
+    model = Transformer(cfg)
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    info = {"source": f"huggingface-{hf['model_type']}", "notes": notes,
+            "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)}}
+    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=not gpt2)
+    return Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+
+
+class DecoderFormat:
+    """A Hugging Face decoder-only folder (config.json ``model_type`` in :data:`MODEL_TYPES`)."""
+
+    name = "hf_decoder"
+
+    def claims(self, config: dict) -> bool:
+        model_type = config.get("model_type")
+        return isinstance(model_type, str) and model_type.lower() in MODEL_TYPES
+
+    def read_config(self, folder: Path) -> ModelConfig:
+        hf = read_json(Path(folder) / "config.json")
+        if not isinstance(hf, dict):
+            raise DecoderFormatError(f"{Path(folder) / 'config.json'} must hold a JSON object")
+        return decoder_config(hf, Path(folder) / "config.json")[0]
+
+    def check(self, folder: Path) -> None:
+        folder = Path(folder)
+        hf = read_json(folder / "config.json")
+        _check_weights(folder / "model.safetensors", self.read_config(folder), hf.get("model_type") == "gpt2")
+
+    def load(self, folder: Path, name: str | None = None, example: str | None = None) -> Bundle:
+        return load_decoder_folder(folder, name=name, example=example)
+
+
+HF_DECODER = DecoderFormat()

@@ -1,0 +1,142 @@
+"""Decoder-only networks and the options pretrained LLMs need (model/network/config.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from model.interventions import CausalMask, HeadOutput, NoPositionalEncoding, NoScaling, intervene
+from model.network.config import ConfigError, ModelConfig
+from model.network.kinds import hook_name, kinds_present
+from model.network.layers import FeedForward
+from model.network.positional import rope_angles
+from model.network.trace import trace_shapes
+from model.network.transformer import Transformer
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    torch.manual_seed(0)
+
+
+def _cfg(**kw) -> ModelConfig:
+    base = dict(vocab_size=40, d_model=16, n_heads=4, d_ff=24, n_enc_layers=0, n_dec_layers=2, max_len=16,
+                dropout=0.0, decoder_only=True, scale_embeddings=False)
+    return ModelConfig(**{**base, **kw})
+
+
+def _llama_like(**kw) -> ModelConfig:
+    return _cfg(norm="rmsnorm", activation="silu", gated_ffn=True, pos_encoding="rope", rope_theta=500.0,
+                qkv_bias=False, out_bias=False, ffn_bias=False, tie_embeddings=False, n_kv_heads=2, **kw)
+
+
+IDS = torch.tensor([[3, 5, 7, 9, 11, 4], [6, 8, 10, 12, 14, 2]])
+
+
+def test_decoder_only_checks():
+    with pytest.raises(ConfigError, match="decoder_only needs n_enc_layers = 0"):
+        _cfg(n_enc_layers=1)
+    with pytest.raises(ConfigError, match="rope_theta must be > 1"):
+        _cfg(rope_theta=0.5)
+    with pytest.raises(ConfigError, match="activation must be one of"):
+        _cfg(activation="swish")
+
+
+def test_decoder_only_has_no_encoder_and_no_cross_attention():
+    model = Transformer(_llama_like()).eval()
+    assert model.encoder is None and model.decoder.blocks[0].cross_attn is None
+    assert kinds_present(model.cfg) == ["decoder"]
+    assert not any("cross" in n or n.startswith("encoder") for n in model.hook_points)
+    logits, cache = model.run_with_cache(IDS)
+    assert logits.shape == (2, 6, 40)
+    pattern = cache[hook_name("decoder", 1, "pattern")]  # [batch, head, query_pos, key_pos]
+    assert pattern.shape == (2, 4, 6, 6) and torch.all(pattern.triu(1) == 0)
+    raw, scores = cache[hook_name("decoder", 0, "raw_scores")], cache[hook_name("decoder", 0, "scores")]
+    assert raw.isfinite().all() and torch.isinf(scores[..., 0, 1]).all()
+    with pytest.raises(ValueError, match="decoder-only"):
+        model(IDS, IDS)
+
+
+def test_causal_prefix_does_not_depend_on_later_tokens():
+    model = Transformer(_cfg(pos_encoding="learned", activation="gelu_tanh")).eval()
+    changed = IDS.clone()
+    changed[:, -1] = 13
+    with torch.no_grad():
+        assert torch.allclose(model(IDS)[:, :-1], model(changed)[:, :-1], atol=1e-6)
+
+
+def test_greedy_continuation_through_the_cache_matches_full_passes():
+    model = Transformer(_llama_like()).eval()
+    out = model.continue_ids([3, 0, 7], 5)  # a padding id in the prompt is masked the same way
+    assert len(out) == 8
+    with torch.no_grad():
+        full = model(torch.tensor([out]))[0].argmax(-1).tolist()  # [pos]
+    assert out[3:] == full[2:-1]
+    assert len(model.continue_ids(list(range(1, 15)), 10)) == 16  # stops at max_len
+
+
+def test_gated_ffn_is_swiglu_and_biases_follow_the_config():
+    cfg = _llama_like()
+    ffn = FeedForward(cfg, "L_tgt")
+    x = torch.randn(2, 3, 16)
+    expected = ffn.W_out(nn.functional.silu(ffn.W_gate(x)) * ffn.W_in(x))
+    assert torch.allclose(ffn(x), expected)
+    assert ffn.W_gate.bias is None and ffn.W_out.bias is None
+    attn = Transformer(cfg).decoder.blocks[0].self_attn
+    assert attn.W_q.bias is None and attn.W_o.bias is None
+    qwen = Transformer(ModelConfig(**{**cfg.to_dict(), "qkv_bias": True})).decoder.blocks[0]
+    assert qwen.self_attn.W_k.bias is not None and qwen.self_attn.W_o.bias is None
+    gpt2 = FeedForward(_cfg(activation="gelu_tanh"), "L_tgt")
+    assert gpt2.W_gate is None and gpt2.W_in.bias is not None
+    assert torch.allclose(gpt2.act(x), nn.functional.gelu(x, approximate="tanh"))
+
+
+def test_rope_theta_reaches_the_rotation():
+    model = Transformer(_llama_like()).eval()
+    _, cache = model.run_with_cache(IDS[:1])
+    attn = model.decoder.blocks[0].self_attn
+    q = cache[hook_name("decoder", 0, "q")]
+    cos, sin = rope_angles(6, 4, 500.0)
+    even, odd = q[..., 0::2], q[..., 1::2]
+    rotated = cache[hook_name("decoder", 0, "rot_q")]
+    assert torch.allclose(rotated[..., 0::2], even * cos[None, :, None] - odd * sin[None, :, None], atol=1e-6)
+    assert attn.rope_theta == 500.0
+
+
+def test_tied_and_separate_output_embeddings():
+    tied = Transformer(_cfg(tie_embeddings=True))
+    assert tied.unembed.weight is tied.token_embed.weight
+    separate = Transformer(_llama_like())
+    assert separate.unembed.weight is not separate.token_embed.weight
+
+
+def test_shape_trace_runs_on_a_decoder_only_model():
+    model = Transformer(_llama_like()).eval()
+    with trace_shapes() as trace:
+        model(IDS)
+    ops = [s.op for s in trace.steps]
+    assert any("RoPE" in op for op in ops) and any("gate" in op for op in ops)
+    assert not any(s.name.startswith("encoder") or "cross" in s.name for s in trace.steps)
+
+
+def test_interventions_work_on_a_decoder_only_model():
+    model = Transformer(_llama_like()).eval()
+    with torch.no_grad():
+        base = model(IDS)
+        edits = (CausalMask("off"), NoScaling(), NoPositionalEncoding(), HeadOutput("decoder", 0, 1, "zero"))
+        for edit in edits:
+            with intervene(model, edit) as edited:
+                changed = edited(IDS)
+            assert not torch.allclose(changed, base), edit
+        assert torch.allclose(model(IDS), base)  # every edit is undone
+
+
+def test_removing_learned_positions_works_on_a_gpt2_like_model():
+    model = Transformer(_cfg(pos_encoding="learned", activation="gelu_tanh")).eval()
+    with torch.no_grad():
+        base = model(IDS)
+        with intervene(model, NoPositionalEncoding()) as edited:
+            changed = edited(IDS)
+        assert not torch.allclose(changed, base)
+        assert torch.equal(model(IDS), base)  # and undone

@@ -1,0 +1,151 @@
+"""Parity of converted Hugging Face decoder-only models (GPT-2, Llama, Qwen2) with transformers.
+
+Tiny random models are built from transformers configs here (seeded, no hub), saved as a folder
+(config.json, model.safetensors, tokenizer.json), opened through our folder loader and compared
+layer by layer: every attention pattern (<= 1e-5) and the final logits (<= 1e-4). The Llama and
+Qwen2 cases pin the rotate-half -> (even, odd) permutation of q and k.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
+
+from model.network.kinds import hook_name  # noqa: E402
+from model.network.trace import trace_shapes  # noqa: E402
+from model.protocols import Task  # noqa: E402
+from model.store.formats import format_for  # noqa: E402
+from model.store.formats.hf_decoder import (  # noqa: E402
+    HF_DECODER,
+    DecoderFormatError,
+    decoder_config,
+    rope_permutation,
+)
+
+VOCAB = 96
+WORDS = ["<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(VOCAB - 3)]
+
+
+def _tokenizer_json(folder) -> None:
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def _hf_config(kind: str):
+    common = dict(vocab_size=VOCAB, bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+    if kind == "gpt2":
+        return transformers.GPT2Config(n_embd=32, n_head=4, n_layer=2, n_positions=24, resid_pdrop=0.0,
+                                       embd_pdrop=0.0, attn_pdrop=0.0, **common)
+    cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
+           "mistral": transformers.MistralConfig}[kind]
+    return cls(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
+               num_hidden_layers=2, max_position_embeddings=32, rope_theta=500.0,
+               tie_word_embeddings=kind == "qwen2", **common)
+
+
+def _save(kind: str, folder):
+    torch.manual_seed(0)
+    cfg = _hf_config(kind)
+    hf = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+    with torch.no_grad():  # non-trivial norms and biases, so a mix-up shows
+        for name, p in hf.named_parameters():
+            if "norm" in name or "ln_" in name or name.endswith("bias"):
+                p.add_(torch.randn_like(p) * 0.1)
+    hf.save_pretrained(folder, safe_serialization=True)
+    _tokenizer_json(folder)
+    return hf
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "mistral"])
+def test_parity_with_transformers(kind, tmp_path):
+    hf = _save(kind, tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    model = bundle.model
+    assert model.cfg.decoder_only and model.encoder is None
+    if kind != "gpt2":  # the base in config.json reaches the rotation
+        assert model.cfg.rope_theta == 500.0 and model.cfg.tie_embeddings == (kind == "qwen2")
+    assert model.attention_layer_counts() == {"encoder": 0, "decoder": 2, "cross": 0}
+    ids = torch.randint(3, VOCAB, (2, 9), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        theirs = hf(ids, output_attentions=True)
+    logits, cache = model.run_with_cache(ids)
+    for layer, pattern in enumerate(theirs.attentions):
+        ours = cache[hook_name("decoder", layer, "pattern")]
+        assert (ours - pattern).abs().max() <= 1e-5, f"layer {layer} pattern"
+    assert (logits - theirs.logits).abs().max() <= 1e-4
+    # raw and masked scores are there, and the future is -inf
+    scores = cache[hook_name("decoder", 0, "scores")]
+    assert torch.isinf(scores[0, 0, 0, 1]) and cache[hook_name("decoder", 0, "raw_scores")].isfinite().all()
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_greedy_continuation_matches_transformers(kind, tmp_path):
+    hf = _save(kind, tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    text = "w5 w17 w3"
+    ids, new_text = bundle.task.continuation(bundle.model, text, max_new=6)
+    prompt = bundle.task.prepare(text, bundle.cfg.max_len).source_ids
+    assert prompt[0] == (1 if kind == "llama" else WORDS.index("w5"))  # Llama-style models read BOS first
+    with torch.no_grad():
+        ref = hf.generate(torch.tensor([prompt]), max_new_tokens=6, do_sample=False, eos_token_id=2,
+                          pad_token_id=2)[0].tolist()
+    assert ids == ref
+    assert new_text == bundle.tokenizer.decode(ids[len(prompt):])
+
+
+def test_shape_trace_on_a_decoder_only_model(tmp_path):
+    _save("llama", tmp_path)
+    model = HF_DECODER.load(tmp_path).model
+    with trace_shapes() as trace:
+        model(torch.tensor([[1, 5, 6, 7]]))
+    ops = [s.op for s in trace.steps]
+    assert any("RoPE" in op for op in ops) and any("gate" in op for op in ops)
+
+
+def test_rope_permutation_interleaves_the_halves():
+    assert rope_permutation(8).tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def test_claimed_by_the_registry_and_long_context_clamped(tmp_path):
+    assert HF_DECODER.claims({"model_type": "mistral"})
+    assert format_for({"model_type": "mistral"}) is None  # not offered to uploads until the pages run it
+    hf = {"model_type": "llama", "vocab_size": 10, "hidden_size": 8, "num_attention_heads": 2,
+          "intermediate_size": 16, "num_hidden_layers": 1, "max_position_embeddings": 131072}
+    cfg, notes = decoder_config(hf, tmp_path / "config.json")
+    assert cfg.max_len == 8192 and "clamped" in notes[0]
+    with pytest.raises(DecoderFormatError, match="RoPE scaling"):
+        decoder_config({**hf, "rope_scaling": {"rope_type": "yarn"}}, tmp_path / "config.json")
+
+
+def test_a_wrong_shape_is_refused_from_the_header(tmp_path):
+    _save("qwen2", tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["intermediate_size"] = 64
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(Exception, match="wrong shapes"):
+        HF_DECODER.load(tmp_path)
+
+
+def test_a_converted_model_saved_in_our_format_reloads(tmp_path):
+    from model.data.tasks import task_from_dict
+
+    _save("llama", tmp_path / "hf")
+    bundle = HF_DECODER.load(tmp_path / "hf")
+    bundle.task.save_tokenizer(tmp_path)
+    task = task_from_dict(bundle.task.to_dict(), tmp_path)
+    assert task.to_dict() == bundle.task.to_dict()
+    assert task.prepare("w1 w2", 16).source_ids == bundle.task.prepare("w1 w2", 16).source_ids
+
+
+def test_a_reference_continuation_is_tokenized_without_bos(tmp_path):
+    _save("llama", tmp_path)
+    task = HF_DECODER.load(tmp_path).task
+    assert isinstance(task, Task)
+    assert task.target_ids("w1 w2") == ([WORDS.index("w1"), WORDS.index("w2")], [])
+    assert task.prepare("w1 w2", 16).prefix == [1, WORDS.index("w1"), WORDS.index("w2")]
