@@ -60,6 +60,8 @@ def delete_inside(path: Path | str, root: Path | str) -> None:
     a symlink out) is refused with a RuntimeError instead of deleted.
     """
     root = Path(root).resolve()
+    if root == Path(root.anchor):  # "owning" the filesystem's root would let anything through
+        raise RuntimeError(f"refusing to delete {path}: {root} is not a folder this project owns")
     target = Path(path)
     if target.is_symlink() or target.resolve().parent != root or target.resolve() == root:
         raise RuntimeError(f"refusing to delete {path}: not directly inside {root}")

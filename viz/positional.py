@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array, check_index
 from viz.labels import label
-from viz.positional_marks import PAST_MAX_FILL, PAST_MAX_LINE, past_max_shapes, signed_square_heatmap
+from viz.positional_marks import PAST_MAX_FILL, PAST_MAX_LINE, past_max_shapes, signed_heatmap
 from viz.relative_positions import (
     rope_frequency_bars,
     rope_score_heatmap,
@@ -56,23 +56,9 @@ def pe_heatmap(
     """
     m = _pe(pe)
     n_pos, d = m.shape
-    lim = float(np.nanmax(np.abs(m))) or 1.0
-    fig = go.Figure(
-        go.Heatmap(
-            z=m,
-            x=np.arange(d, dtype=np.int32),
-            y=np.arange(n_pos, dtype=np.int32),
-            colorscale=theme.DIVERGING_REVERSED,
-            zmid=0.0,
-            zmin=-lim,
-            zmax=lim,
-            hovertemplate=label(lang, "pe.position_dimension", position="%{y}", dimension="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.3f}")
-            + "<extra></extra>",
-            colorbar=theme.colorbar(label(lang, "value.value")),
-        )
-    )
+    hover = (label(lang, "pe.position_dimension", position="%{y}", dimension="%{x}") + "<br>"
+             + label(lang, "hover.value", name=label(lang, "value.value"), value="%{z:.3f}"))
+    fig = signed_heatmap(m, hover, label(lang, "value.value"), float(np.nanmax(np.abs(m))) or 1.0)
     theme.apply_theme(
         fig,
         theme.pick_title(title, label(lang, "pe.heatmap_title")),
@@ -108,7 +94,7 @@ def pe_cosine_similarity(pe: np.ndarray, *, title: str = "", lang: str = "en") -
     off away from the diagonal shows how well nearby positions can be told apart.
     """
     sim = cosine_similarity_matrix(_pe(pe)).astype(np.float32)
-    fig = signed_square_heatmap(
+    fig = signed_heatmap(
         sim,
         label(lang, "pe.positions", a="%{y}", b="%{x}")
         + "<br>"

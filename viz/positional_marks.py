@@ -37,18 +37,17 @@ def past_max_shapes(max_len: int | None, n_pos: int, *, rows: bool, cols: bool) 
     return shapes
 
 
-def signed_square_heatmap(z: np.ndarray, hover: str, colorbar_title: str) -> go.Figure:
-    """A square matrix of values in [-1, 1] on the diverging scale, centred on 0."""
-    n = z.shape[0]
+def signed_heatmap(z: np.ndarray, hover: str, colorbar_title: str, limit: float = 1.0) -> go.Figure:
+    """A matrix of values in [-limit, limit] on the diverging scale, centred on 0."""
     return go.Figure(
         go.Heatmap(
             z=z,
-            x=np.arange(n, dtype=np.int32),
-            y=np.arange(n, dtype=np.int32),
+            x=np.arange(z.shape[1], dtype=np.int32),
+            y=np.arange(z.shape[0], dtype=np.int32),
             colorscale=theme.DIVERGING_REVERSED,
             zmid=0.0,
-            zmin=-1.0,
-            zmax=1.0,
+            zmin=-limit,
+            zmax=limit,
             hovertemplate=hover + "<extra></extra>",
             colorbar=theme.colorbar(colorbar_title),
         )

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from viz import theme
 from viz._validate import as_array
 from viz.labels import label
-from viz.positional_marks import past_max_shapes, signed_square_heatmap
+from viz.positional_marks import past_max_shapes, signed_heatmap
 
 # --------------------------------------------------------------------------- shifting a sinusoidal encoding
 
@@ -18,7 +18,7 @@ from viz.positional_marks import past_max_shapes, signed_square_heatmap
 def shift_matrix_heatmap(m: np.ndarray, k: int, *, title: str = "", lang: str = "en") -> go.Figure:
     """Heatmap of the matrix M_k with PE(pos + k) = M_k · PE(pos) (2×2 rotations on the diagonal)."""
     mat = as_array(m, 2, "M_k", dims="[d, d]", dtype=np.float64)
-    fig = signed_square_heatmap(
+    fig = signed_heatmap(
         mat.astype(np.float32),
         label(lang, "pe.row_column", row="%{y}", column="%{x}")
         + "<br>"
@@ -104,23 +104,9 @@ def rope_score_heatmap(
     """
     s = as_array(scores, 2, "scores", dims="[m, n]")
     n = s.shape[0]
-    lim = float(np.nanmax(np.abs(s))) or 1.0
-    fig = go.Figure(
-        go.Heatmap(
-            z=s,
-            x=np.arange(s.shape[1], dtype=np.int32),
-            y=np.arange(n, dtype=np.int32),
-            colorscale=theme.DIVERGING_REVERSED,
-            zmid=0.0,
-            zmin=-lim,
-            zmax=lim,
-            hovertemplate=label(lang, "pe.rope_mn", m="%{y}", n="%{x}")
-            + "<br>"
-            + label(lang, "hover.value", name=label(lang, "pe.score"), value="%{z:.4f}")
-            + "<extra></extra>",
-            colorbar=theme.colorbar(label(lang, "pe.score")),
-        )
-    )
+    hover = (label(lang, "pe.rope_mn", m="%{y}", n="%{x}") + "<br>"
+             + label(lang, "hover.value", name=label(lang, "pe.score"), value="%{z:.4f}"))
+    fig = signed_heatmap(s, hover, label(lang, "pe.score"), float(np.nanmax(np.abs(s))) or 1.0)
     theme.apply_theme(fig, theme.pick_title(title, label(lang, "pe.rope_score_title")), height=620, width=680)
     fig.update_layout(
         xaxis={"title": {"text": label(lang, "axis.key_position")}, "showgrid": False, "zeroline": False,

@@ -323,6 +323,8 @@ def test_the_cli_deletes_only_directly_inside_the_folder_it_owns(tmp_path):
         with pytest.raises(RuntimeError, match="refusing to delete"):
             delete_inside(bad, owned)
     assert (outside / "keep").read_text() == "precious"
+    with pytest.raises(RuntimeError, match="not a folder this project owns"):
+        delete_inside(Path("/etc"), "/")
     delete_inside(owned / "tmpdir", owned)
     delete_inside(owned / "tmpfile", owned)
     assert sorted(p.name for p in owned.iterdir()) == ["link"]
