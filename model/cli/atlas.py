@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_model_args, fail, load_bundle, positive_int
+from .common import add_model_args, fail, load_bundle, positive_int, thread_count
 
 
 def cmd_atlas(args) -> int:
@@ -51,5 +51,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="translation: sentences sampled from the test split (default 200); "
                    "didactic: all test words unless fewer are asked for")
     s.add_argument("--force", action="store_true", help="recompute even when runs/atlas/ holds it")
-    s.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1, as the app)")
+    s.add_argument("--threads", type=thread_count, default=1, help="torch threads (default 1, as the app)")
     s.set_defaults(fn=cmd_atlas)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,21 @@ def _whole_number(value: str, minimum: int) -> int:
 def positive_int(value: str) -> int:
     """argparse type: a whole number >= 1 (``-n -5`` must not silently mean "nothing")."""
     return _whole_number(value, 1)
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def thread_count(value: str) -> int:
+    """argparse type for every --threads: 1 up to this machine's cores (more threads only fight over
+    the same cores, and a huge count makes torch allocate per-thread state until memory runs out)."""
+    n = _whole_number(value, 1)
+    cores = machine_cores()
+    if n > cores:
+        raise argparse.ArgumentTypeError(f"must be at most this machine's {cores} cores (got {n})")
+    return n
 
 
 def non_negative_int(value: str) -> int:

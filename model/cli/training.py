@@ -18,6 +18,7 @@ from .common import (
     parse_strategy,
     positive_float,
     positive_int,
+    thread_count,
 )
 
 
@@ -64,6 +65,26 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
     return 0
 
 
+def _init_from_problem(folder: Path, model_config) -> str | None:
+    """Why training cannot start from ``folder``'s weights (None when it can), read from its config
+    and the weights' header alone."""
+    from ..store.bundle import CheckpointError
+    from ..store.formats.own import OWN
+
+    try:
+        cfg = OWN.read_config(folder)
+        OWN.check(folder)
+    except CheckpointError as e:
+        return f"cannot start from {folder}: {e}"
+    if not (folder / "tokenizer.json").is_file():
+        return f"cannot start from {folder}: it has no tokenizer.json"
+    if cfg != model_config:
+        differ = [f for f in cfg.__dataclass_fields__ if getattr(cfg, f) != getattr(model_config, f)]
+        return (f"cannot start from {folder}: it holds a model with another config "
+                f"({', '.join(differ)} differ from the preset's)")
+    return None
+
+
 def cmd_train(args) -> int:
     from ..training.presets import PRESETS, make_task, with_overrides
     from ..training.train import TqdmProgress, train
@@ -80,6 +101,10 @@ def cmd_train(args) -> int:
     preset = with_overrides(PRESETS[args.preset], steps=args.steps, threads=args.threads, lr=args.lr,
                             warmup=args.warmup)
     out = Path(args.out or f"runs/{args.preset}")
+    if args.init_from is not None:
+        problem = _init_from_problem(Path(args.init_from), preset.model)
+        if problem:
+            return fail(problem)  # before the run folder or its tokenizer exist
     out.mkdir(parents=True, exist_ok=True)
     if args.init_from is not None and not (out / "tokenizer.json").exists():
         # The weights only make sense with the tokenizer they were trained with.
@@ -262,7 +287,7 @@ def _add_train_commands(sub: argparse._SubParsersAction) -> None:
         help="start from this checkpoint's weights (e.g. assets/models/default) with a fresh schedule",
     )
     s.add_argument("--steps", type=positive_int, default=None, help="override the preset's optimiser steps")
-    s.add_argument("--threads", type=positive_int, default=None)
+    s.add_argument("--threads", type=thread_count, default=None)
     s.add_argument("--lr", type=positive_float, default=None, help="override the preset's peak learning rate")
     s.add_argument("--warmup", type=non_negative_int, default=None, help="override the preset's warmup steps")
     s.add_argument("--keep-checkpoints", action="store_true",
@@ -284,7 +309,7 @@ def _add_train_commands(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--force", action="store_true", help="replace pitfall models already shipped")
     s.add_argument("--steps", type=positive_int, default=None, help="override every preset's steps")
-    s.add_argument("--threads", type=positive_int, default=None)
+    s.add_argument("--threads", type=thread_count, default=None)
     s.add_argument(
         "--test-sentences", type=positive_int, default=None, help="limit test words when shipping"
     )
@@ -300,7 +325,7 @@ def _add_train_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--only", nargs="+", default=None, metavar="VARIANT",
                    help="train only these (e.g. base post-ln); default: all")
     s.add_argument("--steps", type=positive_int, default=None, help="override every preset's steps")
-    s.add_argument("--threads", type=positive_int, default=None)
+    s.add_argument("--threads", type=thread_count, default=None)
     s.add_argument(
         "--test-sentences", type=positive_int, default=None, help="limit test words when shipping"
     )
@@ -342,7 +367,7 @@ def _add_run_commands(sub: argparse._SubParsersAction) -> None:
     add_model_args(s)
     s.add_argument("--split", default="test", choices=["train", "valid", "test"])
     s.add_argument("-n", type=positive_int, default=None, help="pairs per direction (default: all)")
-    s.add_argument("--threads", type=positive_int, default=None,
+    s.add_argument("--threads", type=thread_count, default=None,
                    help="torch CPU threads (default: torch's; use 1 next to another torch process)")
     add_strategy_args(s)
     s.set_defaults(fn=cmd_evaluate)

@@ -53,7 +53,8 @@ FLOAT_DTYPES = ("F32", "F16", "BF16")
 
 def read_json(path: Path, default=None, max_bytes: int = MAX_JSON_BYTES):
     """Parse a model folder's JSON file; any failure (missing, too big, not UTF-8, not JSON, nested
-    too deeply for the parser) is a CheckpointError naming the file."""
+    too deeply for the parser, an integer longer than Python converts) is a CheckpointError naming
+    the file."""
     path = Path(path)
     if not path.exists():
         if default is not None:
@@ -65,8 +66,10 @@ def read_json(path: Path, default=None, max_bytes: int = MAX_JSON_BYTES):
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise CheckpointError(f"cannot read {path} ({e.strerror or e})") from e
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{path} is not valid JSON ({e})") from e
+    except UnicodeDecodeError as e:
+        raise CheckpointError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from e
+    except ValueError as e:  # JSONDecodeError, and an integer past int's string-conversion limit
+        raise CheckpointError(f"{path} is not valid JSON ({str(e).split(';')[0]})") from e
     except RecursionError as e:
         raise CheckpointError(f"{path} is nested too deeply to be a checkpoint file") from e
 

@@ -24,6 +24,7 @@ from ..data.batches import pad_batch
 from ..data.tasks import Example
 from ..network.config import ModelConfig, TrainConfig
 from ..network.transformer import Transformer
+from ..store.bundle import read_json
 from ..store.formats.own import load_checkpoint, save_checkpoint
 from .average import keep_weights
 
@@ -261,7 +262,7 @@ def _starting_point(model: Transformer, opt: torch.optim.Optimizer, model_config
             raise ValueError(f"cannot resume: {out_dir} holds a model with another config")
         model.load_state_dict(bundle.model.state_dict())
         opt.load_state_dict(torch.load(out_dir / "optimizer.pt", weights_only=True))
-        state = json.loads(trainer_file.read_text())
+        state = read_json(trainer_file)
         at = _RunState(state["step"], state["epoch"], state["batch_pos"])
         torch.manual_seed(tc.seed + at.step)
         return bundle.history, at

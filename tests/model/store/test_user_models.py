@@ -374,6 +374,13 @@ HOSTILE = {
                          _A_TENSOR),
     "tokenizer not JSON": (lambda f, t: _replace(f, "tokenizer.json", b"{"), "checkpoint",
                            "up.zip/tokenizer.json"),
+    # Python refuses to convert integers of over 4,300 digits: a ValueError, not a JSONDecodeError.
+    "a 5,000-digit integer": (lambda f, t: _replace(f, "config.json", b'{"model": {"d_model": '
+                                                    + b"9" * 5000 + b"}}"),
+                              "checkpoint", "up.zip/config.json"),
+    "a 5,000-digit integer in the tokenizer": (lambda f, t: _replace(f, "tokenizer.json", b'{"v": '
+                                                                     + b"9" * 5000 + b"}"),
+                                               "checkpoint", "up.zip/tokenizer.json"),
 }
 
 
