@@ -19,12 +19,13 @@ from app_support import gateway as G
 from app_support import models as M
 from app_support import strategy as decoding
 from app_support.deck import back_link
-from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, t, text, valid_lang
+from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t, text, valid_lang
 from app_support.messages import note_clipped
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, has_word_pieces
 from app_support.ui import escape_md, inject_css
 from model.decoding import GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
+from model.store.budget import budget_note
 from model.store.bundle import Bundle, CheckpointError
 from model.store.registry import UnknownModelError
 
@@ -103,6 +104,9 @@ def _model_picker(models: list[str], lang: str) -> Bundle:
     desc = M.model_description(name, lang)
     if desc:
         st.caption(escape_md(desc))
+    clamped = budget_note(bundle)
+    if clamped is not None:  # the model reads less than its config allows: say so where it is chosen
+        st.caption(escape_md(note(clamped)))
     return bundle
 
 

@@ -21,6 +21,7 @@ from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.trace import parameter_counts, trace_shapes
 from .protocols import HookedModel, Task, Tokenizer
+from .store.budget import with_budget_reason
 from .store.bundle import Bundle
 
 
@@ -176,7 +177,7 @@ def analyze(
     if getattr(cfg, "encoder_only", False):
         if target is not None:
             raise InputError(Message("no_decoder", {}, "error"))
-        return _analyze_encoder_only(bundle, prepared, notes, edits, keep)
+        return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, keep)
     with model.lock, intervene(model, *edits):
         if target is not None:
             if not target.strip():
@@ -204,7 +205,7 @@ def analyze(
         activations=cache.to_numpy(),
         trace=trace.to_dicts(),
         trace_sizes=dict(trace.sizes),
-        notes=notes,
+        notes=with_budget_reason(bundle, notes),
         layer_counts=layer_counts(cfg),
         source_special=[tok.is_special(i) for i in prepared.source_ids],
         target_special=[tok.is_special(i) for i in decoder_in],

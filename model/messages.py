@@ -34,6 +34,10 @@ ENGLISH: dict[str, str] = {
     ),
     "target_cut": "The target was cut to the model's maximum of {max_len} tokens.",
     "output_max_length": "The output reached the maximum length ({max_len} tokens) without an end token.",
+    "budget_clamped": (
+        "One analysis may hold {budget_mib} MiB on this server, so this model reads at most {max_len} "
+        "tokens here: its config allows {config_max_len}, whose analysis would hold {full_mib:,} MiB."
+    ),
     # input that cannot run (InputError)
     "empty_input": "The input text is empty. Type a sentence to see the model's attention.",
     "invalid_utf8": "The input is not valid UTF-8 text (it holds undecodable bytes).",

@@ -14,6 +14,7 @@ from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.messages import ENGLISH, SEVERITIES, Message, placeholders, render
 from model.network.transformer import Transformer
+from model.store.budget import within_budget
 from model.store.bundle import Bundle
 from model.store.registry import model_dir
 from model.store.sources.packages import PRETRAINED, pretrained_folder
@@ -65,6 +66,8 @@ def produced(translation) -> dict[str, Message]:
     bundle = _never_ending_bundle()
     out += analyze(bundle, "abc").notes  # output hit max length
     out += analyze(bundle, "abc", target="abcdefghijkl").notes  # target cut
+    # a model its budget clamped, on an input cut at that limit
+    out += analyze(within_budget(_never_ending_bundle(max_len=16), 8), "abcdefghijkl").notes
     out.append(_error(synthetic.prepare, "   ", 16))
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
@@ -111,6 +114,7 @@ def test_severities(produced):
         "target_script_converted",
         "input_uncased",
         "beyond_trained_length",
+        "budget_clamped",  # why a cut was where it was: the cut itself is the warning
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",

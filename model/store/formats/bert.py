@@ -23,6 +23,7 @@ from ...data.tasks import EncodeTask
 from ...data.tokenizers import WordPieceTokenizer
 from ...network.config import ConfigError, ModelConfig
 from ...network.transformer import Transformer
+from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
 from .own import expected_shapes
 
@@ -172,6 +173,7 @@ def load_bert_folder(path: Path | str, name: str | None = None, example: str | N
     if not isinstance(hf, dict):
         raise PretrainedError(f"{folder / 'config.json'} must hold a JSON object")
     cfg = bert_config(hf, folder)
+    limit = check_budget(cfg, folder / "config.json")
     _refuse_pickles(folder)
     tokenizer_file = folder / "tokenizer.json"
     if not tokenizer_file.is_file():
@@ -216,7 +218,8 @@ def load_bert_folder(path: Path | str, name: str | None = None, example: str | N
         },
     }
     task = EncodeTask(tokenizer, example or "", _trained_len(folder, cfg.max_len))
-    return Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+    bundle = Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+    return within_budget(bundle, limit)
 
 
 def _trained_len(folder: Path, max_len: int) -> int | None:

@@ -21,6 +21,7 @@ from safetensors import SafetensorError, safe_open
 from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
 from ...network.transformer import Transformer
+from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
 from .own import expected_shapes
 
@@ -207,6 +208,7 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
     if not isinstance(hf, dict):
         raise DecoderFormatError(f"{folder / 'config.json'} must hold a JSON object")
     cfg, notes = decoder_config(hf, folder / "config.json")
+    limit = check_budget(cfg, folder / "config.json")
     gpt2 = hf["model_type"] == "gpt2"
     weights, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
     for needed in (weights, tokenizer_file):
@@ -237,7 +239,8 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
     info = {"source": f"huggingface-{hf['model_type']}", "notes": notes,
             "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)}}
     task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=not gpt2)
-    return Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+    bundle = Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
+    return within_budget(bundle, limit)
 
 
 class DecoderFormat:

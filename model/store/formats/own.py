@@ -25,6 +25,7 @@ from ...data.tasks import task_from_dict
 from ...files import atomic_write, atomic_write_json
 from ...network.config import ConfigError, ModelConfig
 from ...network.transformer import Transformer
+from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
 
 WEIGHTS = "model.safetensors"
@@ -109,6 +110,7 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
         raise CheckpointError(f"no checkpoint folder at {directory}")
     config = _config_dict(directory)
     cfg = _model_config(directory, config)
+    limit = check_budget(cfg, directory / "config.json")
     tokenizer_file = directory / "tokenizer.json"
     if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
         raise CheckpointError(
@@ -138,7 +140,7 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
     model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
     model.eval()
     info = {k: v for k, v in config.items() if k not in ("model", "task")}
-    return Bundle(
+    return within_budget(Bundle(
         name=name or directory.name,
         model=model,
         task=task,
@@ -146,7 +148,7 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
         info=info,
         metrics=read_json(directory / "metrics.json", default={}),
         history=read_json(directory / "history.json", default=[]),
-    )
+    ), limit)
 
 
 class OwnFormat:
