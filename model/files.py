@@ -28,7 +28,9 @@ def atomic_write(path: Path | str, data: bytes | str | Callable[[Path], object],
     private ones. The folder must exist.
     """
     path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The temporary name keeps only the start of the target's: a legal 255-byte name plus the
+    # random part would be past the file system's limit.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:32]}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         if callable(data):

@@ -8,30 +8,27 @@
 ``DIR`` holds ``activations.npz`` and ``meta.json``. ``--lang en|zh`` picks the figure words.
 PNG/SVG are rendered by kaleido in a Chromium (``BROWSER_PATH``, else ``chromium`` on the PATH);
 without one the command says what to install. HTML needs no browser and opens offline.
-Bad input (unknown format, unwritable path, a folder that is not an inspect output, layer or head
-out of range) gives one line ``error: …``, exit status 2, and writes nothing.
+Bad input (unknown format, unwritable path, a folder that is not an inspect output or whose files do
+not fit together, layer or head out of range, a browser that fails) gives one line ``error: …``, exit
+status 2, and writes nothing. The folder is read and checked by :mod:`viz.inspect_folder`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import os
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from model.files import atomic_write
+from viz.inspect_folder import KINDS, UsageError, check_deck, check_head, n_layers, read_inspect
 
+__all__ = ["KINDS", "UsageError", "check_head", "main", "n_layers", "read_inspect"]
 EXIT_USAGE = 2
-KINDS = ("encoder", "decoder", "cross")
-
-
-class UsageError(Exception):
-    """Bad input: printed as one ``error:`` line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,77 +36,56 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-# --------------------------------------------------------------------------- reading the folder
-
-
-def read_inspect(folder: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """(activations, meta) of an inspect output folder; UsageError when it is not one."""
-    d = Path(folder)
-    if not d.is_dir():
-        raise UsageError(f"{folder} is not a folder (expected the --out folder of `python -m model inspect`)")
-    npz, meta_file = d / "activations.npz", d / "meta.json"
-    if not npz.is_file() or not meta_file.is_file():
-        raise UsageError(f"{folder} is not a `python -m model inspect` output: it needs activations.npz "
-                         "and meta.json")
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        with np.load(npz, allow_pickle=False) as archive:
-            activations = {k: archive[k] for k in archive.files}
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read {folder}: {e}") from e
-    needed = ("source_tokens", "target_tokens", "config", "shape_trace")
-    if not isinstance(meta, dict) or any(k not in meta for k in needed):
-        raise UsageError(f"{meta_file} is not an inspect meta.json (needs {', '.join(needed)})")
-    return activations, meta
-
-
-def n_layers(activations: dict, kind: str) -> int:
-    from viz.deck import attention_path
-
-    n = 0
-    while f"{attention_path(kind, n)}.hook_pattern" in activations:
-        n += 1
-    return n
-
-
-def check_head(activations: dict, meta: dict, kind: str, layer: int, head: int) -> None:
-    layers = n_layers(activations, kind)
-    if layers == 0:
-        raise UsageError(f"this model has no {kind} attention (kinds here: "
-                         f"{', '.join(k for k in KINDS if n_layers(activations, k)) or 'none'})")
-    if not 0 <= layer < layers:
-        raise UsageError(f"--layer {layer} is out of range: {kind} attention has layers 0..{layers - 1}")
-    from viz.deck import pattern_of
-
-    heads = int(np.asarray(activations[f"{_path(kind, layer)}.hook_pattern"]).shape[1])
-    if not 0 <= head < heads:
-        raise UsageError(f"--head {head} is out of range: heads 0..{heads - 1}")
-    pattern_of(activations, kind, layer, head)  # the array is there and indexable
-
-
-def _path(kind: str, layer: int) -> str:
-    from viz.deck import attention_path
-
-    return attention_path(kind, layer)
-
-
 # --------------------------------------------------------------------------- writing
 
 
+def _cannot_write(out: object, e: OSError) -> UsageError:
+    return UsageError(f"cannot write {out} ({e.strerror or e})")
+
+
 def check_out_file(out: str) -> Path:
+    """The --out file, checked before any work: its folder exists and takes a new file of this name (a
+    probe of the temporary file :func:`write_output` will make, removed at once)."""
     path = Path(out)
-    if path.is_dir():
-        raise UsageError(f"--out {out} is a folder; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"cannot write {out}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write {out}: folder {parent} is not writable")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UsageError(f"cannot write {out}: the file is not writable")
+    try:  # a name too long for the file system fails even is_dir()
+        if path.is_dir():
+            raise UsageError(f"--out {out} is a folder; give a file name")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {out}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write {out}: folder {parent} is not writable")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write {out}: the file is not writable")
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:  # /proc, /sys, a name over NAME_MAX: access() says yes, creating says no
+        raise _cannot_write(out, e) from e
     return path
 
 
+def check_out_folder(out: str) -> Path:
+    """The --out folder of a deck of PNG/SVG files: absent or a folder, in a folder that takes new ones."""
+    path = Path(out)
+    try:
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--out {out} exists and is not a folder")
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write {out}: folder {parent} does not exist or is not writable")
+        Path(tempfile.mkdtemp(prefix=".viz-deck-", dir=parent)).rmdir()
+    except OSError as e:
+        raise _cannot_write(out, e) from e
+    return path
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """``data`` to ``path`` atomically; an OSError (disk full, a folder gone meanwhile) as a UsageError."""
+    try:
+        atomic_write(path, data)
+    except OSError as e:
+        raise _cannot_write(path, e) from e
 
 
 def _check_suffix(path: Path, fmt: str) -> None:
@@ -147,7 +123,7 @@ def cmd_export(args) -> int:
         data = E.standalone_html(fig, lang=args.lang).encode("utf-8")
     else:
         data = E.figure_image(fig, args.format)
-    atomic_write(out, data)
+    write_output(out, data)
     print(f"wrote {out} ({len(data):,} bytes)")
     return 0
 
@@ -164,13 +140,10 @@ def cmd_deck(args) -> int:
     elif out.suffix:
         raise UsageError(f"--out {args.out}: give FILE.html (one offline page) or a folder for PNG/SVG files")
     else:
-        parent = out.parent if str(out.parent) else Path(".")
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {args.out} exists and is not a folder")
-        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise UsageError(f"cannot write {args.out}: folder {parent} does not exist or is not writable")
+        check_out_folder(args.out)
     activations, meta = read_inspect(args.dir)
     check_head(activations, meta, args.kind, args.layer, args.head)
+    check_deck(activations, meta, args.kind, args.layer)
     figs = [for_projector(f) for f in deck_figures(activations, meta, kind=args.kind, layer=args.layer,
                                                    head=args.head, lang=args.lang)]
     titles = [label(args.lang, f"deck.slide.{i}") for i in range(1, len(figs) + 1)]
@@ -179,7 +152,7 @@ def cmd_deck(args) -> int:
         html = E.deck_html([(t, [], f) for t, f in zip(titles, figs, strict=True)],
                            title=label(args.lang, "deck.html.title"), subtitle=sentence, lang=args.lang)
         data = html.encode("utf-8")
-        atomic_write(out, data)
+        write_output(out, data)
         print(f"wrote {out} ({len(data):,} bytes, {len(figs)} slides, works offline)")
         return 0
     fmt = args.format or "png"
@@ -187,17 +160,20 @@ def cmd_deck(args) -> int:
         raise UsageError(f"a folder of slides is png or svg, not {fmt!r} (use --out FILE.html for html)")
     E.find_browser()  # before anything is written
     parent = out.parent if str(out.parent) else Path(".")
-    staging = Path(tempfile.mkdtemp(prefix=".viz-deck-", dir=parent))
+    names = [f"slide-{i}.{fmt}" for i in range(1, len(figs) + 1)]
     try:
-        names = [f"slide-{i}.{fmt}" for i in range(1, len(figs) + 1)]
-        E.write_figure_images(figs, [staging / n for n in names], fmt)
-        out.mkdir(exist_ok=True)
-        for n in names:
-            os.replace(staging / n, out / n)
-    finally:
-        for leftover in staging.glob("*"):
-            leftover.unlink()
-        staging.rmdir()
+        staging = Path(tempfile.mkdtemp(prefix=".viz-deck-", dir=parent))
+        try:
+            E.write_figure_images(figs, [staging / n for n in names], fmt)
+            out.mkdir(exist_ok=True)
+            for n in names:
+                os.replace(staging / n, out / n)
+        finally:
+            for leftover in staging.glob("*"):
+                leftover.unlink()
+            staging.rmdir()
+    except OSError as e:
+        raise _cannot_write(out, e) from e
     print(f"wrote {len(names)} {fmt.upper()} files to {out}/ ({', '.join(names)})")
     return 0
 
@@ -230,7 +206,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_renderer() -> None:
+    # kaleido and choreographer log warnings to stderr on their own ("Browser is being closed by watchdog"
+    # when it fails to start); a failed render is reported here, as the one error line.
+    for name in ("choreographer", "kaleido"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _quiet_renderer()
     try:
         args = build_parser().parse_args(argv)
         return args.fn(args)
@@ -240,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the renderer's own failures, as one line
         from viz.export import NoBrowserError
 
-        if isinstance(e, NoBrowserError):
+        if isinstance(e, NoBrowserError):  # also a browser that starts and fails (BrowserRunError)
             print(f"error: {e}", file=sys.stderr)
             return EXIT_USAGE
         raise

@@ -15,12 +15,14 @@ Pure: plotly figures and numpy arrays in, bytes or text out. No torch, no stream
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +58,10 @@ HTML_CONFIG = {
 
 class NoBrowserError(RuntimeError):
     """No Chromium for server-side PNG/SVG; the message says what to install."""
+
+
+class BrowserRunError(NoBrowserError):
+    """The Chromium found could not draw the figure (it would not start, or closed, or kaleido failed)."""
 
 
 # --------------------------------------------------------------------------- HTML
@@ -163,13 +169,55 @@ def find_browser() -> str:
     raise NoBrowserError(f"no Chromium found; {INSTALL_HINT}")
 
 
-def _kaleido_ready() -> None:
-    os.environ["BROWSER_PATH"] = find_browser()
+_ANSWERED: set[str] = set()  # browsers that answered --version in this process (asked once each)
+
+
+def _browser_problem(browser: str) -> str | None:
+    """Why ``browser --version`` fails (None: it answers). kaleido, given a program that is no browser
+    (``/bin/false``), races with it: it raises one of several errors, or hangs. Asked first, such a
+    program is refused at once, with the same error every time."""
+    if browser in _ANSWERED:
+        return None
+    try:
+        done = subprocess.run([browser, "--version"], capture_output=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        return f"`{browser} --version` did not answer within 60 s"
+    except OSError as e:
+        return e.strerror or str(e)
+    if done.returncode:
+        return f"`{browser} --version` exited with status {done.returncode}"
+    _ANSWERED.add(browser)
+    return None
+
+
+def _kaleido_ready(fmt: str) -> None:
+    browser = find_browser()
+    problem = _browser_problem(browser)
+    if problem:
+        raise BrowserRunError(f"cannot draw {fmt.upper()}: the browser at {browser} failed ({problem})")
+    os.environ["BROWSER_PATH"] = browser
     try:
         import kaleido  # noqa: F401
     except ImportError as e:  # pragma: no cover - a dependency of the project
         raise NoBrowserError("the Python package kaleido (1.x) is missing: "
                              "pip install 'kaleido>=1,<2'") from e
+
+
+@contextlib.contextmanager
+def _browser_failures(fmt: str) -> Iterator[None]:
+    """kaleido's and choreographer's errors (a browser that exits at once, closes, or cannot draw) as one
+    :class:`BrowserRunError` naming the browser, so callers handle them like a missing browser."""
+    from choreographer.errors import ChannelClosedError
+    from kaleido.errors import BrowserClosedError, BrowserFailedError, ChromeNotFoundError, KaleidoError
+
+    try:
+        yield
+    except (BrowserClosedError, BrowserFailedError, ChromeNotFoundError, ChannelClosedError,
+            KaleidoError) as e:
+        first = next((str(a) for a in e.args if str(a).strip()), type(e).__name__)
+        reason = " ".join(first.split())
+        raise BrowserRunError(f"cannot draw {fmt.upper()}: the browser at {os.environ.get('BROWSER_PATH')} "
+                              f"failed ({reason})") from e
 
 
 def figure_size(fig: go.Figure) -> tuple[int, int]:
@@ -181,10 +229,11 @@ def figure_image(fig: go.Figure, fmt: str, *, scale: float = PNG_SCALE) -> bytes
     """PNG (at ``scale``x) or SVG bytes of a figure, rendered by kaleido in a Chromium (~2.5 s a call)."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
-    _kaleido_ready()
+    _kaleido_ready(fmt)
     width, height = figure_size(fig)
-    return pio.to_image(fig, format=fmt, scale=scale if fmt == "png" else 1, width=width, height=height,
-                        validate=False)
+    with _browser_failures(fmt):
+        return pio.to_image(fig, format=fmt, scale=scale if fmt == "png" else 1, width=width, height=height,
+                            validate=False)
 
 
 def write_figure_images(figs: Sequence[go.Figure], paths: Sequence[Path], fmt: str = "png", *,
@@ -194,10 +243,11 @@ def write_figure_images(figs: Sequence[go.Figure], paths: Sequence[Path], fmt: s
         raise ValueError(f"{len(figs)} figures but {len(paths)} paths")
     if fmt not in ("png", "svg"):
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
-    _kaleido_ready()
+    _kaleido_ready(fmt)
     sizes = [figure_size(f) for f in figs]
-    pio.write_images(list(figs), [str(p) for p in paths], format=fmt, scale=scale if fmt == "png" else 1,
-                     width=[w for w, _ in sizes], height=[h for _, h in sizes], validate=False)
+    with _browser_failures(fmt):
+        pio.write_images(list(figs), [str(p) for p in paths], format=fmt, scale=scale if fmt == "png" else 1,
+                         width=[w for w, _ in sizes], height=[h for _, h in sizes], validate=False)
 
 
 # --------------------------------------------------------------------------- vector heatmap

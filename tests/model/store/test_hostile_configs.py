@@ -127,3 +127,13 @@ def test_thread_counts_past_the_machines_cores_are_refused(command, tmp_path):
         assert f"at most this machine's {machine_cores()} cores" in run.stderr, run.stderr
         assert "Traceback" not in run.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_file_with_the_longest_legal_name_is_written_whole(tmp_path):
+    """The temporary file beside it must not need a longer name than the target's."""
+    from model.files import atomic_write
+
+    target = tmp_path / ("n" * 255)
+    atomic_write(target, b"payload")
+    assert target.read_bytes() == b"payload"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no temporary file left
