@@ -15,7 +15,16 @@ import numpy as np
 import torch
 
 from .data.tasks import InputError, Prepared
-from .decoding import GREEDY, BeamResult, SampleResult, Strategy, beam_search, greedy_decode, sample_decode
+from .decoding import (
+    DEFAULT_NEW_TOKENS,
+    GREEDY,
+    BeamResult,
+    SampleResult,
+    Strategy,
+    beam_search,
+    greedy_decode,
+    sample_decode,
+)
 from .interventions import Edit, intervene
 from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
@@ -156,6 +165,7 @@ def analyze(
     edits: tuple[Edit, ...] = (),
     strategy: Strategy | None = None,
     keep: Callable[[str], bool] | None = None,
+    max_new: int | None = None,
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
@@ -165,6 +175,8 @@ def analyze(
     output, so every attention shown is that of the chosen path. Ignored when teacher-forced.
     keep: which hooks' tensors the analysis records (by hook name; every hook when None), e.g.
     :func:`attention_only` for a page that draws attention alone.
+    max_new: most output tokens decoded (None: up to max_len; a decoder-only model, which rarely
+    says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
@@ -172,6 +184,8 @@ def analyze(
     task: Task = bundle.task
     tok: Tokenizer = bundle.tokenizer
     cfg = model.cfg
+    if max_new is None and cfg.decoder_only:
+        max_new = DEFAULT_NEW_TOKENS
     prepared = task.prepare(text, cfg.max_len, direction)
     notes = list(prepared.notes)
     if getattr(cfg, "encoder_only", False):
@@ -185,14 +199,15 @@ def analyze(
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
-            generated, search = _decode_output(bundle, prepared, strategy)
+            generated, search = _decode_output(bundle, prepared, strategy, max_new)
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
-        decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, target is None,
-                                                     notes)
+        decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len,
+                                                     max_new if target is None else False, notes)
+        # A decoder-only model reads prompt + output as one sequence: its prompt is its prefix.
+        inputs = [torch.tensor([decoder_in])] if cfg.decoder_only else [
+            torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
         with trace_shapes() as trace:
-            logits, cache = model.run_with_cache(
-                torch.tensor([prepared.source_ids]), torch.tensor([decoder_in]), names_filter=keep
-            )
+            logits, cache = model.run_with_cache(*inputs, names_filter=keep)
     return Analysis(
         model=bundle.name,
         prepared=prepared,
@@ -215,36 +230,41 @@ def analyze(
     )
 
 
-def _decode_output(bundle: Bundle, prepared: Prepared,
-                   strategy: Strategy) -> tuple[list[int], BeamResult | SampleResult | None]:
+def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy,
+                   max_new: int | None) -> tuple[list[int], BeamResult | SampleResult | None]:
     """(the generated ids, what the search saw: None for greedy decoding) of one prepared input."""
     eos_id = bundle.tokenizer.eos_id
     # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
     args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
     if strategy.kind == "beam":
-        search = beam_search(*args, strategy.beam, strategy.length_penalty, trace=True)[0]
+        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True)[0]
         return search.best.ids, search
     if strategy.kind == "sample":
-        sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy)
+        sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy, max_new)
         return sampled.ids, sampled
-    return greedy_decode(*args)[0], None
+    return greedy_decode(*args, max_new)[0], None
 
 
-def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool,
+def _fit_output(prefix: list[int], generated: list[int], max_len: int, max_new: int | None | bool,
                 notes: list[Message]) -> tuple[list[int], list[int], bool]:
-    """(decoder input: prefix + output cut to max_len, the output as cut, whether it ended within max_len).
+    """(decoder input: prefix + output cut to max_len, the output as cut, whether it ended by itself).
 
-    ``notes`` gets target_cut when prefix + output is longer than max_len, and output_max_length when
-    a decoded output (``decoded``: not a given target) did not end within max_len."""
+    ``max_new`` is False for a given target, else the decoding's bound on new tokens (None: none).
+    ``notes`` gets target_cut when prefix + output is longer than max_len; for a decoded output
+    that did not end by itself, output_max_new (it reached max_new) or output_max_length."""
     full = prefix + generated
-    stopped = len(full) < max_len
+    decoded = max_new is not False
+    stopped = len(full) < max_len and not (decoded and max_new is not None and len(generated) >= max_new)
     if len(full) > max_len:
         notes.append(Message("target_cut", {"max_len": max_len}, "warning"))
         full = full[:max_len]
         generated = full[len(prefix) :]
         stopped = False
     if decoded and not stopped:
-        notes.append(Message("output_max_length", {"max_len": max_len}, "warning"))
+        if len(full) < max_len:
+            notes.append(Message("output_max_new", {"max_new": max_new}, "info"))
+        else:
+            notes.append(Message("output_max_length", {"max_len": max_len}, "warning"))
     return full, generated, stopped
 
 
@@ -266,52 +286,6 @@ def _decoding_steps(logits: torch.Tensor, prefix_len: int, decoder_in: list[int]
         steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob,
                           float(mean_nll[pos])))
     return steps
-
-
-def training_smoothing(bundle: Bundle) -> float:
-    """The label smoothing the model was trained with (0.0 when its config does not say)."""
-    train = bundle.info.get("train") if isinstance(bundle.info, dict) else None
-    value = train.get("label_smoothing", 0.0) if isinstance(train, dict) else 0.0
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
-@dataclass(frozen=True)
-class TokenLosses:
-    """Per-token loss of a teacher-forced analysis: the decoder read the reference, as in training."""
-
-    tokens: list[str]  # the reference tokens each step had to predict (eos last when it fits)
-    nll: np.ndarray  # [step] -log p(reference token): cross-entropy without label smoothing
-    smoothed: np.ndarray  # [step] the training loss: (1 - eps)·nll + eps·(mean over the vocabulary of -log p)
-    smoothing: float  # eps, the model's training label smoothing
-    model_tokens: list[str]  # the token the model finds most likely at each step
-    model_probs: np.ndarray  # [step] its probability
-    differs: np.ndarray  # [step] bool: the model's own choice is not the reference token
-
-    @property
-    def mean_nll(self) -> float:
-        return float(self.nll.mean())
-
-    @property
-    def mean_smoothed(self) -> float:
-        return float(self.smoothed.mean())
-
-
-def token_losses(result: Analysis, smoothing: float) -> TokenLosses:
-    """Per-token losses of a teacher-forced analysis; their mean equals the training loss function
-    (model/training/train.py loss_fn) on the same (source, reference) pair (tested)."""
-    steps = result.steps
-    nll = np.array([-np.log(max(s.prob, 1e-45)) for s in steps], dtype=np.float64)  # [step]
-    uniform = np.array([s.mean_nll for s in steps], dtype=np.float64)  # [step]
-    smoothed = (1.0 - smoothing) * nll + smoothing * uniform  # [step]
-    return TokenLosses(
-        tokens=[s.token for s in steps],
-        nll=nll,
-        smoothed=smoothed,
-        smoothing=float(smoothing),
-        model_tokens=[s.top_tokens[0] for s in steps],
-        model_probs=np.array([s.top_probs[0] for s in steps], dtype=np.float64),
-        differs=np.array([s.top_ids[0] != s.token_id for s in steps], dtype=bool),
-    )
 
 
 def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Message], edits,

@@ -110,7 +110,7 @@ def beam_search(
             break
         # Each next row continues its parent's row: the encoder output and the kept keys and values follow.
         sel = torch.tensor(parents, dtype=torch.long)
-        memory = memory[sel]
+        memory = None if memory is None else memory[sel]  # a decoder-only model has no encoder output
         src_pad = None if src_pad is None else src_pad[sel]
         for cache in caches:
             for name in cache:

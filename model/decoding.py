@@ -19,10 +19,16 @@ from .data.batches import pad_batch
 from .network.transformer import Transformer
 
 __all__ = [
-    "GREEDY", "MAX_BEAM", "MAX_LENGTH_PENALTY", "MAX_SEED", "MAX_TEMPERATURE", "SHOWN_KEPT", "BeamCandidate",
-    "BeamResult", "BeamStep", "Hypothesis", "SampleResult", "SampleStep", "Strategy", "beam_search", "decode",
+    "DEFAULT_NEW_TOKENS", "GREEDY", "MAX_BEAM", "MAX_LENGTH_PENALTY", "MAX_SEED", "MAX_TEMPERATURE",
+    "SHOWN_KEPT", "BeamCandidate", "BeamResult", "BeamStep", "Hypothesis", "SampleResult", "SampleStep",
+    "Strategy", "beam_search", "decode",
     "filtered_distribution", "greedy_decode", "length_normalised", "sample_decode", "score_batch",
 ]
+
+
+#: New tokens a decoder-only model writes when no bound is given: a language model rarely says
+#: end-of-text soon, and every token is one more decoding step and one more row to show.
+DEFAULT_NEW_TOKENS = 32
 
 
 @torch.no_grad()
@@ -67,7 +73,8 @@ def greedy_decode(
                 keep.append(j)
         if len(keep) < len(rows):
             sel = torch.tensor(keep, dtype=torch.long)
-            rows, memory, nxt = rows[sel], memory[sel], nxt[sel]
+            rows, nxt = rows[sel], nxt[sel]
+            memory = None if memory is None else memory[sel]  # a decoder-only model has no encoder output
             src_pad = None if src_pad is None else src_pad[sel]
             for cache in caches:
                 for name in cache:

@@ -1,9 +1,9 @@
 """Continuing a text: the task of a decoder-only language model (GPT-2, Llama, Qwen2, Mistral).
 
 ``prepare(text)`` gives the prompt's token ids (BOS first when the model wants one) as both the
-source and the decoder prefix; ``continuation`` greedily extends it through the model's own
-incremental decoding (``Transformer.continue_ids``). There is no training data: such models come
-pretrained.
+source and the decoder prefix, so every decoding strategy (model/decoding.py) continues it as it
+continues a translation's prefix, with no encoder output to attend to. There is no training data:
+such models come pretrained.
 """
 
 from __future__ import annotations
@@ -88,12 +88,6 @@ class ContinueTask:
                                  {"tokens": len(ids), "max_len": max_len, "kept": max_len}, "warning"))
             ids = ids[:max_len]
         return Prepared(text, ids, tok.tokens(ids), list(ids), None, notes, truncated_from)
-
-    def continuation(self, model, text: str, max_new: int = 20) -> tuple[list[int], str]:
-        """The prompt's ids followed by up to ``max_new`` greedy ones, and the new text alone."""
-        prompt = self.prepare(text, model.cfg.max_len).source_ids
-        ids = model.continue_ids(prompt, max_new, stop_id=self.tokenizer.eos_id)
-        return ids, self.tokenizer.decode(ids[len(prompt):])
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A reference continuation's ids (no BOS: it follows the prompt)."""

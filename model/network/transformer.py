@@ -181,7 +181,11 @@ class Transformer(HookedModule):
         cfg.mask_padding=False (the padding fault), which lets every query weigh padding keys."""
         return self.padding_mask(ids) if self.cfg.mask_padding else None
 
-    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(encoder output, source padding); (None, None) for a decoder-only model, whose decoder
+        has nothing to attend to but its own tokens."""
+        if self.encoder is None:
+            return None, None
         src_pad = self.attention_padding(src)
         return self.encoder(src, src_pad), src_pad
 
@@ -231,27 +235,6 @@ class Transformer(HookedModule):
         record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
                      d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
         return self.decode(ids, None, None)  # [batch, pos, vocab]
-
-    def continue_ids(self, ids: list[int], max_new: int, stop_id: int | None = None) -> list[int]:
-        """Greedy continuation of a decoder-only model: ids plus up to max_new argmax tokens (ending
-        early at stop_id or at cfg.max_len), one new position per step through the decoder's cache."""
-        if not self.cfg.decoder_only:
-            raise ValueError("continue_ids needs a decoder-only model")
-        out = list(ids)[: self.cfg.max_len]
-        caches = [{} for _ in self.decoder.blocks]
-        step = torch.tensor([out])  # [1, pos]: the whole prompt first, then one token at a time
-        with torch.no_grad():
-            while len(out) < min(len(ids) + max_new, self.cfg.max_len):
-                offset = len(out) - step.shape[1]
-                pad = self.attention_padding(torch.tensor([out]))  # [1, offset + new_pos]: every key so far
-                y = self.decoder(step, None, pad, None, caches, offset)  # [1, new_pos, d_model]
-                logits = self.hook_logits(self.unembed(y[:, -1]))  # [1, vocab]
-                nxt = int(logits.argmax(-1))
-                out.append(nxt)
-                if nxt == stop_id:
-                    break
-                step = torch.tensor([[nxt]])  # [1, 1]
-        return out
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -68,6 +68,7 @@ def produced(translation) -> dict[str, Message]:
     out += analyze(bundle, "abc", target="abcdefghijkl").notes  # target cut
     # a model its budget clamped, on an input cut at that limit
     out += analyze(within_budget(_never_ending_bundle(max_len=16), 8), "abcdefghijkl").notes
+    out += analyze(_never_ending_bundle(max_len=16), "abc", max_new=3).notes  # stopped at max_new
     out.append(_error(synthetic.prepare, "   ", 16))
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
@@ -115,6 +116,7 @@ def test_severities(produced):
         "input_uncased",
         "beyond_trained_length",
         "budget_clamped",  # why a cut was where it was: the cut itself is the warning
+        "output_max_new",  # the bound the user set (or the decoder-only default): nothing went wrong
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",

@@ -89,8 +89,11 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
             notes.append(f"context {context} clamped to {SIZE_LIMITS['max_len']} positions")
             context = SIZE_LIMITS["max_len"]
         pad = _int(hf, "pad_token_id", _int(hf, "eos_token_id", 0))
+        # Their padding id is often the end-of-text id, which a chat prompt holds between turns: no
+        # key is masked by its id (a batch is right-padded, and causal attention never sees past it).
         common = dict(vocab_size=hf["vocab_size"], n_enc_layers=0, decoder_only=True, dropout=0.0,
-                      norm_first=True, max_len=context, pad_id=pad, scale_embeddings=False)
+                      norm_first=True, max_len=context, pad_id=pad, scale_embeddings=False,
+                      mask_padding=False)
         if gpt2:
             style = dict(norm="layernorm", norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
                          activation="gelu_tanh", pos_encoding="learned", tie_embeddings=True)

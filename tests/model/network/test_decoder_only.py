@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from model.decoding import beam_search, greedy_decode
 from model.interventions import CausalMask, HeadOutput, NoPositionalEncoding, NoScaling, intervene
 from model.network.config import ConfigError, ModelConfig
 from model.network.kinds import hook_name, kinds_present
@@ -68,12 +69,16 @@ def test_causal_prefix_does_not_depend_on_later_tokens():
 
 def test_greedy_continuation_through_the_cache_matches_full_passes():
     model = Transformer(_llama_like()).eval()
-    out = model.continue_ids([3, 0, 7], 5)  # a padding id in the prompt is masked the same way
+    prompt = [3, 5, 7]
+    new = greedy_decode(model, [prompt], [prompt], eos_id=-1, max_new=5)[0]  # no encoder: memory None
+    out = prompt + new
     assert len(out) == 8
     with torch.no_grad():
         full = model(torch.tensor([out]))[0].argmax(-1).tolist()  # [pos]
     assert out[3:] == full[2:-1]
-    assert len(model.continue_ids(list(range(1, 15)), 10)) == 16  # stops at max_len
+    long_prompt = list(range(1, 15))
+    assert len(greedy_decode(model, [long_prompt], [long_prompt], -1, max_new=10)[0]) == 2  # max_len 16
+    assert (beam_search(model, [prompt], [prompt], -1, width=1, max_new=5)[0].best.ids == new)
 
 
 def test_gated_ffn_is_swiglu_and_biases_follow_the_config():

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
 transformers = pytest.importorskip("transformers")
 from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 
+from model.analysis import analyze  # noqa: E402
+from model.decoding import Strategy, decode, greedy_decode  # noqa: E402
 from model.network.kinds import hook_name  # noqa: E402
 from model.network.trace import trace_shapes  # noqa: E402
 from model.protocols import Task  # noqa: E402
@@ -89,14 +92,19 @@ def test_greedy_continuation_matches_transformers(kind, tmp_path):
     hf = _save(kind, tmp_path)
     bundle = HF_DECODER.load(tmp_path)
     text = "w5 w17 w3"
-    ids, new_text = bundle.task.continuation(bundle.model, text, max_new=6)
     prompt = bundle.task.prepare(text, bundle.cfg.max_len).source_ids
+    ids = prompt + greedy_decode(bundle.model, [prompt], [prompt], bundle.tokenizer.eos_id, max_new=6)[0]
+    new_text = bundle.tokenizer.decode(ids[len(prompt):])
     assert prompt[0] == (1 if kind == "llama" else WORDS.index("w5"))  # Llama-style models read BOS first
     with torch.no_grad():
         ref = hf.generate(torch.tensor([prompt]), max_new_tokens=6, do_sample=False, eos_token_id=2,
                           pad_token_id=2)[0].tolist()
-    assert ids == ref
-    assert new_text == bundle.tokenizer.decode(ids[len(prompt):])
+    assert ids == ref[: len(ids)] and (len(ids) == len(ref) or ref[len(ids)] == 2)  # theirs keeps eos
+    assert new_text == bundle.tokenizer.decode(ref[len(prompt):len(ids)])
+    analysis = analyze(bundle, text, max_new=6)  # the same continuation, read by one hooked pass
+    assert analysis.output_text == new_text
+    assert analysis.target_tokens == bundle.tokenizer.tokens(ids)  # prompt + output, the decoder's input
+    assert analysis.source_tokens == bundle.tokenizer.tokens(prompt)
 
 
 def test_shape_trace_on_a_decoder_only_model(tmp_path):
@@ -149,3 +157,23 @@ def test_a_reference_continuation_is_tokenized_without_bos(tmp_path):
     assert isinstance(task, Task)
     assert task.target_ids("w1 w2") == ([WORDS.index("w1"), WORDS.index("w2")], [])
     assert task.prepare("w1 w2", 16).prefix == [1, WORDS.index("w1"), WORDS.index("w2")]
+
+
+@pytest.mark.parametrize("strategy", [Strategy(), Strategy.make("beam", beam=3), Strategy.make("sample", seed=4)])
+def test_every_strategy_continues_a_decoder_only_model_and_one_pass_reads_it(strategy, tmp_path):
+    _save("llama", tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    prompt = bundle.task.prepare("w5 w17 w3", bundle.cfg.max_len).source_ids
+    expected = decode(bundle.model, [prompt], [prompt], bundle.tokenizer.eos_id, strategy, max_new=7)[0]
+    result = analyze(bundle, "w5 w17 w3", strategy=strategy, max_new=7)
+    assert result.output_text == bundle.tokenizer.decode(expected)
+    length = len(prompt) + len(expected)
+    assert len(result.target_tokens) == length
+    pattern = result.attention("decoder")  # [layer, head, query, key]: the one causal kind
+    assert pattern.shape == (2, 4, length, length)
+    assert np.allclose(np.triu(pattern, 1), 0) and np.allclose(pattern.sum(-1), 1, atol=1e-5)
+    assert result.layer_counts == {"encoder": 0, "decoder": 2, "cross": 0}
+    codes = [n.code for n in result.notes]
+    assert codes == (["output_max_new"] if len(expected) == 7 else [])
+    # What each step's row offered: the chosen token's probability from the same logits
+    assert [s.token_id for s in result.steps[:-1]] == expected
