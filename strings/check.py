@@ -28,7 +28,7 @@ ALLOWED_WORDS = frozenset(
         "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
         "SVG", "zip", "WordPiece", "Transformer",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
-        "MB", "MiB",
+        "MB", "MiB", "GGUF", "gguf", "Llama", "Qwen", "Qwen2", "GPT-2", "Mistral", "SmolLM2",
         "top-k", "top-p", "log",  # decoding strategies: the sampling cut-offs' names and log p
     )
     + tuple(t.zh for t in TERMS if t.zh.isascii())

@@ -137,7 +137,10 @@ def load_bundle(args):
         with tempfile.TemporaryDirectory(prefix="attention-lens-") as tmp:
             extract_zip(path, Path(tmp) / "model", display=str(path))
             return load_user_model(Path(tmp) / "model", name=path.stem, display=str(path))
-    return load_user_model(path, name=path.resolve().name if path.exists() else path.name, display=str(path))
+    name = path.resolve().name if path.exists() else path.name
+    if name.lower().endswith(".gguf"):
+        name = name[: -len(".gguf")]
+    return load_user_model(path, name=name, display=str(path))
 
 
 def read_texts(args) -> list[str]:

@@ -1,4 +1,4 @@
-"""Commands that run a model: list, translate, inspect."""
+"""Commands that run a model: list, translate, generate, inspect."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .common import (
     fail,
     load_bundle,
     parse_strategy,
+    positive_int,
     read_texts,
     write_files,
 )
@@ -64,6 +65,42 @@ def cmd_translate(args) -> int:
     return status
 
 
+def cmd_generate(args) -> int:
+    """A decoder-only model's continuation of each text (raw, or answered in chat form)."""
+    from ..data.tasks import InputError
+    from ..decoding import DEFAULT_NEW_TOKENS, decode
+
+    texts = read_texts(args)
+    if not texts:
+        return fail("no text given: pass prompts as arguments or one per line on stdin")
+    try:
+        strategy = parse_strategy(args)
+    except ValueError as e:
+        return fail(str(e))
+    bundle = load_bundle(args)
+    if not bundle.cfg.decoder_only:
+        return fail(f"{bundle.name} is not a decoder-only language model: use translate")
+    if args.form == "chat" and "chat" not in bundle.task.directions:
+        return fail(f"{bundle.name} has no chat template: use --form raw")
+    max_new = args.max_new_tokens or DEFAULT_NEW_TOKENS
+    status = 0
+    for n, text in enumerate(texts, 1):
+        try:
+            p = bundle.task.prepare(text, bundle.cfg.max_len, None if args.form == "raw" else "chat")
+        except InputError as e:
+            print(f"error: input {n}: {render(e.message)}", file=sys.stderr)
+            print(flush=True)
+            status = EXIT_USAGE
+            continue
+        eos = bundle.tokenizer.eos_id
+        with bundle.model.lock:
+            ids = decode(bundle.model, [p.source_ids], [p.prefix], eos, strategy, max_new)[0]
+        for note in p.notes:
+            print(f"warning: {render(note)}", file=sys.stderr)
+        print(bundle.tokenizer.decode(ids), flush=True)
+    return status
+
+
 def cmd_inspect(args) -> int:
     from ..analysis import activations_npz, analyze, inspect_meta
 
@@ -73,7 +110,12 @@ def cmd_inspect(args) -> int:
         return fail(str(e))
     bundle = load_bundle(args)
     direction = None if args.direction == "auto" else args.direction
-    result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy)
+    if args.form is not None:
+        if direction is not None:
+            return fail("--form is for language models, --direction for translation: give one of them")
+        direction = None if args.form == "raw" else args.form
+    result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy,
+                     max_new=args.max_new_tokens)
     for note in result.notes:
         print(f"warning: {render(note)}", file=sys.stderr)
     out = Path(args.out)
@@ -101,11 +143,29 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_strategy_args(s)
     s.set_defaults(fn=cmd_translate)
 
+    s = sub.add_parser("generate", help="print a language model's continuation of each prompt "
+                       "(arguments or stdin lines)")
+    add_model_args(s)
+    _add_lm_args(s, form_default="raw")
+    s.add_argument("texts", nargs="*")
+    add_strategy_args(s)
+    s.set_defaults(fn=cmd_generate)
+
     s = sub.add_parser("inspect", help="write every hooked tensor (npz) and meta.json for one input")
     add_model_args(s)
     s.add_argument("--text", required=True)
     s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
     s.add_argument("--out", required=True)
+    _add_lm_args(s, form_default=None)
     add_strategy_args(s)
     s.set_defaults(fn=cmd_inspect)
+
+
+def _add_lm_args(s: argparse.ArgumentParser, form_default: str | None) -> None:
+    """A language model's options: the prompt's form and the bound on new tokens."""
+    s.add_argument("--form", default=form_default, choices=["raw", "chat"],
+                   help="raw: continue the text as typed; chat: answer it as a user's message in the "
+                   "model's chat template")
+    s.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",
+                   help="write at most N new tokens (a language model's default: 32)")

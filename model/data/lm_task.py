@@ -13,7 +13,8 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from ..messages import Message
-from .prepared import Prepared, check_text
+from .chat_form import ChatForm
+from .prepared import InputError, Prepared, check_text
 from .tokenizer_files import TokenizerFile, read_tokenizer
 
 
@@ -66,19 +67,35 @@ class PieceTokenizer(TokenizerFile):
         return [text[a:b] for tid, (a, b) in zip(enc.ids, enc.offsets, strict=True) if tid == unk]
 
 
-class ContinueTask:
-    """Text in, the model's greedy continuation out (satisfies protocols.Task)."""
+#: The forms a chat model reads a prompt in: as typed, or as a user's message in its chat template.
+FORMS = ("raw", "chat")
 
-    directions: list[str] = []
+
+class ContinueTask:
+    """Text in, the model's continuation out (satisfies protocols.Task).
+
+    A model whose file carries a chat template reads a prompt in one of two forms, offered where a
+    translation model offers its directions: ``"raw"`` (the text as typed, continued) or ``"chat"``
+    (the text as a user's message in the template, answered). None is the raw form.
+    """
+
     name = "continue"
 
-    def __init__(self, tokenizer: PieceTokenizer, example: str = "", add_bos: bool = False):
+    def __init__(self, tokenizer: PieceTokenizer, example: str = "", add_bos: bool = False,
+                 chat: ChatForm | None = None):
         self.tokenizer = tokenizer
         self.example = example
         self.add_bos = add_bos and tokenizer.has_bos  # Llama-style models read BOS first; GPT-2 does not
+        self.chat = chat
+        self.directions: list[str] = list(FORMS) if chat is not None else []
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
         text = check_text(text)
+        if direction not in (None, *self.directions):
+            params = {"direction": direction, "choices": ", ".join(self.directions) or "none"}
+            raise InputError(Message("unknown_direction", params, "error"))
+        if direction == "chat":
+            text = self.chat.apply(text)
         tok = self.tokenizer
         ids = ([tok.bos_id] if self.add_bos else []) + tok.encode(text)
         notes, truncated_from = [], None
@@ -87,7 +104,7 @@ class ContinueTask:
             notes.append(Message("input_truncated_pieces",
                                  {"tokens": len(ids), "max_len": max_len, "kept": max_len}, "warning"))
             ids = ids[:max_len]
-        return Prepared(text, ids, tok.tokens(ids), list(ids), None, notes, truncated_from)
+        return Prepared(text, ids, tok.tokens(ids), list(ids), direction, notes, truncated_from)
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A reference continuation's ids (no BOS: it follows the prompt)."""

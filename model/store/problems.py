@@ -20,8 +20,10 @@ ENGLISH: dict[str, str] = {
     "model.safetensors.",
     "unknown_format": "{file} is neither this app's checkpoint config (no \"model\" section) nor a "
     "Hugging Face config (no \"model_type\").",
-    "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints and "
-    "BERT-style encoders (model_type \"bert\").",
+    "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints, "
+    "BERT-style encoders (model_type \"bert\"), decoder-only language models (model_type \"gpt2\", "
+    "\"llama\", \"qwen2\" or \"mistral\") and .gguf files of Llama or Qwen2 models.",
+    "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",
     "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",
     "zip_invalid": "{file} is not a readable zip file ({detail}).",
@@ -36,7 +38,8 @@ ENGLISH: dict[str, str] = {
     "zip_overrun": "{file}: the entry {entry!r} unpacks to more bytes than its header says; "
     "extraction stopped and everything was deleted.",
     "zip_corrupt_entry": "{file}: the entry {entry!r} is corrupt ({detail}); everything was deleted.",
-    "zip_no_config": "{file} has no config.json at its top level or in its one top folder.",
+    "zip_no_config": "{file} has no config.json (nor a .gguf file) at its top level or in its one top "
+    "folder.",
     "space_models": "This session already holds {count} models of your own, the most it keeps; "
     "remove one first.",
     "space_bytes": "This model unpacks to {size_mb} MB, but this session has only {left_mb} MB left of "

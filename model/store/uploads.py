@@ -163,7 +163,7 @@ def _extract(source: BinaryIO | Path, dest: Path, display: str, limits: UploadLi
                      if "/" not in n and _FILE_NAME.fullmatch(n) and n.lower().endswith(TAKEN_SUFFIXES)}
             pickles = sorted(n for n in top if "/" not in n and _is_pickle(n))
             skipped = sorted(n for n in top if n not in taken and n not in pickles)
-            if "config.json" not in taken:
+            if "config.json" not in taken and not any(n.lower().endswith(".gguf") for n in taken):
                 raise UserModelError("zip_no_config", file=display)
             if WEIGHTS not in taken and pickles:
                 raise UserModelError("pickle", file=f"{display}/{pickles[0]}", name=pickles[0])

@@ -1,7 +1,8 @@
 """A model folder of the user's own: given by path, picked in the app, or unpacked from an upload.
 
-Two formats are read, both from safetensors only (never pickle): this project's own checkpoint
-folder and a Hugging Face BERT-style folder (``model/store/formats/``). ``.bin`` / ``.pt`` /
+Every format of ``model/store/formats/`` is read: this project's own checkpoint folder, Hugging
+Face BERT-style and decoder-only folders (safetensors only, never pickle), and a ``.gguf`` file
+(given itself, or as the one .gguf file of a folder). ``.bin`` / ``.pt`` /
 ``.ckpt`` files are pickles, which run code when loaded: they are never opened, and a folder that
 has only those is refused with a message that says how to convert it.
 
@@ -22,8 +23,8 @@ MB = 2**20
 
 #: Files that hold pickles: loading one can run any code, so they are never opened or extracted.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".npy", ".npz")
-#: The only files taken from a zip: configs, tokenizers, vocabularies and safetensors weights.
-TAKEN_SUFFIXES = (".json", ".safetensors", ".txt")
+#: The only files taken from a zip: configs, tokenizers, vocabularies, safetensors and GGUF weights.
+TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf")
 #: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 WEIGHTS = "model.safetensors"
@@ -84,6 +85,8 @@ def detect_format(folder: Path, display: str | None = None, root: Path | None = 
     if root is not None and not _inside(folder, root):
         raise UserModelError("outside_root", file=display, root=str(root))
     names = sorted(p.name for p in folder.iterdir())
+    if gguf_file(folder, display) is not None:
+        return "gguf"
     weights = folder / WEIGHTS
     if not weights.exists():
         pickles = [n for n in names if _is_pickle(n)]
@@ -118,17 +121,33 @@ def detect_format(folder: Path, display: str | None = None, root: Path | None = 
     raise UserModelError("unknown_architecture", file=shown, arch=arch[:80])
 
 
+def gguf_file(folder: Path, display: str) -> Path | None:
+    """The one .gguf file of a folder without config.json (None when it is not such a folder)."""
+    if (folder / "config.json").exists():
+        return None
+    found = sorted(p for p in folder.iterdir() if p.name.lower().endswith(".gguf") and p.is_file())
+    if len(found) > 1:
+        raise UserModelError("several_gguf", file=display, count=len(found))
+    return found[0] if found else None
+
+
 def load_user_model(folder: Path, name: str | None = None, display: str | None = None,
                     root: Path | None = None) -> Bundle:
-    """Load a user's model folder (own format or BERT-style); every problem is a UserModelError
-    whose message names the file, with ``display`` standing for the folder."""
+    """Load a user's model folder (any format of model/store/formats/), or a .gguf file; every
+    problem is a UserModelError whose message names the file, with ``display`` standing for it."""
     folder = Path(folder)
     display = display or str(folder)
-    fmt = detect_format(folder, display, root)
-    name = name or folder.name
+    if folder.is_file() and folder.name.lower().endswith(".gguf"):
+        if root is not None and not _inside(folder, root):
+            raise UserModelError("outside_root", file=display, root=str(root))
+        fmt, target, name = "gguf", folder, name or folder.stem
+    else:
+        fmt = detect_format(folder, display, root)
+        target = gguf_file(folder, display) if fmt == "gguf" else folder
+        name = name or folder.name
     try:
         # a BERT folder's config holds no example sentence; the other formats bring their own
-        return format_named(fmt).load(folder, name=name, example=BERT_EXAMPLE if fmt == "bert" else None)
+        return format_named(fmt).load(target, name=name, example=BERT_EXAMPLE if fmt == "bert" else None)
     except UserModelError:
         raise
     except CheckpointError as e:

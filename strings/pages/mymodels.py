@@ -103,8 +103,10 @@ ZH = {
     "mymodels.problem.sharded": "{file}：不支持分成多个文件的权重；请把它们保存成一个 model.safetensors。",
     "mymodels.problem.unknown_format": "{file} 既不是本应用的检查点配置（没有 `\"model\"` 部分），"
     "也不是抱抱脸（Hugging Face）的配置（没有 `\"model_type\"`）。",
-    "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点和 BERT 式"
-    "编码器（`model_type` 为 `\"bert\"`）。",
+    "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点、BERT 式"
+    "编码器（`model_type` 为 `\"bert\"`）、只含解码器的语言模型（`model_type` 为 `\"gpt2\"`、`\"llama\"`、"
+    "`\"qwen2\"` 或 `\"mistral\"`），以及 Llama 或 Qwen2 模型的 .gguf 文件。",
+    "mymodels.problem.several_gguf": "{file} 里有 {count} 个 .gguf 文件；请给出要打开的那一个（一个文件夹里只能有一个）。",
     "mymodels.problem.checkpoint": "无法加载：{detail}",
     "mymodels.problem.zip_too_big": "{file} 有 {size_mb} MB；上传的文件最大 {limit_mb} MB。",
     "mymodels.problem.zip_invalid": "{file} 不是可以读取的 zip 文件（{detail}）。",
@@ -118,7 +120,7 @@ ZH = {
     "mymodels.problem.zip_bomb": "{file} 解压后会有 {size_mb} MB；最多接受 {limit_mb} MB。",
     "mymodels.problem.zip_overrun": "{file}：条目 {entry!r} 解压出的字节比它的文件头声明的多；已停止解压并删除全部内容。",
     "mymodels.problem.zip_corrupt_entry": "{file}：条目 {entry!r} 已损坏（{detail}）；已删除全部内容。",
-    "mymodels.problem.zip_no_config": "{file} 的顶层（或其中唯一的顶层文件夹）里没有 config.json。",
+    "mymodels.problem.zip_no_config": "{file} 的顶层（或其中唯一的顶层文件夹）里没有 config.json（也没有 .gguf 文件）。",
     "mymodels.problem.space_models": "本会话已经有 {count} 个你自己的模型，这是上限；请先移除一个。",
     "mymodels.problem.space_bytes": "这个模型解压后有 {size_mb} MB，但本会话的 {limit_mb} MB 空间只剩 {left_mb} MB。",
     "mymodels.problem.server_bytes": "服务器上已有 {used_mb} MB 的上传模型（上限 {limit_mb} MB）；请稍后再试，"

@@ -17,7 +17,7 @@ from model.network.transformer import Transformer
 from model.store.budget import within_budget
 from model.store.bundle import Bundle
 from model.store.registry import model_dir
-from model.store.sources.packages import PRETRAINED, pretrained_folder
+from model.store.sources.packages import PRETRAINED, pretrained_path
 from tests.conftest import tiny_config
 from tests.paths import REPO_ROOT
 
@@ -74,7 +74,7 @@ def produced(translation) -> dict[str, Message]:
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
     out.append(_error(analyze, bundle, "abc", target="  "))
     # an encoder-only model's task (MiniLM's WordPiece tokenizer; trained_len small to reach the note)
-    encode = EncodeTask(WordPieceTokenizer.load(pretrained_folder(PRETRAINED[0]) / "tokenizer.json"),
+    encode = EncodeTask(WordPieceTokenizer.load(pretrained_path(PRETRAINED[0]) / "tokenizer.json"),
                         trained_len=6)
     out += encode.prepare("The Bank raised interest rates by the river bank 🦜", 10).notes  # uncased,
     # truncated pieces, an unknown word, beyond the trained length

@@ -1,22 +1,24 @@
 """Model formats: one module each, behind the interface in ``base.py``.
 
-    own.py    this project's checkpoint folder
-    bert.py   a Hugging Face BERT-style encoder folder, converted into our Transformer
+    own.py         this project's checkpoint folder
+    bert.py        a Hugging Face BERT-style encoder folder, converted into our Transformer
     hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
+    gguf.py        a .gguf file of a Llama or Qwen2 decoder (llama.cpp's format), converted too
 
-Adding a family is one module here and one entry in :data:`FORMATS`. ``hf_decoder`` is not offered to
-folders and uploads yet: the pages and the command line do not run decoder-only models so far, and a
-model the app lists must open on every page that fits it.
+Adding a family is one module here and one entry in :data:`FORMATS`.
 """
 
 from __future__ import annotations
 
 from .base import ModelFormat
 from .bert import BERT
+from .gguf import GGUF
+from .hf_decoder import HF_DECODER
 from .own import OWN
 
-#: Every format, in the order a folder's config is offered to them.
-FORMATS: tuple[ModelFormat, ...] = (OWN, BERT)
+#: Every format, in the order a folder's config is offered to them (GGUF claims no config: a .gguf
+#: file has none, and is recognised by its name).
+FORMATS: tuple[ModelFormat, ...] = (OWN, BERT, HF_DECODER, GGUF)
 
 
 def format_named(name: str) -> ModelFormat:

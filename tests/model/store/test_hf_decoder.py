@@ -122,7 +122,7 @@ def test_rope_permutation_interleaves_the_halves():
 
 def test_claimed_by_the_registry_and_long_context_clamped(tmp_path):
     assert HF_DECODER.claims({"model_type": "mistral"})
-    assert format_for({"model_type": "mistral"}) is None  # not offered to uploads until the pages run it
+    assert format_for({"model_type": "mistral"}) is HF_DECODER  # folders, uploads and --model-dir open it
     hf = {"model_type": "llama", "vocab_size": 10, "hidden_size": 8, "num_attention_heads": 2,
           "intermediate_size": 16, "num_hidden_layers": 1, "max_position_embeddings": 131072}
     cfg, notes = decoder_config(hf, tmp_path / "config.json")
@@ -159,7 +159,8 @@ def test_a_reference_continuation_is_tokenized_without_bos(tmp_path):
     assert task.prepare("w1 w2", 16).prefix == [1, WORDS.index("w1"), WORDS.index("w2")]
 
 
-@pytest.mark.parametrize("strategy", [Strategy(), Strategy.make("beam", beam=3), Strategy.make("sample", seed=4)])
+@pytest.mark.parametrize("strategy", [Strategy(), Strategy.make("beam", beam=3),
+                                      Strategy.make("sample", seed=4)])
 def test_every_strategy_continues_a_decoder_only_model_and_one_pass_reads_it(strategy, tmp_path):
     _save("llama", tmp_path)
     bundle = HF_DECODER.load(tmp_path)

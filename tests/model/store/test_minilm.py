@@ -22,11 +22,11 @@ from model.network.transformer import Transformer
 from model.store.formats.bert import PretrainedError, load_bert_folder
 from model.store.formats.own import load_checkpoint, save_checkpoint
 from model.store.registry import available_models, load_model, model_info
-from model.store.sources.packages import PRETRAINED, pretrained_folder
+from model.store.sources.packages import PRETRAINED, pretrained_path
 from tests.conftest import tiny_config
 from viz.stats import cosine
 
-FOLDER = pretrained_folder(PRETRAINED[0])
+FOLDER = pretrained_path(PRETRAINED[0])
 SENTENCES = [
     "The bank raised interest rates.",
     "We sat on the river bank.",

@@ -599,9 +599,9 @@ def tiny_bert_folder(directory: Path, seed: int = 0) -> Path:
     MiniLM's own WordPiece tokenizer.json, and random weights under Hugging Face's names."""
     from model.store.formats.bert import bert_config, bert_name_map
     from model.store.formats.own import expected_shapes
-    from model.store.sources.packages import PRETRAINED, pretrained_folder
+    from model.store.sources.packages import PRETRAINED, pretrained_path
 
-    source = pretrained_folder(PRETRAINED[0])
+    source = pretrained_path(PRETRAINED[0])
     assert source is not None, "the MiniLM package is part of the normal set-up"
     hf = json.loads((source / "config.json").read_text())
     hf.update(hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2)
