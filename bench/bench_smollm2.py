@@ -72,7 +72,7 @@ def main() -> None:
     load_model("smollm2")  # the cache exists from here on
     ours_load, bundle = _timed(lambda: load_model("smollm2"), args.rounds)
     theirs_load, hf = _timed(lambda: transformers.AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, attn_implementation="eager", torch_dtype=torch.float32).eval(), 1)
+        gguf.parent, gguf_file=gguf.name, attn_implementation="eager", dtype=torch.float32).eval(), 1)
     ids = bundle.task.prepare(PROMPT, bundle.cfg.max_len).source_ids[:32]
     text = bundle.tokenizer.decode(ids)
     x = torch.tensor([ids])

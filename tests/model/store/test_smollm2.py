@@ -39,7 +39,7 @@ def theirs(smollm2_folder):  # noqa: F811
     import transformers
 
     model = transformers.AutoModelForCausalLM.from_pretrained(
-        smollm2_folder, gguf_file=SMOLLM2_NAME, attn_implementation="eager", torch_dtype=torch.float32)
+        smollm2_folder, gguf_file=SMOLLM2_NAME, attn_implementation="eager", dtype=torch.float32)
     tokenizer = transformers.AutoTokenizer.from_pretrained(smollm2_folder, gguf_file=SMOLLM2_NAME)
     return model.eval(), tokenizer
 
