@@ -128,7 +128,7 @@ def load_bundle(args):
             raise
     import tempfile
 
-    from ..store.uploads import extract_zip
+    from ..store.upload_files import extract_zip
     from ..store.user_folders import load_user_model
 
     path = Path(args.model_dir).expanduser()

@@ -19,7 +19,8 @@ from model.network.kinds import hook_name
 from model.store.formats import gguf as gguf_format
 from model.store.formats.gguf_file import GGUFError
 from model.store.registry import load_model, model_info
-from model.store.uploads import UploadLimits, UserModelSpace
+from model.store.upload_files import UploadLimits
+from model.store.uploads import UserModelSpace
 from model.store.user_folders import UserModelError, load_user_model
 from tests.cli_run import model_cli
 from tests.model.store.test_gguf_file import SMOLLM2_NAME
@@ -232,3 +233,22 @@ def test_generate_on_a_gguf_file_from_the_command_line(tmp_path):
     assert refused.returncode == 2 and "has no chat template" in refused.stderr
     with pytest.raises(GGUFError):
         gguf_format.GGUF.read_config(tmp_path / "missing.gguf")
+
+
+def test_a_bare_gguf_upload_is_copied_within_the_limit_and_opens(tmp_path):
+    write_tiny(tmp_path / "tiny.gguf")
+    size = (tmp_path / "tiny.gguf").stat().st_size
+    space = UserModelSpace("gguf-bare", limits=UploadLimits(max_zip_bytes=size + 10))
+    try:
+        with open(tmp_path / "tiny.gguf", "rb") as f:
+            entry = space.add_gguf(f, "tiny.gguf")
+        assert load_model(entry.name).cfg.n_dec_layers == 2 and entry.size == size
+        small = UserModelSpace("gguf-small", limits=UploadLimits(max_zip_bytes=size - 1))
+        try:
+            with open(tmp_path / "tiny.gguf", "rb") as f, pytest.raises(UserModelError, match="at most"):
+                small.add_gguf(f, "tiny.gguf")
+            assert not any(small._folder[0].iterdir())  # nothing left of the refused copy
+        finally:
+            small.close()
+    finally:
+        space.close()

@@ -36,7 +36,8 @@ from model.store.registry import (
     user_model,
     user_model_names,
 )
-from model.store.uploads import UploadLimits, UserModelSpace, extract_zip, sweep_stale_uploads, upload_root
+from model.store.upload_files import UploadLimits, extract_zip
+from model.store.uploads import UserModelSpace, sweep_stale_uploads, upload_root
 from model.store.user_folders import ENGLISH, UserModelError, detect_format, folder_models, load_user_model
 from tests.conftest import tiny_config
 from tests.paths import REPO_ROOT
@@ -731,7 +732,7 @@ def test_the_upload_limit_is_the_same_everywhere():
     import tomllib
 
     from app_support.user_models import UPLOAD_LIMIT_MB
-    from model.store.uploads import LIMITS
+    from model.store.upload_files import LIMITS
 
     root = REPO_ROOT
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
@@ -766,7 +767,7 @@ def test_all_sessions_together_hold_a_bounded_number_of_bytes(folder, monkeypatc
 
 
 def test_upload_clean_up_deletes_only_inside_its_own_folder(tmp_path):
-    from model.store.uploads import _remove_tree
+    from model.store.upload_files import _remove_tree
 
     root = tmp_path / "uploads"
     (root / "mine").mkdir(parents=True)
