@@ -89,7 +89,7 @@ def score_batch(
 ) -> torch.Tensor:
     """Teacher-forced log-probability of each target sentence: [batch] (padding ignored)."""
     model.eval()
-    logp = F.log_softmax(model(src, tgt_in), dim=-1)  # [batch, tgt_pos, vocab]
+    logp = F.log_softmax(model.teacher_forced(src, tgt_in), dim=-1)  # [batch, tgt_pos, vocab]
     tok = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)  # [batch, tgt_pos]
     return (tok * (tgt_out != model.cfg.pad_id)).sum(-1)
 

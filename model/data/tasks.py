@@ -284,4 +284,16 @@ def task_from_dict(data: dict, directory: Path):
         from .translation_tokenizer import TranslationTokenizer
 
         return TranslationTask(TranslationTokenizer.load(tokenizer_file))
+    if kind == "induction":  # our own decoder-only models (model/data/lm_training.py)
+        from .lm_training import InductionTask
+
+        task = InductionTask(int(data.get("min_len", 5)), int(data.get("max_len", 20)))
+        if CharTokenizer.load(tokenizer_file).alphabet != task.tokenizer.alphabet:
+            raise ValueError(f"{tokenizer_file} does not match the induction task's alphabet")
+        return task
+    if kind == "sentences":
+        from .lm_training import SentencesTask
+        from .translation_tokenizer import TranslationTokenizer
+
+        return SentencesTask(TranslationTokenizer.load(tokenizer_file))
     raise ValueError(f"unknown task type {kind!r} in the checkpoint's config")

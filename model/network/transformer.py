@@ -236,5 +236,10 @@ class Transformer(HookedModule):
                      d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
         return self.decode(ids, None, None)  # [batch, pos, vocab]
 
+    def teacher_forced(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        """Logits [batch, tgt_pos, vocab] of a training pair: the decoder reads tgt_in after the encoder
+        read src; a decoder-only model reads tgt_in alone (its src is empty)."""
+        return self(tgt_in) if self.cfg.decoder_only else self(src, tgt_in)
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -13,7 +13,7 @@ from ..network.config import ModelConfig, TrainConfig
 class Preset:
     model: ModelConfig
     train: TrainConfig
-    task: str  # "copy" / "reverse" / "sort" (synthetic) or "translation"
+    task: str  # "copy" / "reverse" / "sort" (synthetic), "translation", "induction" or "sentences"
     description: str
     ship_dtype: str = "float32"  # dtype of the weights written into assets/
     label: str = ""  # short menu label of the shipped model ("" = its name)
@@ -47,6 +47,12 @@ def _didactic(kind: str, steps: int, description: str, order: int, description_z
     )
 
 
+def _language_model(**sizes) -> ModelConfig:
+    """A decoder-only network of GPT-2's kind: learned positions, Pre-LN, GELU, tied output."""
+    return ModelConfig(n_enc_layers=0, decoder_only=True, norm_first=True, norm="layernorm",
+                       activation="gelu_tanh", pos_encoding="learned", **sizes)
+
+
 PRESETS: dict[str, Preset] = {
     "reverse": _didactic("reverse", 600, "reverses a lowercase word: cross-attention is an anti-diagonal", 1,
                          "把一个小写单词倒过来写：交叉注意力是一条反对角线"),
@@ -54,6 +60,34 @@ PRESETS: dict[str, Preset] = {
                       "原样复制一个小写单词：交叉注意力是一条对角线"),
     "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source", 3,
                       "把单词的字母排序：每个输出字母去源里找到它自己"),
+    "induction": Preset(
+        _language_model(vocab_size=SyntheticTask("copy").tokenizer.vocab_size, d_model=64, n_heads=4,
+                        d_ff=256, n_dec_layers=2, dropout=0.0, max_len=48),
+        TrainConfig(lr=3e-3, warmup_steps=100, max_steps=1500, batch_tokens=4096, eval_every=250,
+                    save_every=0, log_every=50, label_smoothing=0.0),
+        "induction",
+        "a 2-layer decoder on random letters written twice: a previous-token head, then an induction head",
+        label="induction · didactic",
+        group="didactic",
+        order=4,
+        i18n=(("zh", "label", "induction · 教学模型"),
+              ("zh", "description",
+               "两层解码器，在重复两遍的随机字母上训练：先是“前一个 token”头，再是归纳头")),
+    ),
+    "tiny-gpt": Preset(
+        _language_model(vocab_size=8000, d_model=256, n_heads=4, d_ff=1024, n_dec_layers=4, dropout=0.1,
+                        max_len=64),
+        TrainConfig(lr=1e-3, warmup_steps=500, max_steps=6000, batch_tokens=4096, max_batch_size=384,
+                    eval_every=500, save_every=250, log_every=25, num_threads=2, label_smoothing=0.0),
+        "sentences",
+        "a tiny GPT trained on Tatoeba's Chinese and English sentences: it continues what you type",
+        ship_dtype="float16",
+        label="tiny-gpt · 中文 / English",
+        group="didactic",
+        order=5,
+        i18n=(("zh", "label", "tiny-gpt · 中文 / English"),
+              ("zh", "description", "用 Tatoeba 的中英文句子训练的小型 GPT：它接着你输入的内容往下写")),
+    ),
     "default": Preset(
         ModelConfig(
             vocab_size=8000, d_model=256, n_heads=8, d_ff=1024, n_enc_layers=3, n_dec_layers=3,
@@ -241,14 +275,20 @@ VARIANT_AXES: dict[str, tuple[str, ...]] = {
 def make_task(preset: Preset, tokenizer_path: Path):
     """The preset's task; a translation tokenizer is trained (train split only) unless
     tokenizer_path exists."""
-    if preset.task == "translation":
+    if preset.task in ("translation", "sentences"):
+        from ..data.lm_training import SentencesTask
         from ..data.translation_tokenizer import TranslationTokenizer, build_default_tokenizer
 
+        task = TranslationTask if preset.task == "translation" else SentencesTask
         path = Path(tokenizer_path)
         if path.exists():
-            return TranslationTask(TranslationTokenizer.load(path))
+            return task(TranslationTokenizer.load(path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        return TranslationTask(build_default_tokenizer(path, preset.model.vocab_size))
+        return task(build_default_tokenizer(path, preset.model.vocab_size))
+    if preset.task == "induction":
+        from ..data.lm_training import InductionTask
+
+        return InductionTask()
     return SyntheticTask(preset.task)
 
 

@@ -125,7 +125,7 @@ def validation_loss(model: Transformer, examples: list[Example], batch_tokens: i
     pad = model.cfg.pad_id
     for idx in make_batches(examples, batch_tokens, 512, seed=0):
         src, tgt_in, tgt_out = collate(examples, idx, pad)
-        logits = model(src, tgt_in)
+        logits = model.teacher_forced(src, tgt_in)
         n = int((tgt_out != pad).sum())
         total += float(loss_fn(logits, tgt_out, pad, 0.0)) * n
         count += n
@@ -296,7 +296,7 @@ def _optimiser_step(model: Transformer, opt: torch.optim.Optimizer, src: torch.T
     cfg = model.cfg
     for group in opt.param_groups:
         group["lr"] = lr
-    logits = model(src, tgt_in)
+    logits = model.teacher_forced(src, tgt_in)
     loss = loss_fn(logits, tgt_out, cfg.pad_id, tc.label_smoothing, ignore_pad=cfg.mask_padding)
     opt.zero_grad(set_to_none=True)
     loss.backward()
