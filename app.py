@@ -9,8 +9,9 @@ the page.
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunException
 
-from app_support import pages
+from app_support import pages, session_memory
 from app_support.i18n import current_lang, t
 from app_support.models import model_label
 from app_support.ui import escape_md
@@ -46,14 +47,26 @@ if moved is not None:
     keep_view_across_switch()
     st.switch_page(st_pages[target.key], query_params=params)
 
+session_memory.watch_session()  # when the session ends, what it holds goes (session_memory)
+complete = True
 try:
     view = select_view(page.url_path)  # draws the shared sidebar
     spec = pages.BY_PATH.get(page.url_path)
+    language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
+    if spec is not None and language_model and not spec.for_language_models:
+        st.info(t("page.not_for_language_models", model=escape_md(model_label(view.model, current_lang()))),
+                icon=":material/info:")
+        st.stop()
     if spec is not None and spec.needs_decoder and not view.n_layers.get("cross"):
         st.info(t("page.needs_decoder", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
         st.stop()
     page.run()
+except RerunException:
+    complete = False  # stopped before its later widgets were drawn: they are not stale
+    raise
 finally:
     # Also after st.stop() (e.g. empty input): the URL must still hold the view.
     sync_url()
+    if complete:
+        session_memory.after_run()  # the pages not shown keep no analysis alive

@@ -22,12 +22,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import os
+import threading
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -140,12 +142,36 @@ def _hashable(value: Any) -> Hashable:
     return value
 
 
+#: Large results (``frees_memory``) computed at once, server-wide (ATTENTION_LENS_LARGE_AT_ONCE, default
+#: 1). A MiniLM analysis at 500 tokens holds ~140 MB and peaks at ~210 MB while computed; four
+#: sessions computing at once took the server from 1.1 to 1.8 GB (bench/bench_sessions.py). The
+#: forward passes run on one torch thread each, so a second one at once gains little on a small server.
+LARGE_AT_ONCE = max(1, int(os.environ.get("ATTENTION_LENS_LARGE_AT_ONCE", "1") or 1))
+_LARGE = threading.BoundedSemaphore(LARGE_AT_ONCE)
+_HOLDS_TURN = threading.local()
+
+
+@contextlib.contextmanager
+def _large_turn(large: bool) -> Iterator[None]:
+    """Wait for a turn to compute a large result (reentrant: a large computation may ask for another)."""
+    if not large or getattr(_HOLDS_TURN, "held", False):
+        yield
+        return
+    with _LARGE:
+        _HOLDS_TURN.held = True
+        try:
+            yield
+        finally:
+            _HOLDS_TURN.held = False
+
+
 def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = False) -> Callable:
     """``fn(bundle, ..., *args)`` as ``run(name, ..., *args)``, its results kept in :data:`RESULTS`.
 
     ``models``: how many leading arguments are models (0 for a function of plain values).
     ``frees_memory``: hand freed memory back to the system before and after computing (for results
-    of hundreds of MB, whose garbage the collector's object-count thresholds never notice).
+    of hundreds of MB, whose garbage the collector's object-count thresholds never notice), and
+    compute at most :data:`LARGE_AT_ONCE` of them at once.
     Exceptions are not cached: an unusable input is tried again (and refused again) when asked.
     The wrapped function stays reachable as ``run.uncached``.
     """
@@ -155,6 +181,13 @@ def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = 
     label = f"{fn.__module__}.{fn.__qualname__}"
 
     missing = object()
+
+    def lookup(key: tuple, names: tuple, stamps: tuple) -> Any:
+        stored = RESULTS.get(key, missing)
+        if stored is not missing and _computed_on_served_copies(names, stamps, stored[0]):
+            RESULTS.hits += 1
+            return stored[1]
+        return missing
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
@@ -167,19 +200,22 @@ def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = 
         key = (label, names, stamps, _hashable(list(bound.arguments.items())[models:]))
         # A hit loads no model: a page showing results of more models than the model cache holds
         # (the variants page: 7) would otherwise load them all again on every rerun.
-        stored = RESULTS.get(key, missing)
-        if stored is not missing and _computed_on_served_copies(names, stamps, stored[0]):
-            RESULTS.hits += 1
-            return stored[1]
-        RESULTS.misses += 1
-        bundles = tuple(get_bundle(name) for name in names)
-        if frees_memory:
-            release_memory()
-        value = freeze(fn(*bundles, *args[models:], **kwargs))
-        if frees_memory:
-            release_memory()
-        RESULTS.discard(lambda k: k == key)  # a result of a copy loaded before this one: never served
-        return RESULTS.put(key, (tuple(weakref.ref(b) for b in bundles), value))[1]
+        found = lookup(key, names, stamps)
+        if found is not missing:
+            return found
+        with _large_turn(frees_memory):
+            found = lookup(key, names, stamps) if frees_memory else missing  # computed while we waited
+            if found is not missing:
+                return found
+            RESULTS.misses += 1
+            bundles = tuple(get_bundle(name) for name in names)
+            if frees_memory:
+                release_memory()
+            value = freeze(fn(*bundles, *args[models:], **kwargs))
+            if frees_memory:
+                release_memory()
+            RESULTS.discard(lambda k: k == key)  # a result of a copy loaded before this one: never served
+            return RESULTS.put(key, (tuple(weakref.ref(b) for b in bundles), value))[1]
 
     run.uncached = fn
     return run

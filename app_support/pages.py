@@ -24,6 +24,9 @@ class PageSpec:
     # True when the page follows the decoder's output: on an encoder-only model (MiniLM) the router
     # says so plainly instead of running it
     needs_decoder: bool = False
+    # False while the page is drawn for an encoder or an encoder-decoder only: on a decoder-only
+    # language model (SmolLM2, a GGUF or GPT-style upload) the router says so instead of running it
+    for_language_models: bool = True
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
-             "decoding", "decoding", ("step", "ref"), needs_decoder=True),
+             "decoding", "decoding", ("step", "ref"), needs_decoder=True, for_language_models=False),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
@@ -64,19 +67,20 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("deck", "app_pages/deck.py", ":material/slideshow:", "how", "deck", ("slide",)),
     PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
              ("query", "key")),
-    PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
+    PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal"),
+             for_language_models=False),
     PageSpec("architecture", "app_pages/architecture.py", ":material/account_tree:", "how", "architecture"),
-    PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost"),
+    PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost", for_language_models=False),
     PageSpec("pitfalls", "app_pages/pitfalls.py", ":material/bug_report:", "how", "pitfalls",
              ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
-             "positional", ("len", "dim", "k")),
+             "positional", ("len", "dim", "k"), for_language_models=False),
     PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
-             ("heads", "mode"), needs_decoder=True),
+             ("heads", "mode"), needs_decoder=True, for_language_models=False),
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",
-             ("a", "b", "token", "site"), needs_decoder=True),
+             ("a", "b", "token", "site"), needs_decoder=True, for_language_models=False),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
-             ("step", "steps"), needs_decoder=True),
+             ("step", "steps"), needs_decoder=True, for_language_models=False),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )

@@ -132,9 +132,14 @@ def _sentence_box(name: str, bundle: Bundle) -> None:
 
 
 def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
-    """The translation direction, for a model that translates; the directions it offers."""
+    """The translation direction, for a model that translates (the prompt's form, raw or chat, for a
+    chat language model); the directions it offers."""
     directions = tuple(getattr(bundle.task, "directions", []) or [])
-    if directions:
+    if directions and bundle.cfg.decoder_only:
+        clamp_choice("dir", list(directions), directions[0])
+        st.radio(t("sidebar.form"), list(directions), key="dir", help=t("sidebar.form_help"),
+                 format_func=lambda d: text(lang, f"direction.{d}"))
+    elif directions:
         clamp_choice("dir", ["auto", *directions], "auto")
         st.radio(
             t("sidebar.direction"),

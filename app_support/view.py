@@ -71,7 +71,8 @@ class View:
 
     @property
     def is_translation(self) -> bool:
-        return bool(self.directions)
+        # A chat model's prompt forms (raw, chat) take the directions' place, but it does not translate.
+        return bool(self.directions) and bool(self.n_layers.get("cross"))
 
 
 # --------------------------------------------------------------------------- wishes for the next run

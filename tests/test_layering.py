@@ -207,8 +207,9 @@ def test_the_app_layers_never_import_torch():
 
 
 def test_only_the_gateway_caches_model_results():
-    """One cache for model results (app_support/gateway.py); the upload space is a per-session resource."""
-    allowed = {"app_support/gateway.py", "app_support/user_models.py"}
+    """One cache for model results (app_support/gateway.py); the upload space and the session's clean-up
+    watch are per-session resources."""
+    allowed = {"app_support/gateway.py", "app_support/user_models.py", "app_support/session_memory.py"}
     found = {
         str(path.relative_to(ROOT))
         for path in _app_files()

@@ -40,6 +40,11 @@ EN = {
     "direction.auto": "auto-detect",
     "direction.zh->en": "中文 → English",
     "direction.en->zh": "English → 中文",
+    "sidebar.form": "The prompt",
+    "direction.raw": "continued as typed",
+    "direction.chat": "answered in chat form",
+    "sidebar.form_help": "A chat model can read the text as typed and continue it, or read it as a user's "
+    "message in its chat template and answer it (the template's tokens are part of the input then).",
     "sidebar.attention": "Attention",
     "sidebar.layer": "Layer",
     "sidebar.head": "Head",
@@ -61,6 +66,9 @@ EN = {
     "page.needs_decoder": "**{model}** is encoder-only: it has no decoder and writes no output text, so this "
     "page, which follows the decoder's output, has nothing to show. The attention pages (single head, all "
     "heads, token focus, mean & rollout, compare, head statistics) and the pages under the hood work on it.",
+    "page.not_for_language_models": "**{model}** is a decoder-only language model. This page is drawn for "
+    "encoder–decoder models so far (its version for language models comes with the generation pages); "
+    "single head, all heads, token focus, mean & rollout, compare and head statistics work on it.",
     "io.tokens": "Tokens in → out",
     "analysis.empty": "The input is empty. Type a sentence in the sidebar (or press “Use the example sentence”).",
     "analysis.running": "Running the model …",
@@ -105,6 +113,11 @@ ZH = {
     "direction.auto": "自动识别",
     "direction.zh->en": "中文 → English",
     "direction.en->zh": "English → 中文",
+    "sidebar.form": "提示文本",
+    "direction.raw": "按原样续写",
+    "direction.chat": "以对话形式回答",
+    "sidebar.form_help": "对话模型可以把文本按原样读入并续写，也可以把它当作用户在对话模板里的一条消息来回答"
+    "（这时模板的 token 也是输入的一部分）。",
     "sidebar.attention": "注意力类型",
     "sidebar.layer": "层",
     "sidebar.head": "注意力头",
@@ -124,6 +137,9 @@ ZH = {
     "page.needs_decoder": "**{model}** 只有编码器（encoder-only）：它没有解码器，也不生成输出文本，而这一页跟随的是解码器的输出，"
     "所以这里没有可以展示的内容。注意力相关的页面（单个注意力头、所有注意力头、聚焦一个 token、平均与注意力展开、对比两个句子、"
     "注意力头统计）和“模型内部”里的页面都可以用于它。",
+    "page.not_for_language_models": "**{model}** 是只含解码器的语言模型。这一页目前只为编码器–解码器模型绘制"
+    "（它的语言模型版本会随生成页面一起到来）；单个注意力头、所有注意力头、聚焦一个 token、平均与注意力展开、"
+    "对比两个句子和注意力头统计都可以用于它。",
     "io.tokens": "token 数：输入 → 输出",
     "analysis.empty": "输入为空。请在侧边栏输入一个句子（或点击“使用示例句子”）。",
     "analysis.running": "模型运行中 …",
