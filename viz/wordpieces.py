@@ -1,7 +1,8 @@
 """Attention between words instead of word pieces, and without the special tokens.
 
-A WordPiece tokenizer cuts "embeddings" into ``em ##bed ##ding ##s``. To read attention per word,
-the pieces of each word are merged along both axes of a pattern ``[..., query, key]``:
+A WordPiece tokenizer cuts "embeddings" into ``em ##bed ##ding ##s``, and a byte-level BPE one cuts
+苹 into three tokens shown as ``苹 1/3 … 苹 3/3`` (model/data/byte_tokens.py). To read attention per
+word or character, the pieces of each are merged along both axes of a pattern ``[..., query, key]``:
 
 * attention **to** a word (a column) is the **sum** over its pieces: the weight a query puts on the
   word, so a row that summed to 1 still sums to 1;
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.data.byte_tokens import group_text, part_of
 from viz._validate import as_array, check_tokens
 
 HIDDEN = -1  # word_of_piece value of a position that is not shown
@@ -63,8 +65,18 @@ class Grouping:
 
 
 def word_starts(tokens: Sequence[str]) -> list[bool]:
-    """True where a token begins a word: every token except a ``##`` continuation piece."""
-    return [not t.startswith(CONTINUATION) or len(t) == len(CONTINUATION) for t in tokens]
+    """True where a token begins a word: every token except a ``##`` continuation piece and a byte
+    group's later parts (``苹 2/3``)."""
+    return [(not t.startswith(CONTINUATION) or len(t) == len(CONTINUATION)) and (part_of(t) or (1,))[0] == 1
+            for t in tokens]
+
+
+def _joined(label: str, piece: str) -> str:
+    """A unit's label with one more piece: a ``##`` piece's text appended; a byte group's later part
+    adds nothing (its first part's label, the group's text, already holds the character)."""
+    if part_of(piece) is not None:
+        return group_text(label)
+    return label + piece.removeprefix(CONTINUATION)
 
 
 def group_pieces(
@@ -102,7 +114,7 @@ def group_pieces(
             continue
         if merge and prev_shown and not begin[i]:
             positions[-1].append(i)
-            labels[-1] += tok.removeprefix(CONTINUATION)
+            labels[-1] = _joined(labels[-1], tok)
         else:
             positions.append([i])
             labels.append(tok)

@@ -13,6 +13,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from ..messages import Message
+from .byte_tokens import readable_tokens
 from .chat_form import ChatForm
 from .prepared import InputError, Prepared, check_text
 from .tokenizer_files import TokenizerFile, read_tokenizer
@@ -28,10 +29,29 @@ class PieceTokenizer(TokenizerFile):
         self._tok.no_truncation()
         self._bos, self._eos, self._pad = bos_id, eos_id, pad_id
         self._specials = frozenset(i for i in (bos_id, eos_id) if i is not None)
+        # A byte-level vocabulary spells bytes as printable characters (a space is "Ġ"): its tokens
+        # are shown as the text they spell (model/data/byte_tokens.py).
+        self.byte_level = type(tokenizer.decoder).__name__ == "ByteLevel"
 
     @classmethod
     def load(cls, path: Path | str, bos_id: int | None, eos_id: int | None, pad_id: int) -> PieceTokenizer:
         return cls(read_tokenizer(Path(path)), bos_id, eos_id, pad_id)
+
+    def tokens(self, ids) -> list[str]:
+        """Display strings for ``ids``: as stored, or for a byte-level vocabulary the text each token
+        spells, a token holding part of a character labelled with its group's text and its part."""
+        raw = [self._raw(i) for i in ids]
+        return readable_tokens(raw) if self.byte_level else raw
+
+    def id_to_token(self, i: int) -> str:
+        """Display string of one id, read alone (a part of a character shows its bytes escaped)."""
+        return self.tokens([i])[0]
+
+    def _raw(self, i: int) -> str:
+        token = self._tok.id_to_token(int(i))
+        if token is None:
+            raise IndexError(f"token id {i} out of range [0, {self._tok.get_vocab_size()})")
+        return token
 
     @property
     def pad_id(self) -> int:

@@ -72,7 +72,7 @@ def test_parity_with_transformers_reading_the_same_file(ours, theirs, prompt):
 def test_the_capital_of_france_is_paris(ours):
     result = analyze(ours, "The capital of France is", max_new=4)
     assert result.output_text.startswith(" Paris")
-    assert result.steps[0].token == "ĠParis" and result.steps[0].prob > 0.5
+    assert result.steps[0].token == " Paris" and result.steps[0].prob > 0.5  # shown as the text it spells
 
 
 def test_greedy_generation_equals_transformers_generate(ours, theirs):
