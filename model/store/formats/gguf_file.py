@@ -28,6 +28,7 @@ from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from gguf.quants import dequantize, quant_shape_to_byte_shape
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 
+from ...data.byte_tokens import bytes_to_unicode
 from ..bundle import CheckpointError
 
 MAGIC = b"GGUF"
@@ -351,15 +352,6 @@ class GGUFFile:
     def chat_template(self) -> str | None:
         template = self.metadata.get("tokenizer.chat_template")
         return template if isinstance(template, str) else None
-
-
-@cache
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's byte -> printable character table, in which byte-level BPE vocabularies are spelled."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1),
-                 *range(ord("\u00ae"), ord("\u00ff") + 1)]
-    others = [b for b in range(256) if b not in printable]
-    return {**{b: chr(b) for b in printable}, **{b: chr(256 + i) for i, b in enumerate(others)}}
 
 
 def _strings(value) -> bool:

@@ -1,0 +1,65 @@
+"""Every page of the app on a decoder-only language model (SmolLM2, listed for the test as the app
+will list it once every page is drawn for it), in both interface languages (AppTest)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import pages as page_registry
+from app_support.i18n import text as tr
+from app_support.models import model_label
+from model.data.byte_tokens import PART
+from model.store.sources import packages
+from tests.paths import REPO_ROOT
+
+APP = str(REPO_ROOT / "app.py")
+MOJIBAKE = set("ĠĊèæåçéäĩĶķ")
+
+
+@pytest.fixture(autouse=True)
+def _smollm2_listed(monkeypatch):
+    monkeypatch.setattr(packages, "PRETRAINED", tuple(
+        dataclasses.replace(e, listed=True) for e in packages.PRETRAINED))
+
+
+def _open(page: page_registry.PageSpec, lang: str, text: str = "The capital of France is") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"model": "smollm2", "text": text, "lang": lang})
+    at.run()
+    if page is not page_registry.START_PAGE:
+        at.switch_page(page.file).run()
+    return at
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", page_registry.PAGES, ids=lambda p: p.key)
+def test_every_page_opens_on_a_language_model(page, lang):
+    at = _open(page, lang)
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    notice = tr(lang, "page.not_for_language_models", model=model_label("smollm2", lang)).replace("\\", "")
+    said = [i.value.replace("\\", "") for i in at.info]
+    if not page.for_language_models:  # says so plainly, draws nothing
+        assert notice in said, said
+        assert not at.get("plotly_chart")
+    else:
+        assert notice not in said
+
+
+def test_a_chinese_prompt_shows_chinese_on_every_axis_and_in_every_hover():
+    at = _open(page_registry.START_PAGE, "en", "我吃了一个苹果")
+    assert not at.exception, [e.message for e in at.exception]
+    figures = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert figures
+    heatmap = next(t for f in figures for t in f["data"] if t.get("type") == "heatmap")
+    labels = [str(v) for v in heatmap["x"] + heatmap["y"]]
+    assert any("苹" in lab for lab in labels) and any("一个" in lab for lab in labels), labels
+    hover = json.dumps(heatmap.get("customdata", "")) + json.dumps(heatmap.get("text", ""))
+    shown = "".join(labels) + json.loads(json.dumps(hover))
+    assert not MOJIBAKE & set(shown), sorted(MOJIBAKE & set(shown))
+    assert f"苹{PART}2/3" in "".join(labels)
