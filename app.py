@@ -57,7 +57,7 @@ try:
         st.info(t("page.not_for_language_models", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
         st.stop()
-    if spec is not None and spec.needs_decoder and not view.n_layers.get("cross"):
+    if spec is not None and spec.needs_decoder and not view.n_layers.get("decoder"):
         st.info(t("page.needs_decoder", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
         st.stop()

@@ -19,7 +19,9 @@ from model.public import BeamResult, InputError, SampleResult
 
 lang = current_lang()
 view = current_view()
-page_header(t("page.decoding.title"), t("decoding.intro"))
+# A decoder-only language model reads no source: each step's attention is its own over what it read.
+language_model = not view.n_layers.get("cross")
+page_header(t("page.decoding.title"), t("decoding.intro_lm" if language_model else "decoding.intro"))
 result = current_analysis(view)
 vocab_size = G.config(view.model).vocab_size
 
@@ -44,39 +46,44 @@ st.markdown(
 )
 st.caption(t("decoding.strategy_now", strategy=strategy_name(result.strategy, lang)))
 
-cross = result.attention("cross")  # [layer, head, query, key]
-cross_scores = result.attention("cross", "scores")
-dec = result.attention("decoder")
+dec = result.attention("decoder")  # [layer, head, query, key]
 dec_scores = result.attention("decoder", "scores")
 layer, head = view.layer, view.head
-if layer >= cross.shape[0]:
+if layer >= dec.shape[0]:
     layer = 0
 
 left, right = st.columns([3, 2])
 with left:
-    fig = viz.cross_attention_step(
-        cross[:, :, pos, :], result.source_tokens, step_token=step.token, step=step_no,
-        title=t("decoding.cross_title", step=step_no), lang=lang,
-    )
+    if language_model:  # every head's row over the prompt and the output so far
+        fig = viz.cross_attention_step(
+            dec[:, :, pos, : pos + 1], result.target_tokens[: pos + 1], step_token=step.token, step=step_no,
+            title=t("decoding.lm_title", step=step_no), lang=lang,
+        )
+    else:
+        fig = viz.cross_attention_step(
+            result.attention("cross")[:, :, pos, :], result.source_tokens, step_token=step.token,
+            step=step_no, title=t("decoding.cross_title", step=step_no), lang=lang,
+        )
     chart(fig, key="decode_cross_all")
-    st.caption(t("decoding.cross_caption"))
+    st.caption(t("decoding.lm_caption" if language_model else "decoding.cross_caption"))
 with right:
     top = viz.topk_bar(step.top_tokens, np.asarray(step.top_probs, dtype=np.float32),
                        title=t("decoding.topk_title", step=step_no), lang=lang)
     chart(top, key="decode_topk")
     st.caption(t("decoding.topk_caption"))
 
-c1, c2 = st.columns(2)
-with c1:
-    one = viz.attention_heatmap(
-        cross[layer, head, pos : pos + 1, :],
-        [result.target_tokens[pos]],
-        result.source_tokens,
-        scores_2d=cross_scores[layer, head, pos : pos + 1, :],
-        title=t("decoding.cross_row_title", layer=layer, head=head),
-        lang=lang,
-    )
-    chart(one, key="decode_cross_one")
+c1, c2 = st.columns(2) if not language_model else (None, st.container())
+if c1 is not None:
+    with c1:
+        one = viz.attention_heatmap(
+            result.attention("cross")[layer, head, pos : pos + 1, :],
+            [result.target_tokens[pos]],
+            result.source_tokens,
+            scores_2d=result.attention("cross", "scores")[layer, head, pos : pos + 1, :],
+            title=t("decoding.cross_row_title", layer=layer, head=head),
+            lang=lang,
+        )
+        chart(one, key="decode_cross_one")
 with c2:
     row = viz.attention_heatmap(
         dec[layer, head, pos : pos + 1, :],
@@ -87,7 +94,7 @@ with c2:
         lang=lang,
     )
     chart(row, key="decode_self_row")
-st.caption(t("decoding.rows_caption"))
+st.caption(t("decoding.lm_rows_caption" if language_model else "decoding.rows_caption"))
 
 
 # --------------------------------------------------------------------------- the search itself

@@ -56,7 +56,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
-             "decoding", "decoding", ("step", "ref"), needs_decoder=True, for_language_models=False),
+             "decoding", "decoding", ("step", "ref"), needs_decoder=True),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
     PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",

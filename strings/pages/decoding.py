@@ -8,6 +8,16 @@ EN = {
     "returns the most likely whole one, **sampling** draws at random (choose in the sidebar). Move the "
     "slider to replay the steps of the chosen output. At the bottom, **teacher forcing**: the decoder reads "
     "a reference you type, as in training.",
+    "decoding.intro_lm": "A language model **writes one token at a time**: at each step it reads the prompt and "
+    "everything it has written so far with **masked self-attention** (no source sentence, no cross-attention), "
+    "scores every token of its vocabulary, and a decoding strategy picks one: **greedy**, **beam search** or "
+    "**sampling** (choose in the sidebar). Move the slider to replay the steps. At the bottom, **teacher "
+    "forcing**: the model reads a continuation you type.",
+    "decoding.lm_title": "Step {step}: every head's attention row over the prompt and what it has written",
+    "decoding.lm_caption": "One row per layer · head. Each row is a distribution over the tokens read so far "
+    "(the prompt, then the output up to this step): where that head looks while this token is chosen.",
+    "decoding.lm_rows_caption": "The selected head's masked self-attention row at this step: the keys after "
+    "it lie in the future and cannot be seen.",
     "decoding.slider": "Decoding step",
     "decoding.slider_help": "Step t produces output token t.",
     "decoding.step_read": "**Step {step}** — the decoder has read {tokens}  \nand chooses **{token}**",
@@ -94,6 +104,13 @@ ZH = {
     "token 打分，再由解码方式挑出一个：**贪心解码**（greedy decoding）取最可能的 token，**束搜索**（beam search）"
     "同时保留几个未写完的输出、返回整体最可能的那个，**采样**（sampling）则随机抽取（在侧边栏选择）。拖动滑块即可"
     "一步步回放所选输出的每一步。页面底部是**教师强制**（teacher forcing）：像训练时那样，解码器读入你输入的参考输出。",
+    "decoding.intro_lm": "语言模型**一次写出一个 token**：每一步，它用**掩码自注意力**读取提示文本和自己已经写出的"
+    "全部内容（没有源句子，也没有交叉注意力），给词表里的每个 token 打分，再由解码方式挑出一个：**贪心解码**、"
+    "**束搜索**或**采样**（在侧边栏选择）。拖动滑块即可一步步回放。页面底部是**教师强制**：模型读入你输入的续写。",
+    "decoding.lm_title": "第 {step} 步：每个注意力头在提示文本和已写内容上的注意力行",
+    "decoding.lm_caption": "每个“层 · 头”占一行。每一行是已读 token（先是提示文本，再是到这一步为止的输出）上的一个"
+    "分布：选出这个 token 时，那个头看向哪里。",
+    "decoding.lm_rows_caption": "所选注意力头在这一步的掩码自注意力行：它之后的键位于未来，还看不到。",
     "decoding.slider": "解码步",
     "decoding.slider_help": "第 t 步产生第 t 个输出 token。",
     "decoding.step_read": "**第 {step} 步**——解码器已经读入 {tokens}  \n并选择了 **{token}**",

@@ -63,3 +63,25 @@ def test_a_chinese_prompt_shows_chinese_on_every_axis_and_in_every_hover():
     shown = "".join(labels) + json.loads(json.dumps(hover))
     assert not MOJIBAKE & set(shown), sorted(MOJIBAKE & set(shown))
     assert f"苹{PART}2/3" in "".join(labels)
+
+
+def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
+    from model.analysis import analyze
+    from model.store.registry import load_model
+
+    at = _open(page_registry.page("decoding"), "en")
+    assert not at.exception, [e.message for e in at.exception]
+    result = analyze(load_model("smollm2"), "The capital of France is")  # the page's own run: greedy, 32 new
+    step = result.steps[0]
+    figures = {json.loads(el.proto.spec)["layout"]["title"]["text"]: json.loads(el.proto.spec)
+               for el in at.get("plotly_chart")}
+    title = next(k for k in figures if "every head&#39;s attention row" in k)  # titles are HTML-escaped
+    heat = next(tr_ for tr_ in figures[title]["data"] if tr_.get("type") == "heatmap")
+    from tests.app.test_app_pages import arr
+
+    assert len(arr(heat["x"])) == step.position + 1  # the prompt's 5 tokens: what the first new token reads
+
+    rows = arr(heat["z"])
+    expected = result.attention("decoder")[:, :, step.position, : step.position + 1].reshape(-1, step.position + 1)
+    assert abs(rows - expected).max() < 1e-6
+    assert "Paris" in " ".join(str(m.value) for m in at.markdown)
