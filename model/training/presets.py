@@ -47,10 +47,11 @@ def _didactic(kind: str, steps: int, description: str, order: int, description_z
     )
 
 
-def _language_model(**sizes) -> ModelConfig:
-    """A decoder-only network of GPT-2's kind: learned positions, Pre-LN, GELU, tied output."""
+def _language_model(pos_encoding_override: str = "learned", **sizes) -> ModelConfig:
+    """A decoder-only network of GPT-2's kind: learned positions (unless overridden), Pre-LN, GELU,
+    tied output."""
     return ModelConfig(n_enc_layers=0, decoder_only=True, norm_first=True, norm="layernorm",
-                       activation="gelu_tanh", pos_encoding="learned", **sizes)
+                       activation="gelu_tanh", pos_encoding=pos_encoding_override, **sizes)
 
 
 PRESETS: dict[str, Preset] = {
@@ -61,9 +62,11 @@ PRESETS: dict[str, Preset] = {
     "sort": _didactic("sort", 900, "sorts the letters of a word: each output letter looks up its source", 3,
                       "把单词的字母排序：每个输出字母去源里找到它自己"),
     "induction": Preset(
+        # RoPE: a head can find "the position before me" from relative positions alone, which a
+        # learned table must first discover.
         _language_model(vocab_size=SyntheticTask("copy").tokenizer.vocab_size, d_model=64, n_heads=4,
-                        d_ff=256, n_dec_layers=2, dropout=0.0, max_len=48),
-        TrainConfig(lr=3e-3, warmup_steps=100, max_steps=1500, batch_tokens=4096, eval_every=250,
+                        d_ff=256, n_dec_layers=2, dropout=0.0, max_len=48, pos_encoding_override="rope"),
+        TrainConfig(lr=1e-3, warmup_steps=200, max_steps=6000, batch_tokens=4096, eval_every=500,
                     save_every=0, log_every=50, label_smoothing=0.0),
         "induction",
         "a 2-layer decoder on random letters written twice: a previous-token head, then an induction head",
