@@ -8,7 +8,11 @@ from app_support.messages import current_analysis
 from app_support.selection import head_from_grid_selection
 from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
+from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view, open_head
+
+#: Most tiles one all-heads figure draws.
+MAX_TILES = 72
 
 lang = current_lang()
 view = current_view()
@@ -19,13 +23,29 @@ shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/
 patterns = shown.pattern
 queries, keys = shown.query_tokens, shown.key_tokens
 n_layers, n_heads = patterns.shape[:2]
+# A model of many heads (SmolLM2: 30 x 9) is shown a page of layers at a time, so one figure stays
+# within MAX_TILES tiles (~2.6 MB of figure JSON at most); MiniLM's 6 x 12 is one page.
+per_page = max(1, MAX_TILES // n_heads)
+first = 0
+if n_layers > per_page:
+    starts = list(range(0, n_layers, per_page))
+    seed_from_url("heads_layers", "layers", lambda v: url_int(v, 0), 0)
+    if st.session_state.get("heads_layers") not in starts:
+        st.session_state["heads_layers"] = 0
+    first = st.segmented_control(
+        t("heads.layer_page"), starts, key="heads_layers",
+        format_func=lambda s: f"L{s}–L{min(s + per_page, n_layers) - 1}",
+    ) or 0
+    set_url_param("layers", first)
+    st.caption(t("heads.layer_page_help", shown=min(per_page, n_layers - first), n_layers=n_layers))
 fig = viz.all_heads_grid(
-    patterns,
+    patterns[first : first + per_page],
     queries,
     keys,
-    mask=shown.mask if shown.any_masked else None,  # nothing masked: no mask layer to build and send
+    mask=shown.mask[first : first + per_page] if shown.any_masked else None,  # nothing masked: no mask layer
     title=t("heads.figure_title", kind=view.kind_label, n_layers=n_layers, n_heads=n_heads),
     width=1150 if not view.present else 1300,
+    first_layer=first,
     lang=lang,
 )
 event = chart(fig, key="all_heads_grid", on_select="rerun", selection_mode=("points", "box"))

@@ -50,7 +50,7 @@ SECTIONS = ("attention", "decoding", "how", "intervene", "hood")
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
              ("scale", "hide", "min", "share", "q", "k")),
-    PageSpec("heads", "app_pages/all_heads.py", ":material/apps:", "attention", "heads"),
+    PageSpec("heads", "app_pages/all_heads.py", ":material/apps:", "attention", "heads", ("layers",)),
     PageSpec("focus", "app_pages/token_focus.py", ":material/my_location:", "attention", "focus",
              ("token", "side")),
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",

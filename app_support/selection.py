@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import viz
 from viz.grid import GridLayout
 
 
@@ -25,15 +24,14 @@ def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, i
     """``(layer, head)`` of the first selected point of an all-heads grid, or None.
 
     The point's ``x``/``y`` (a tile's click target, or any cell) are mapped back with
-    :func:`viz.grid_cell_to_head`; ``customdata = [layer, head]`` is the fallback.
+    :meth:`GridLayout.cell_to_head` (the model's layer, on any page of layers); ``customdata =
+    [layer, head]`` is the fallback.
     """
     for pt in _points(selection):
         x, y = pt.get("x"), pt.get("y")
         if x is not None and y is not None:
             try:
-                hit = viz.grid_cell_to_head(
-                    float(x), float(y), layout.n_q, layout.n_k, layout.gutter, layout.n_layers, layout.n_heads
-                )
+                hit = layout.cell_to_head(float(x), float(y))  # the model's layer, on any page of layers
             except (TypeError, ValueError):
                 hit = None
             if hit is not None:
@@ -41,7 +39,7 @@ def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, i
         cd = pt.get("customdata")
         if isinstance(cd, list | tuple) and len(cd) >= 2:
             li, hi = int(cd[0]), int(cd[1])
-            if 0 <= li < layout.n_layers and 0 <= hi < layout.n_heads:
+            if layout.first_layer <= li < layout.first_layer + layout.n_layers and 0 <= hi < layout.n_heads:
                 return li, hi
     return None
 

@@ -162,7 +162,7 @@ def _tile_click_targets(layout: GridLayout, lang: str) -> go.Scatter:
     return click_target_trace(
         x=np.array([c + (layout.n_k - 1) // 2 for (_, c), _, _ in centres]),
         y=np.array([r + (layout.n_q - 1) // 2 for (r, _), _, _ in centres]),
-        customdata=np.array([[li, hi] for _, li, hi in centres]),
+        customdata=np.array([[layout.first_layer + li, hi] for _, li, hi in centres]),
         lang=lang,
     )
 
@@ -171,7 +171,7 @@ def _layer_ticks(layout: GridLayout) -> tuple[list[float], list[str]]:
     """Left ticks: ``L<layer>`` at each tile row's centre; pooled tiles also name the positions
     of their first and last query block (next to the layer name)."""
     centres = [layout.origin(li, 0)[0] + (layout.n_q - 1) / 2 for li in range(layout.n_layers)]
-    ticks = [f"L{li}" for li in range(layout.n_layers)]
+    ticks = [f"L{layout.first_layer + li}" for li in range(layout.n_layers)]
     if layout.block > 1:
         q_blocks = block_ranges(layout.n_q_positions, layout.block)
         for li in range(layout.n_layers):
@@ -261,6 +261,7 @@ def all_heads_grid(
     width: int = 1000,
     max_tile_cells: int | None = None,
     pool: str = "max",
+    first_layer: int = 0,
     lang: str = "en",
 ) -> go.Figure:
     """Every head of every layer as small multiples in a single heatmap trace.
@@ -295,6 +296,9 @@ def all_heads_grid(
     its query and key ranges). What is dropped is the detail inside a block: open the head
     (click its tile) for full resolution. Inputs of up to ``max_tile_cells`` tokens are drawn
     unpooled, exactly as given. ``GridLayout.block`` is the block size (1 = unpooled).
+
+    ``patterns_4d`` may be a page of a model's layers, starting at layer ``first_layer`` (a model
+    of hundreds of heads is shown a page at a time): every layer named is then the model's.
     """
     p = as_array(patterns_4d, 4, "patterns")
     n_layers, n_heads, n_q, n_k = p.shape
@@ -306,7 +310,7 @@ def all_heads_grid(
     block = block_size(n_q, n_k, max_tile_cells)
     values, m = _masked_and_pooled(p, mask, block, pool)
     cells_q, cells_k = values.shape[2:]
-    layout = GridLayout(n_layers, n_heads, cells_q, cells_k, gutter, block, n_q, n_k)
+    layout = GridLayout(n_layers, n_heads, cells_q, cells_k, gutter, block, n_q, n_k, first_layer)
     mask_drawn = m is not None and bool(m.any())
 
     fig = go.Figure()

@@ -22,7 +22,9 @@ class GridLayout:
 
     ``n_q``/``n_k`` count the *cells* of a tile. A pooled tile's cell covers ``block`` x
     ``block`` positions of the ``n_q_positions`` x ``n_k_positions`` pattern (0 = unpooled,
-    ``n * block``); with ``block=1`` cells are positions."""
+    ``n * block``); with ``block=1`` cells are positions. A grid of a page of layers starts at
+    model layer ``first_layer``: its tile rows are layers ``first_layer ...``, and every layer it
+    names (hover, clicks, ticks) is the model's."""
 
     n_layers: int
     n_heads: int
@@ -32,6 +34,7 @@ class GridLayout:
     block: int = 1
     n_q_positions: int = 0
     n_k_positions: int = 0
+    first_layer: int = 0
 
     def __post_init__(self) -> None:
         # frozen: the defaults depend on other fields, so they are filled in here
@@ -76,7 +79,7 @@ class GridLayout:
         head, k = divmod(col, self.n_k + self.gutter)
         if q >= self.n_q or k >= self.n_k or layer >= self.n_layers or head >= self.n_heads:
             return None
-        return layer, head, q * self.block, k * self.block
+        return self.first_layer + layer, head, q * self.block, k * self.block
 
     def cell_to_head(self, x: float, y: float) -> tuple[int, int] | None:
         """``(layer, head)`` of cell ``(x, y)``, or None for gutters/outside the grid."""
@@ -138,9 +141,10 @@ def position_customdata(layout: GridLayout, channels: int = 4) -> np.ndarray:
     biggest = max(layout.n_layers, layout.n_heads)
     if channels > 2:  # positions only travel when shown: they may need 2 bytes where heads need 1
         biggest = max(biggest, layout.n_q_positions, layout.n_k_positions)
+    biggest = max(biggest, layout.first_layer + layout.n_layers)
     dtype = np.uint8 if biggest <= np.iinfo(np.uint8).max else np.uint16
     layer, head, q, k = np.meshgrid(
-        np.arange(layout.n_layers),
+        np.arange(layout.first_layer, layout.first_layer + layout.n_layers),
         np.arange(layout.n_heads),
         np.arange(layout.n_q),
         np.arange(layout.n_k),

@@ -13,6 +13,9 @@ EN = {
     "so tiles can be compared. To open a head, click the middle of its tile (the hover label says "
     "“click to open”), or drag a box over it with the box-select tool of the chart's toolbar.",
     "heads.pick": "Or pick a head",
+    "heads.layer_page": "Layers shown",
+    "heads.layer_page_help": "{shown} of the model's {n_layers} layers at a time, so the figure stays light; "
+    "every head of a layer is shown, and a click still opens the head.",
     "heads.open": "Open this head →",
 }
 
@@ -29,5 +32,8 @@ ZH = {
     "要打开一个头，就点击它小图的中间（鼠标悬停时会提示可以点击打开），"
     "或者用图表工具栏里的框选工具在它上面拖出一个方框。",
     "heads.pick": "或者直接选一个注意力头",
+    "heads.layer_page": "显示的层",
+    "heads.layer_page_help": "每次显示模型 {n_layers} 层中的 {shown} 层，让图保持轻巧；每一层的所有注意力头都会显示，"
+    "点击仍然可以打开那个头。",
     "heads.open": "打开这个注意力头 →",
 }

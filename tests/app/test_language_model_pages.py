@@ -82,6 +82,7 @@ def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
     assert len(arr(heat["x"])) == step.position + 1  # the prompt's 5 tokens: what the first new token reads
 
     rows = arr(heat["z"])
-    expected = result.attention("decoder")[:, :, step.position, : step.position + 1].reshape(-1, step.position + 1)
+    n = step.position + 1
+    expected = result.attention("decoder")[:, :, step.position, :n].reshape(-1, n)
     assert abs(rows - expected).max() < 1e-6
     assert "Paris" in " ".join(str(m.value) for m in at.markdown)

@@ -17,7 +17,8 @@ def report():
 def test_an_induction_head_in_layer_1(report):
     layer, head = report.best(report.induction)
     assert layer == 1
-    assert report.induction[layer, head] > 0.5  # most of its weight on the letter after the earlier occurrence
+    # most of its weight on the letter after the earlier occurrence
+    assert report.induction[layer, head] > 0.5
     assert report.induction[0].max() < 0.3  # no layer-0 head can do it: it needs the previous token first
 
 

@@ -1,0 +1,69 @@
+"""All heads of a model with many (SmolLM2: 30 layers x 9 heads), a page of layers at a time."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support.selection import head_from_grid_selection
+from model.analysis import analyze
+from model.store.registry import load_model
+from model.store.sources import packages
+from tests.app.test_app_pages import arr
+from tests.paths import REPO_ROOT
+from viz.grid import grid_layout_from_figure
+
+APP = str(REPO_ROOT / "app.py")
+#: The issue's bound: figure JSON the all-heads page sends, at any length.
+MAX_FIGURE_BYTES = 3_000_000
+
+
+@pytest.fixture(autouse=True)
+def _smollm2_listed(monkeypatch):
+    monkeypatch.setattr(packages, "PRETRAINED", tuple(
+        dataclasses.replace(e, listed=True) for e in packages.PRETRAINED))
+
+
+def _page(text: str, layers: int | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.query_params.update({"model": "smollm2", "text": text})
+    at.run()
+    if layers is not None:
+        at.query_params["layers"] = str(layers)
+    at.switch_page("app_pages/all_heads.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("words", [5, 250])
+def test_the_figure_stays_within_3_mb_at_any_length(words):
+    text = " ".join(["the quick brown fox jumps over the lazy dog"] * 40).split()[:words]
+    at = _page(" ".join(text))
+    sizes = [len(el.proto.spec) for el in at.get("plotly_chart")]
+    assert sizes and sum(sizes) <= MAX_FIGURE_BYTES, sizes
+
+
+def test_a_page_of_layers_shows_those_layers_of_the_model():
+    at = _page("The capital of France is", layers=8)
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    meta = fig["layout"]["meta"]["attention_grid"]
+    assert meta["first_layer"] == 8 and meta["n_layers"] == 8 and meta["n_heads"] == 9
+    ticks = [t for t in fig["layout"]["yaxis"]["ticktext"] if t.startswith("L")]
+    assert ticks[:8] == [f"L{i}" for i in range(8, 16)]
+    # The tile of the page's first row is the model's layer 8, head 0: its weights, and a click on it.
+    result = analyze(load_model("smollm2"), "The capital of France is")
+    expected = result.attention("decoder")[8, 0]
+    weights = next(t for t in fig["data"] if t.get("name") == "attention")
+    z = arr(weights["z"])
+    n = expected.shape[0]
+    if meta["block"] == 1:
+        np.testing.assert_allclose(np.nan_to_num(z[:n, :n]), expected, atol=1e-6)  # masked cells: NaN, drawn grey
+    import plotly.graph_objects as go
+
+    layout = grid_layout_from_figure(go.Figure(fig))
+    assert head_from_grid_selection({"selection": {"points": [{"x": 1, "y": 1}]}}, layout) == (8, 0)
