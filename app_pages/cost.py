@@ -74,7 +74,8 @@ st.dataframe(
 
 # 3 · the whole model
 st.subheader(t("cost.model.header"))
-st.markdown(t("cost.model.text", max_len=cfg.max_len, layers=n_attention_layers))
+model_text = "cost.model.text_lm" if cfg.decoder_only else "cost.model.text"
+st.markdown(t(model_text, max_len=cfg.max_len, layers=n_attention_layers))
 if whole.lengths:
     st.dataframe(
         viz.model_table(

@@ -70,7 +70,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal"),
              for_language_models=False),
     PageSpec("architecture", "app_pages/architecture.py", ":material/account_tree:", "how", "architecture"),
-    PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost", for_language_models=False),
+    PageSpec("cost", "app_pages/cost.py", ":material/speed:", "how", "cost"),
     PageSpec("pitfalls", "app_pages/pitfalls.py", ":material/bug_report:", "how", "pitfalls",
              ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",

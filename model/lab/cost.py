@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..store.budget import attention_layers
 from ..store.bundle import Bundle
 from . import entry
 
@@ -167,8 +168,12 @@ def measure_model(
     def timed(n: int) -> float | None:
         src = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
         tgt = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
-        encoder_only = getattr(model.cfg, "encoder_only", False)  # forward(src) alone, no decoder
-        run_once = (lambda: model(src)) if encoder_only else (lambda: model(src, tgt))
+        if getattr(cfg, "encoder_only", False):  # forward(src) alone, no decoder
+            run_once = lambda: model(src)  # noqa: E731
+        elif getattr(cfg, "decoder_only", False):  # one sequence, no source
+            run_once = lambda: model(tgt)  # noqa: E731
+        else:
+            run_once = lambda: model(src, tgt)  # noqa: E731
         t = _median_time(run_once, repeats, deadline_box["end"])
         if t is None:
             return None
@@ -196,7 +201,7 @@ def measure_model(
         budget_s,
         repeats,
         core_seconds=[cores[n] for n in done],
-        n_attention_layers=cfg.n_enc_layers + 2 * cfg.n_dec_layers,
+        n_attention_layers=attention_layers(cfg),
     )
 
 

@@ -33,6 +33,9 @@ EN = {
     "cost.model.text": "One forward pass of the whole model (encoder and decoder, source and target both L "
     "random tokens) at the lengths it accepts, up to max_len = {max_len}. The last column is the share "
     "taken by the attention core of its {layers} attention layers.",
+    "cost.model.text_lm": "One forward pass of the whole model (a decoder-only model: one sequence of L random "
+    "tokens) at the lengths it reads here, up to max_len = {max_len}. The last column is the share taken by "
+    "the attention core of its {layers} attention layers.",
     "cost.model.small": "At these lengths the L² part is a small share: the linear layers (Q, K, V, W_o, "
     "the feed-forward network, the output projection) grow only like L and cost more while L is far "
     "below d_model = {d_model}. The L² part takes over only for much longer inputs than this model "
@@ -66,6 +69,8 @@ ZH = {
     "L 翻倍，内存变成四倍。softmax 之后的权重还要再占同样多的内存。",
     "cost.model.header": "3 · 整个模型",
     "cost.model.text": "整个模型（编码器和解码器，源和目标都是 L 个随机 token）做一次前向传播的耗时，长度取它能接受的值，"
+    "最多 max_len = {max_len}。最后一列是它的 {layers} 个注意力层中注意力核心所占的比例。",
+    "cost.model.text_lm": "整个模型（只含解码器：一条 L 个随机 token 的序列）做一次前向传播的耗时，长度取它在这里能读的值，"
     "最多 max_len = {max_len}。最后一列是它的 {layers} 个注意力层中注意力核心所占的比例。",
     "cost.model.small": "在这些长度上，L² 部分只占一小部分：线性层（Q、K、V、W_o、前馈网络、输出投影）的代价只按 L "
     "增长，在 L 远小于 d_model = {d_model} 时反而更贵。只有输入比这个模型能接受的长得多时，L² 部分才会占主导。",

@@ -132,6 +132,13 @@ def test_measuring_the_model_covers_the_lengths_it_accepts():
     assert stopped.lengths == [] and stopped.stopped_early
 
 
+def test_measuring_a_decoder_only_model_runs_its_one_sequence():
+    model = load_model("induction").model  # 2 decoder layers, no encoder, no cross-attention
+    timing = cost.measure_model(model, budget_s=30, repeats=2)
+    assert timing.lengths == cost.model_lengths(model.cfg.max_len) and all(s > 0 for s in timing.seconds)
+    assert timing.n_attention_layers == 2
+
+
 # --------------------------------------------------------------------------- the page, standalone
 
 
