@@ -105,10 +105,10 @@ if cfg.pos_encoding == "rope":
     st.markdown(t("positional.rope.intro", d_head=cfg.d_head))
     c1, c2 = st.columns(2)
     with c1:
-        freqs = lab.positional.rope_frequencies(cfg.d_head)
+        freqs = lab.positional.rope_frequencies(cfg.d_head, cfg.rope_theta)
         chart(viz.rope_frequency_bars(freqs, lang=lang), key="pe_rope_freq")
     with c2:
-        scores = lab.positional.rope_scores(cfg.d_head, int(n_pos))
+        scores = lab.positional.rope_scores(cfg.d_head, int(n_pos), base=cfg.rope_theta)
         chart(viz.rope_score_heatmap(scores, lang=lang, max_len=cfg.max_len), key="pe_rope_scores")
     worst = max(float(np.ptp(np.diagonal(scores, offset=o))) for o in range(-len(scores) + 1, len(scores)))
     st.markdown(t("positional.rope.diagonals", spread=f"{worst:.1e}"))
@@ -131,10 +131,12 @@ else:
 if vectors is not None:
     chart(viz.embedding_norm_bars(vectors.tokens, vectors.embed_norm, vectors.pos_norm, lang=lang),
           key="pe_norms")
-    scale = math.sqrt(cfg.d_model)
+    scale = math.sqrt(cfg.d_model) if cfg.scale_embeddings else 1.0
     word = float(np.mean(vectors.embed_norm))
     if vectors.pos_norm is None:
         which = "no_pos" if cfg.pos_encoding == "rope" else "no_pos_none"
+        if cfg.decoder_only or not cfg.scale_embeddings:  # its decoder reads the input; no √d_model scale
+            which = f"{which}_lm"
         st.markdown(t(f"positional.norms.{which}", scale=f"{scale:.1f}"))
     else:
         ratio = vectors.pos_norm / vectors.embed_norm

@@ -74,7 +74,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("pitfalls", "app_pages/pitfalls.py", ":material/bug_report:", "how", "pitfalls",
              ("variant", "fault", "causal", "shuffle", "dmodel", "heads", "order")),
     PageSpec("positional", "app_pages/positional.py", ":material/waves:", "how",
-             "positional", ("len", "dim", "k"), for_language_models=False),
+             "positional", ("len", "dim", "k")),
     PageSpec("ablation", "app_pages/ablation.py", ":material/content_cut:", "intervene", "ablation",
              ("heads", "mode"), needs_decoder=True, for_language_models=False),
     PageSpec("patching", "app_pages/patching.py", ":material/swap_horiz:", "intervene", "patching",

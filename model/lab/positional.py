@@ -3,8 +3,9 @@
 * The position table: the model's own learned one, or the sinusoidal table at the size asked for.
 * RoPE, with the model's own functions (``rope_angles``, ``apply_rope``): the rotation angle per
   position step of each pair, and q · k for one q and one k moved to every pair of positions.
-* The two vectors added at the encoder's input for a sentence, read from the real hooks
-  ``encoder.embed.hook_embed`` and ``encoder.embed.hook_pos_embed``.
+* The two vectors added at the input for a sentence, read from the real hooks
+  ``encoder.embed.hook_embed`` and ``encoder.embed.hook_pos_embed`` (a decoder-only model's input is
+  its decoder's: ``decoder.embed.…``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ EMBED_HOOK = "encoder.embed.hook_embed"
 POS_HOOK = "encoder.embed.hook_pos_embed"
 
 
+def _input_stack(bundle: Bundle) -> str:
+    """The stack that reads the input: the encoder, or a decoder-only model's decoder."""
+    return "decoder" if bundle.cfg.decoder_only else "encoder"
+
+
 @entry
 def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray, bool]:
     """(table [pos, d_model], whether it is the model's own) for the positional-encoding lab.
@@ -32,7 +38,7 @@ def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray
     """
     cfg = bundle.cfg
     if cfg.pos_encoding == "learned" and (n_pos, d_model) == (cfg.max_len, cfg.d_model):
-        positions = getattr(bundle.model.encoder.embed, "positions", None)
+        positions = getattr(getattr(bundle.model, _input_stack(bundle)).embed, "positions", None)
         if positions is not None and hasattr(positions, "table"):
             return positions.table.detach().float().numpy().copy(), True  # not a view of the weights
     own = cfg.pos_encoding == "sinusoidal" and d_model == cfg.d_model
@@ -43,24 +49,25 @@ def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray
 
 
 @entry(models=0)
-def rope_frequencies(d_head: int) -> np.ndarray:
-    """The model's rotation angle per position step of each pair (radians, ``[d_head/2]``).
+def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
+    """The model's rotation angle per position step of each pair (radians, ``[d_head/2]``), for RoPE
+    base ``base`` (the model's ``rope_theta``: SmolLM2 uses 100,000).
 
     Read from ``rope_angles`` itself: the angle of position 1 (every angle is below π).
     """
-    cos, sin = rope_angles(2, d_head)
+    cos, sin = rope_angles(2, d_head, base)
     return np.arctan2(sin[1].double().numpy(), cos[1].double().numpy())
 
 
 @entry(models=0)
-def rope_scores(d_head: int, n_pos: int, seed: int = 0) -> np.ndarray:
+def rope_scores(d_head: int, n_pos: int, seed: int = 0, base: float = 10000.0) -> np.ndarray:
     """q · k (float32 ``[m, n]``) for one random q rotated to position m and one random k rotated to n.
 
     Uses the model's ``rope_angles`` and ``apply_rope``; the result depends on m − n only.
     """
     g = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, d_head, generator=g)
-    cos, sin = rope_angles(n_pos, d_head)  # [pos, d_head/2]
+    cos, sin = rope_angles(n_pos, d_head, base)  # [pos, d_head/2]
     q_rot = apply_rope(q.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]  # [pos, d_head]
     k_rot = apply_rope(k.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]
     return (q_rot @ k_rot.T).numpy()
@@ -86,9 +93,11 @@ class InputVectors:
         return None if self.pos is None else np.linalg.norm(self.pos, axis=-1)
 
 
-def input_vectors(activations: dict[str, np.ndarray], tokens: list[str]) -> InputVectors:
-    pos = activations.get(POS_HOOK)
-    return InputVectors(list(tokens), np.asarray(activations[EMBED_HOOK][0]),
+def input_vectors(activations: dict[str, np.ndarray], tokens: list[str],
+                  stack: str = "encoder") -> InputVectors:
+    embed_hook, pos_hook = (h.replace("encoder.", f"{stack}.", 1) for h in (EMBED_HOOK, POS_HOOK))
+    pos = activations.get(pos_hook)
+    return InputVectors(list(tokens), np.asarray(activations[embed_hook][0]),
                         None if pos is None else np.asarray(pos))
 
 
@@ -96,5 +105,8 @@ def input_vectors(activations: dict[str, np.ndarray], tokens: list[str]) -> Inpu
 def sentence_input_vectors(bundle: Bundle, text: str, direction: str | None) -> InputVectors:
     """The two hooks of the encoder's input for ``text`` (only they are recorded); raises
     ``InputError`` on unusable input."""
-    result = analyze(bundle, text, direction, keep={EMBED_HOOK, POS_HOOK}.__contains__)
-    return input_vectors(result.activations, result.source_tokens)
+    stack = _input_stack(bundle)
+    hooks = {h.replace("encoder.", f"{stack}.", 1) for h in (EMBED_HOOK, POS_HOOK)}
+    result = analyze(bundle, text, direction, keep=hooks.__contains__)
+    tokens = result.target_tokens if stack == "decoder" else result.source_tokens
+    return input_vectors(result.activations, tokens, stack)

@@ -60,6 +60,10 @@ EN = {
     "positional.norms.header": "On your sentence: the word and its position",
     "positional.norms.no_pos": "This model adds no positional vector at the encoder's input (RoPE works inside "
     "attention), so only the token embedding × √d_model = {scale} is shown.",
+    "positional.norms.no_pos_lm": "This model adds no positional vector at its input (RoPE works inside "
+    "attention), so only the token embedding is shown (multiplied by {scale}).",
+    "positional.norms.no_pos_none_lm": "This model adds no positional vector at all, so only the token embedding "
+    "(multiplied by {scale}) is shown: apart from the causal mask, it cannot tell word order.",
     "positional.norms.no_pos_none": "This model adds no positional vector at all, so only the token embedding × "
     "√d_model = {scale} is shown: apart from the decoder's causal mask, it cannot tell word order.",
     "positional.norms.ratio": "For this sentence the positional encoding's norm is on average **{mean}** times "
@@ -126,6 +130,10 @@ ZH = {
     "positional.norms.header": "在你的句子上：词本身与它的位置",
     "positional.norms.no_pos": "这个模型在编码器的输入处不加位置向量（旋转位置嵌入在注意力内部起作用），"
     "所以这里只显示 token 嵌入 × √d_model = {scale}。",
+    "positional.norms.no_pos_lm": "这个模型在输入处不加位置向量（旋转位置嵌入在注意力内部起作用），"
+    "所以这里只显示 token 嵌入（乘以 {scale}）。",
+    "positional.norms.no_pos_none_lm": "这个模型完全不加位置向量，所以这里只显示 token 嵌入（乘以 {scale}）："
+    "除了因果掩码之外，它分不清词序。",
     "positional.norms.no_pos_none": "这个模型完全不加位置向量，所以这里只显示 token 嵌入 × √d_model = {scale}："
     "除了解码器的因果掩码之外，它分不清词序。",
     "positional.norms.ratio": "对这个句子，位置编码的范数平均是缩放后 token 嵌入范数的 **{mean}** 倍"

@@ -62,7 +62,8 @@ def test_a_page_of_layers_shows_those_layers_of_the_model():
     z = arr(weights["z"])
     n = expected.shape[0]
     if meta["block"] == 1:
-        np.testing.assert_allclose(np.nan_to_num(z[:n, :n]), expected, atol=1e-6)  # masked cells: NaN, drawn grey
+        # masked cells are NaN in the weights (drawn grey by their own layer)
+        np.testing.assert_allclose(np.nan_to_num(z[:n, :n]), expected, atol=1e-6)
     import plotly.graph_objects as go
 
     layout = grid_layout_from_figure(go.Figure(fig))

@@ -238,3 +238,13 @@ def test_input_vectors_keep_the_two_hooks():
     np.testing.assert_allclose(v.embed_norm, [2.0] * 3)
     np.testing.assert_allclose(v.pos_norm, [1.0] * 3)
     assert lab.input_vectors({lab.EMBED_HOOK: acts[lab.EMBED_HOOK]}, ["x", "y", "z"]).pos_norm is None
+
+
+def test_rope_frequencies_follow_the_models_base():
+    """SmolLM2 turns its pairs with base 100,000, not the paper's 10,000: the lab shows the model's own."""
+    for base in (1e4, 1e5):
+        freqs = lab.rope_frequencies(64, base)
+        np.testing.assert_allclose(freqs, base ** (-np.arange(0, 64, 2) / 64), rtol=1e-5)
+    assert lab.rope_frequencies(64, 1e5)[-1] < lab.rope_frequencies(64, 1e4)[-1]
+    scores = lab.rope_scores(64, 8, base=1e5)
+    assert np.ptp(np.diagonal(scores, offset=2)) < 1e-4  # still a function of m - n only
