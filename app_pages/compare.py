@@ -75,7 +75,8 @@ def _run(text: str, which: str):
         st.info(t("compare.empty", which=which), icon=":material/edit:")
         return None
     try:
-        return get_analysis(view.model, text, view.direction_arg, strategy=view.strategy)
+        return get_analysis(view.model, text, view.direction_arg, strategy=view.strategy,
+                            max_new=view.max_new)
     except InputError as e:
         st.info(t("compare.input_error", which=which, error=escape_md(note(e.message))))
         return None

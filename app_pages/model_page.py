@@ -43,7 +43,8 @@ with tabs[0]:
         st.info(t("model.trace.empty"))
     else:
         try:
-            result = get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy)
+            result = get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy,
+                              max_new=view.max_new)
         except InputError as e:
             show_input_error(e)
     if result is not None:

@@ -81,7 +81,8 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
         stop_page()
     try:
         with st.spinner(t("analysis.running")):
-            result = G.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy)
+            result = G.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy,
+                              max_new=view.max_new)
     except InputError as e:
         show_input_error(e)
         stop_page()

@@ -85,9 +85,10 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )
 
-#: Parameters every page keeps in its links: the shared sidebar's choices.
+#: Parameters every page keeps in its links: the shared sidebar's choices ("new": a language model's new
+#: tokens; "pieces", "special": word pieces merged, [CLS]/[SEP] hidden, see token_display).
 APP_PARAMS: tuple[str, ...] = ("lang", "model", "text", "dir", "kind", "layer", "head", "present", "decode",
-                               "pieces", "special")  # word pieces merged, [CLS]/[SEP] hidden (token_display)
+                               "new", "pieces", "special")
 
 REDIRECTS: tuple[Redirect, ...] = (
     # The positional-encoding lab was a tab of the model page.

@@ -23,13 +23,19 @@ from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t
 from app_support.messages import note_clipped
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, has_word_pieces
 from app_support.ui import escape_md, inject_css
-from model.decoding import GREEDY, Strategy
+from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
 from model.store.budget import budget_note
 from model.store.bundle import Bundle, CheckpointError
 from model.store.registry import UnknownModelError
 
 TEXT_CUT = "_text_cut_from"  # a link's sentence was this long before it was cut to the box (None: not cut)
+
+
+#: URL parameter and widget key of a language model's new-token bound, and its largest value (every new
+#: token is one more decoding step and one more row on every page).
+NEW_TOKENS_PARAM = "new"
+MAX_NEW_TOKENS = 128
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class SidebarChoices:
     n_heads: int  # heads per layer
     strategy: Strategy  # how the output is decoded (greedy, no controls drawn, without a decoder)
     display: TokenDisplay  # how tokens are shown (as tokenized, no controls drawn, without word pieces)
+    max_new: int | None = None  # new tokens a decoder-only model writes (None for other models)
 
 
 def clamp_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
@@ -176,7 +183,18 @@ def _attention_choice(bundle: Bundle, lang: str) -> tuple[dict[str, int], int]:
 
 def _decoding_strategy(bundle: Bundle, n_layers: dict[str, int]) -> Strategy:
     """The decoding controls, for a model with a decoder (greedy, drawing nothing, for one without)."""
-    return decoding.controls(bundle.cfg.vocab_size) if n_layers.get("cross", 0) else GREEDY
+    return decoding.controls(bundle.cfg.vocab_size) if n_layers.get("decoder", 0) else GREEDY
+
+
+def _new_tokens(bundle: Bundle) -> int | None:
+    """How many new tokens a decoder-only model writes (a translation ends by itself: None)."""
+    if not bundle.cfg.decoder_only:
+        return None
+    if not isinstance(st.session_state.get(NEW_TOKENS_PARAM), int):
+        st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
+    st.number_input(t("sidebar.new_tokens"), min_value=1, max_value=MAX_NEW_TOKENS, step=8,
+                    key=NEW_TOKENS_PARAM, help=t("sidebar.new_tokens_help", most=MAX_NEW_TOKENS))
+    return int(st.session_state[NEW_TOKENS_PARAM])
 
 
 def _token_display(bundle: Bundle, lang: str) -> TokenDisplay:
@@ -215,7 +233,8 @@ def render_sidebar(models: list[str], page_path: str = "") -> SidebarChoices:
             directions = _direction_choice(bundle, lang)
             n_layers, n_heads = _attention_choice(bundle, lang)
             strategy = _decoding_strategy(bundle, n_layers)
+            max_new = _new_tokens(bundle)
             display = _token_display(bundle, lang)
         _projector_switch()
     return SidebarChoices(directions=directions, n_layers=n_layers, n_heads=n_heads, strategy=strategy,
-                          display=display)
+                          display=display, max_new=max_new)

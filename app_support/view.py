@@ -24,19 +24,19 @@ from app_support import models as M
 from app_support import pages
 from app_support import strategy as decoding
 from app_support.i18n import LANG_KEY, preferred_lang, t, valid_lang
-from app_support.sidebar import TEXT_CUT, SidebarChoices, render_sidebar
+from app_support.sidebar import MAX_NEW_TOKENS, NEW_TOKENS_PARAM, TEXT_CUT, SidebarChoices, render_sidebar
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay
 from app_support.token_display import url_params as token_url_params
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
-from model.decoding import GREEDY, Strategy
+from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import KINDS
 
 _PENDING = "_pending_view"  # the choices a page asked for, applied at the start of the next run
 _VIEW = "_view"  # this run's View, once the sidebar was drawn
 _URL_LOADED = "_url_loaded"  # True once the session took its first choices from the link
 _VIEW_KEYS = pages.APP_PARAMS  # the sidebar's widget keys are named after their URL parameters
-_DIRECTIONS = ("auto", "zh->en", "en->zh")
+_DIRECTIONS = ("auto", "zh->en", "en->zh", "raw", "chat")  # a chat model's prompt forms take the same place
 _TRUE_WORDS = ("1", "true", "yes", "on")  # how a link may say present=...
 
 
@@ -56,6 +56,7 @@ class View:
     directions: tuple[str, ...]  # the directions a translation model offers (empty: not a translator)
     strategy: Strategy = GREEDY  # how the output is decoded (greedy for a model without a decoder)
     display: TokenDisplay = AS_TOKENIZED  # word pieces merged, [CLS]/[SEP] hidden (WordPiece models only)
+    max_new: int | None = None  # new tokens a decoder-only model writes (None: not one, or its default)
 
     @property
     def direction_arg(self) -> str | None:
@@ -151,6 +152,8 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state["pieces"] = qp.get("pieces") == "words"
     st.session_state["special"] = qp.get("special") if qp.get("special") in SPECIALS else "show"
     decoding.seed_from_url(qp.get(decoding.PARAM))
+    new = url_int(qp.get(NEW_TOKENS_PARAM), 1, MAX_NEW_TOKENS)  # out of range or not a number: the default
+    st.session_state[NEW_TOKENS_PARAM] = new or DEFAULT_NEW_TOKENS
 
 
 # --------------------------------------------------------------------------- the view of this run
@@ -181,6 +184,7 @@ def _read_view(drawn: SidebarChoices) -> View:
         directions=drawn.directions,
         strategy=drawn.strategy,
         display=drawn.display,
+        max_new=drawn.max_new,
     )
 
 
@@ -194,6 +198,8 @@ def _url_params(view: View) -> dict[str, str]:
         params["present"] = "1"
     if view.strategy != GREEDY:
         params[decoding.PARAM] = view.strategy.param
+    if view.max_new is not None and view.max_new != DEFAULT_NEW_TOKENS:
+        params[NEW_TOKENS_PARAM] = str(view.max_new)
     params.update(token_url_params(view.display))
     return params
 

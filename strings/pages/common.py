@@ -41,6 +41,9 @@ EN = {
     "direction.zh->en": "中文 → English",
     "direction.en->zh": "English → 中文",
     "sidebar.form": "The prompt",
+    "sidebar.new_tokens": "New tokens to write",
+    "sidebar.new_tokens_help": "A language model rarely ends by itself soon: it writes at most this many tokens "
+    "(1 to {most}), each one more decoding step and one more row on the pages.",
     "direction.raw": "continued as typed",
     "direction.chat": "answered in chat form",
     "sidebar.form_help": "A chat model can read the text as typed and continue it, or read it as a user's "
@@ -114,6 +117,9 @@ ZH = {
     "direction.zh->en": "中文 → English",
     "direction.en->zh": "English → 中文",
     "sidebar.form": "提示文本",
+    "sidebar.new_tokens": "要写出的新 token 数",
+    "sidebar.new_tokens_help": "语言模型很少很快自己结束：它最多写出这么多个 token（1 到 {most}），"
+    "每多一个就多一步解码，页面上也多一行。",
     "direction.raw": "按原样续写",
     "direction.chat": "以对话形式回答",
     "sidebar.form_help": "对话模型可以把文本按原样读入并续写，也可以把它当作用户在对话模板里的一条消息来回答"

@@ -86,3 +86,26 @@ def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
     expected = result.attention("decoder")[:, :, step.position, :n].reshape(-1, n)
     assert abs(rows - expected).max() < 1e-6
     assert "Paris" in " ".join(str(m.value) for m in at.markdown)
+
+
+def test_the_new_token_bound_is_in_the_sidebar_and_the_link():
+    from model.analysis import analyze
+    from model.decoding import Strategy
+    from model.store.registry import load_model
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"model": "smollm2", "text": "The capital of France is", "new": "6",
+                            "decode": "beam3-lp1"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    box = next(n for n in at.sidebar.number_input if n.key == "new")
+    assert box.value == 6
+    beam = Strategy.make("beam", beam=3)
+    model = load_model("smollm2")
+    expected = analyze(model, "The capital of France is", strategy=beam, max_new=6).output_text
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert expected.strip() and expected.strip() in said, (expected, said[:500])
+    assert at.query_params.get("new") in ("6", ["6"])
+    box.set_value(40).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.query_params.get("new") in ("40", ["40"])
