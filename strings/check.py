@@ -24,7 +24,7 @@ ALLOWED_WORDS = frozenset(
     w.lower()
     for w in (
         "English", "Language", "default", "reverse", "copy", "sort", "didactic", "Tatoeba",
-        "induction", "tiny-gpt", "tiny", "gpt",  # model names
+        "induction", "tiny-gpt", "tiny", "gpt", "SmolLM", "M-Instruct", "Instruct",  # model names
         "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU",
         "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
         "SVG", "zip", "WordPiece", "Transformer",

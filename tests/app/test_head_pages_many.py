@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -12,7 +11,6 @@ from streamlit.testing.v1 import AppTest
 from app_support.selection import head_from_grid_selection
 from model.analysis import analyze
 from model.store.registry import load_model
-from model.store.sources import packages
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT
 from viz.grid import grid_layout_from_figure
@@ -21,11 +19,6 @@ APP = str(REPO_ROOT / "app.py")
 #: The issue's bound: figure JSON the all-heads page sends, at any length.
 MAX_FIGURE_BYTES = 3_000_000
 
-
-@pytest.fixture(autouse=True)
-def _smollm2_listed(monkeypatch):
-    monkeypatch.setattr(packages, "PRETRAINED", tuple(
-        dataclasses.replace(e, listed=True) for e in packages.PRETRAINED))
 
 
 def _page(text: str, layers: int | None = None) -> AppTest:

@@ -1,9 +1,7 @@
-"""Every page of the app on a decoder-only language model (SmolLM2, listed for the test as the app
-will list it once every page is drawn for it), in both interface languages (AppTest)."""
+"""Every page of the app on a decoder-only language model (SmolLM2), in both interface languages (AppTest)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -13,17 +11,11 @@ from app_support import pages as page_registry
 from app_support.i18n import text as tr
 from app_support.models import model_label
 from model.data.byte_tokens import PART
-from model.store.sources import packages
 from tests.paths import REPO_ROOT
 
 APP = str(REPO_ROOT / "app.py")
 MOJIBAKE = set("ĠĊèæåçéäĩĶķ")
 
-
-@pytest.fixture(autouse=True)
-def _smollm2_listed(monkeypatch):
-    monkeypatch.setattr(packages, "PRETRAINED", tuple(
-        dataclasses.replace(e, listed=True) for e in packages.PRETRAINED))
 
 
 def _open(page: page_registry.PageSpec, lang: str, text: str = "The capital of France is") -> AppTest:

@@ -83,7 +83,6 @@ PRETRAINED: tuple[PretrainedModel, ...] = (
         ),
         order=11,
         format="gguf",
-        listed=False,  # the app's pages for decoder-only models are not there yet
     ),
 )
 
