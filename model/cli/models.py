@@ -36,18 +36,27 @@ def cmd_list(args) -> int:
     return 0
 
 
-def cmd_translate(args) -> int:
-    from ..analysis import analyze
-    from ..data.tasks import InputError
-
+def _texts_to_run(args, what: str):
+    """(texts, strategy, bundle) of a command that runs a model on each text, or its exit status
+    when there is nothing to run or the strategy's flags do not go together."""
     texts = read_texts(args)
     if not texts:
-        return fail("no text given: pass sentences as arguments or one per line on stdin")
+        return fail(f"no text given: pass {what} as arguments or one per line on stdin")
     try:
         strategy = parse_strategy(args)
     except ValueError as e:
         return fail(str(e))
-    bundle = load_bundle(args)
+    return texts, strategy, load_bundle(args)
+
+
+def cmd_translate(args) -> int:
+    from ..analysis import analyze
+    from ..data.tasks import InputError
+
+    found = _texts_to_run(args, "sentences")
+    if isinstance(found, int):
+        return found
+    texts, strategy, bundle = found
     direction = None if args.direction == "auto" else args.direction
     status = 0
     for n, text in enumerate(texts, 1):
@@ -70,14 +79,10 @@ def cmd_generate(args) -> int:
     from ..data.tasks import InputError
     from ..decoding import DEFAULT_NEW_TOKENS, decode
 
-    texts = read_texts(args)
-    if not texts:
-        return fail("no text given: pass prompts as arguments or one per line on stdin")
-    try:
-        strategy = parse_strategy(args)
-    except ValueError as e:
-        return fail(str(e))
-    bundle = load_bundle(args)
+    found = _texts_to_run(args, "prompts")
+    if isinstance(found, int):
+        return found
+    texts, strategy, bundle = found
     if not bundle.cfg.decoder_only:
         return fail(f"{bundle.name} is not a decoder-only language model: use translate")
     if args.form == "chat" and "chat" not in bundle.task.directions:

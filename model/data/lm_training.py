@@ -100,8 +100,10 @@ class SentencesTask(_LanguageModelTask):
     example = "我吃了一个"
 
     def __init__(self, tokenizer):
+        from .tasks import TranslationTask
+
         self.tokenizer = tokenizer
-        self._splits = None
+        self._pairs = TranslationTask(tokenizer)  # the same pairs and splits, read once
 
     def _normalise(self, text: str) -> tuple[str, list[Message]]:
         from .zh_script import to_simplified
@@ -110,11 +112,7 @@ class SentencesTask(_LanguageModelTask):
         return simplified, ([Message("input_script_converted", {}, "info")] if converted else [])
 
     def splits(self):
-        if self._splits is None:
-            from .tatoeba import load_pairs, split_pairs
-
-            self._splits = split_pairs(load_pairs())
-        return self._splits
+        return self._pairs.splits()
 
     def examples(self, split: str, n: int | None = None) -> list[Example]:
         tok = self.tokenizer

@@ -35,13 +35,6 @@ def _inspect_files() -> dict[str, bytes]:
             "meta.json": json.dumps(inspect_meta(b, r, TEXT), ensure_ascii=False).encode("utf-8")}
 
 
-@pytest.fixture
-def inspect_dir(tmp_path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    for name, data in _inspect_files().items():
-        (d / name).write_bytes(data)
-    return d
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

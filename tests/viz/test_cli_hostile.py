@@ -13,19 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.viz.test_cli import _bad, _export, _inspect_files, files_under, run
+from tests.viz.test_cli import _bad, _export, files_under, run
 from viz import inspect_folder
 
 PATTERN = "encoder.blocks.0.attn.hook_pattern"
 
 
-@pytest.fixture
-def inspect_dir(tmp_path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    for name, data in _inspect_files().items():
-        (d / name).write_bytes(data)
-    return d
 
 
 def _meta(d: Path, **changes) -> None:
