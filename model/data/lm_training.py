@@ -100,10 +100,7 @@ class SentencesTask(_LanguageModelTask):
     example = "我吃了一个"
 
     def __init__(self, tokenizer):
-        from .tasks import TranslationTask
-
         self.tokenizer = tokenizer
-        self._pairs = TranslationTask(tokenizer)  # the same pairs and splits, read once
 
     def _normalise(self, text: str) -> tuple[str, list[Message]]:
         from .zh_script import to_simplified
@@ -112,7 +109,9 @@ class SentencesTask(_LanguageModelTask):
         return simplified, ([Message("input_script_converted", {}, "info")] if converted else [])
 
     def splits(self):
-        return self._pairs.splits()
+        from .tatoeba import splits
+
+        return splits()
 
     def examples(self, split: str, n: int | None = None) -> list[Example]:
         tok = self.tokenizer

@@ -116,7 +116,6 @@ class TranslationTask:
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self.directions = list(self.DIRECTIONS)
-        self._splits = None
 
     name = "translation"
     example = "我吃了一个苹果"
@@ -157,11 +156,9 @@ class TranslationTask:
         return self.tokenizer.encode(text), notes
 
     def splits(self):
-        if self._splits is None:
-            from .tatoeba import load_pairs, split_pairs
+        from .tatoeba import splits
 
-            self._splits = split_pairs(load_pairs())
-        return self._splits
+        return splits()
 
     def examples(self, split: str, n: int | None = None) -> list[Example]:
         tok = self.tokenizer

@@ -337,3 +337,14 @@ def split_sizes(splits: dict[str, list[Pair]] | None = None) -> dict[str, int]:
     if splits is None:
         splits = split_pairs(load_pairs())
     return {name: len(items) for name, items in splits.items()}
+
+
+def splits() -> dict[str, list[Pair]]:
+    """The train / valid / test pairs every task reads (split once per process; the lists are shared,
+    so they must not be changed)."""
+    return _splits_cached(str(tatoeba_path()))
+
+
+@lru_cache(maxsize=2)
+def _splits_cached(path: str) -> dict[str, list[Pair]]:
+    return split_pairs(load_pairs())
