@@ -252,3 +252,17 @@ def test_a_bare_gguf_upload_is_copied_within_the_limit_and_opens(tmp_path):
             small.close()
     finally:
         space.close()
+
+
+def test_most_heads_park_their_weight_on_the_first_token(ours):
+    """The attention sink the README reports: the head statistics' first-token share, on SmolLM2."""
+    import viz
+
+    text = "The bank raised interest rates because inflation was rising faster than expected."
+    result = analyze(ours, text, max_new=8)
+    scores = result.attention("decoder", "scores")
+    df = viz.head_stats(result.attention("decoder"), key_mask=~np.isfinite(scores))
+    share = df["first_token"].to_numpy()  # [layer * head]
+    assert share.shape == (270,)
+    assert (share > 0.5).sum() > 135  # more than half of the 270 heads (measured: 198)
+    assert share[:9].mean() < share[18:].mean()  # layer 0 less than the later layers (0.22 vs 0.66)
