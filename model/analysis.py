@@ -201,8 +201,8 @@ def analyze(
         else:
             generated, search = _decode_output(bundle, prepared, strategy, max_new)
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
-        decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len,
-                                                     max_new if target is None else False, notes)
+        decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, target is None,
+                                                     max_new, notes)
         # A decoder-only model reads prompt + output as one sequence: its prompt is its prefix.
         inputs = [torch.tensor([decoder_in])] if cfg.decoder_only else [
             torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
@@ -245,16 +245,16 @@ def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy,
     return greedy_decode(*args, max_new)[0], None
 
 
-def _fit_output(prefix: list[int], generated: list[int], max_len: int, max_new: int | None | bool,
+def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool, max_new: int | None,
                 notes: list[Message]) -> tuple[list[int], list[int], bool]:
     """(decoder input: prefix + output cut to max_len, the output as cut, whether it ended by itself).
 
-    ``max_new`` is False for a given target, else the decoding's bound on new tokens (None: none).
-    ``notes`` gets target_cut when prefix + output is longer than max_len; for a decoded output
-    that did not end by itself, output_max_new (it reached max_new) or output_max_length."""
+    ``decoded``: the output was decoded (not a given target) with at most ``max_new`` new tokens
+    (None: no bound). ``notes`` gets target_cut when prefix + output is longer than max_len; for a
+    decoded output that did not end by itself, output_max_new (it reached max_new) or output_max_length."""
     full = prefix + generated
-    decoded = max_new is not False
-    stopped = len(full) < max_len and not (decoded and max_new is not None and len(generated) >= max_new)
+    reached_bound = decoded and max_new is not None and len(generated) >= max_new
+    stopped = len(full) < max_len and not reached_bound
     if len(full) > max_len:
         notes.append(Message("target_cut", {"max_len": max_len}, "warning"))
         full = full[:max_len]

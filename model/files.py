@@ -18,6 +18,13 @@ from pathlib import Path
 __all__ = ["atomic_write", "atomic_write_json", "delete_inside"]
 
 
+def temporary_prefix(path: Path) -> str:
+    """The start of the temporary file's name :func:`atomic_write` writes ``path`` through. It keeps
+    only the start of the target's name: a legal 255-byte name plus the random part would be past
+    the file system's limit."""
+    return f".{Path(path).name[:32]}."
+
+
 def atomic_write(path: Path | str, data: bytes | str | Callable[[Path], object], *,
                  encoding: str = "utf-8") -> Path:
     """Write ``data`` to ``path`` atomically and return ``path``.
@@ -28,9 +35,7 @@ def atomic_write(path: Path | str, data: bytes | str | Callable[[Path], object],
     private ones. The folder must exist.
     """
     path = Path(path)
-    # The temporary name keeps only the start of the target's: a legal 255-byte name plus the
-    # random part would be past the file system's limit.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:32]}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         if callable(data):

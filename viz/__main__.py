@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model.files import atomic_write
+from model.files import atomic_write, temporary_prefix
 from viz.inspect_folder import KINDS, UsageError, check_deck, check_head, n_layers, read_inspect
 
 __all__ = ["KINDS", "UsageError", "check_head", "main", "n_layers", "read_inspect"]
@@ -57,7 +57,7 @@ def check_out_file(out: str) -> Path:
             raise UsageError(f"cannot write {out}: folder {parent} is not writable")
         if path.exists() and not os.access(path, os.W_OK):
             raise UsageError(f"cannot write {out}: the file is not writable")
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp", dir=parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:  # /proc, /sys, a name over NAME_MAX: access() says yes, creating says no
@@ -168,9 +168,9 @@ def cmd_deck(args) -> int:
             out.mkdir(exist_ok=True)
             for n in names:
                 os.replace(staging / n, out / n)
-        finally:
-            for leftover in staging.glob("*"):
-                leftover.unlink()
+        finally:  # the staging folder was made above and holds at most the files named here
+            for n in names:
+                (staging / n).unlink(missing_ok=True)
             staging.rmdir()
     except OSError as e:
         raise _cannot_write(out, e) from e

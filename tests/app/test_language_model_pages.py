@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -101,3 +102,20 @@ def test_the_new_token_bound_is_in_the_sidebar_and_the_link():
     box.set_value(40).run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.query_params.get("new") in ("40", ["40"])
+
+
+def test_the_positional_page_draws_rope_at_the_models_own_base():
+    """SmolLM2 rotates with base 100,000: the frequency bars are the model's, not the paper's 10,000."""
+    from model.lab import positional
+    from model.store.registry import load_model
+    from tests.app.test_app_pages import arr
+
+    cfg = load_model("smollm2").cfg
+    at = _open(page_registry.page("positional"), "en")
+    assert not at.exception, [e.message for e in at.exception]
+    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    drawn = next(arr(t["y"]) for f in bars for t in f["data"] if t.get("type") == "bar"
+                 and len(arr(t["y"])) == cfg.d_head // 2)
+    np.testing.assert_allclose(drawn, positional.rope_frequencies(cfg.d_head, cfg.rope_theta), rtol=1e-5)
+    assert cfg.rope_theta == 1e5
+    assert not np.allclose(drawn, positional.rope_frequencies(cfg.d_head, 10000.0))

@@ -26,6 +26,7 @@ from model.network.kinds import hook_name
 from model.network.transformer import Transformer
 from model.store.registry import load_model
 from tests.conftest import padded_batch, tiny_config
+from tests.model.test_decoding import reference_greedy
 
 
 def make(**overrides) -> Transformer:
@@ -36,19 +37,6 @@ def make(**overrides) -> Transformer:
 def unpadded_batch(seed: int = 1, src_len: int = 7, tgt_len: int = 6):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(4, 40, (2, src_len), generator=g), torch.randint(4, 40, (2, tgt_len), generator=g)
-
-
-def reference_greedy(model, source, prefix, eos_id):
-    """The whole model on the whole prefix at every step: what the key/value cache must reproduce."""
-    ids = list(prefix)
-    while len(ids) <= model.cfg.max_len:
-        with torch.no_grad():
-            logits = model(torch.tensor([source]), torch.tensor([ids]))
-        tok = int(logits[0, -1].argmax())
-        if tok == eos_id or len(ids) == model.cfg.max_len:
-            break
-        ids.append(tok)
-    return ids[len(prefix) :]
 
 
 SOURCES = [[5, 9, 13, 2], [7, 30, 11, 21, 8, 2], [12, 6, 2]]
