@@ -15,7 +15,7 @@ from app_support.sidebar import clamp_choice
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view, keep_view_across_switch, open_head
-from model.public import ROLE_STAT, ROLES, STATS
+from model.public import LM_NEW_TOKENS, ROLE_STAT, ROLES, STATS
 
 view = current_view()  # first: run on its own, the page learns the language from the sidebar
 lang = current_lang()
@@ -30,12 +30,17 @@ if not AT.has_test_split(view.model):
 didactic = AT.is_didactic(view.model)
 n: int | None = None
 if not didactic:
-    seed_from_url("atlas_n", "n", lambda v: url_int(v), AT.DEFAULT_SAMPLE)
-    clamp_choice("atlas_n", list(AT.SAMPLE_SIZES), AT.DEFAULT_SAMPLE)
+    default_n = AT.default_sample(view.model)
+    seed_from_url("atlas_n", "n", lambda v: url_int(v), default_n)
+    clamp_choice("atlas_n", list(AT.SAMPLE_SIZES), default_n)
     n = st.selectbox(t("atlas.sample"), AT.SAMPLE_SIZES, key="atlas_n", help=t("atlas.sample_help"))
     set_url_param("n", n)
 data = lab.atlas.held_out_dataset(view.model, n)
-if didactic:
+prompts = AT.prompt_kind(view.model)
+if prompts:
+    st.markdown(t("atlas.dataset_prompts", n=len(data.texts), what=t(f"atlas.prompts.{prompts}"),
+                  new=LM_NEW_TOKENS))
+elif didactic:
     st.markdown(t("atlas.dataset_words", n=len(data.texts)))
 else:
     st.markdown(t("atlas.dataset_sentences", n=len(data.texts), total=data.total))
@@ -101,9 +106,7 @@ st.caption(t("atlas.map_caption", kind=kind_label))
 
 st.subheader(t("atlas.roles_header"))
 st.markdown(t("atlas.roles_explain"))
-th = atlas.thresholds
-limits = {"previous": th.positional, "next": th.positional, "self": th.positional,
-          "alignment": th.alignment, "sink": th.sink, "broad": th.broad}
+limits = atlas.thresholds.by_role()
 with_role = {role: [] for role in ROLES}
 for layer in range(atlas.layer_counts[kind]):
     for head in range(atlas.n_heads):

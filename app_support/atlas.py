@@ -19,8 +19,10 @@ import pandas as pd
 from app_support import gateway as G
 from app_support import pages
 from app_support.gateway import lab
+from model.data.lm_training import InductionTask
 from model.data.tasks import SyntheticTask
 from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
+from model.lab.atlas_prompts import DEFAULT_PROMPTS
 
 #: Sample sizes of the translation test split the page offers (sentences, both directions).
 SAMPLE_SIZES = (50, 100, 200, 400)
@@ -38,8 +40,20 @@ TRUTH_TASKS = tuple(SyntheticTask.KINDS)
 
 
 def has_test_split(name: str) -> bool:
-    """Whether the model's task has a held-out test split to run over (an encoder-only import has none)."""
-    return bool(G.get_bundle(name).task.references("test"))
+    """Whether the model has a held-out dataset to run over: a test split, or a language model's prompt
+    set (an encoder-only import has neither)."""
+    return G.config(name).decoder_only or bool(G.get_bundle(name).task.references("test"))
+
+
+def default_sample(name: str) -> int:
+    return DEFAULT_PROMPTS if G.config(name).decoder_only else DEFAULT_SAMPLE
+
+
+def prompt_kind(name: str) -> str | None:
+    """A language model's prompt set, "induction" or "sentences" (model/lab/atlas_prompts.py), else None."""
+    if not G.config(name).decoder_only:
+        return None
+    return "induction" if isinstance(G.get_bundle(name).task, InductionTask) else "sentences"
 
 
 def is_didactic(name: str) -> bool:

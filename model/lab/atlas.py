@@ -65,14 +65,16 @@ from .atlas_files import (
     save_atlas,
     weights_key,
 )
+from .atlas_prompts import LM_NEW_TOKENS, prompt_set, spaced
 from .atlas_result import ROLE_STAT, ROLES, STATS, Atlas, AtlasError, Dataset, Role, RoleThresholds
 from .atlas_stats import RunningSums, accumulate, cluster_order, ground_truth_alignment, js_pair_sums
 
 __all__ = [
-    "ATLAS_VERSION", "DEFAULT_SENTENCES", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS", "Atlas", "AtlasError",
-    "Dataset", "Role", "RoleThresholds", "atlas_dir", "atlas_key", "atlas_path", "cluster_order",
+    "ATLAS_VERSION", "DEFAULT_SENTENCES", "LM_NEW_TOKENS", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS",
+    "Atlas", "AtlasError", "Dataset", "Role", "RoleThresholds", "atlas_dir", "atlas_key", "atlas_path",
+    "cluster_order",
     "compute_atlas", "ground_truth_alignment", "held_out_dataset", "js_pair_sums", "load_atlas",
-    "load_or_compute", "read_atlas", "save_atlas", "weights_key",
+    "load_or_compute", "prompt_set", "read_atlas", "save_atlas", "weights_key",
 ]
 
 #: Default sample of the translation model's test split (sentences, both directions mixed).
@@ -85,19 +87,22 @@ _DEFAULT_THRESHOLDS = RoleThresholds()
 @entry
 def held_out_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
     """The held-out test split: every test word of a didactic task, or ``n`` sentences (default 200)
-    of the translation test split, evenly spaced over it (zh->en and en->zh of each picked pair)."""
+    of the translation test split, evenly spaced over it (zh->en and en->zh of each picked pair); a
+    decoder-only model's prompt set (model/lab/atlas_prompts.py)."""
+    if bundle.model.cfg.decoder_only:
+        return prompt_set(bundle, n)
     refs = bundle.task.references("test")
     total = len(refs)
     if not total:
         raise AtlasError(f"model {bundle.name!r} has no test split to run over")
     if isinstance(bundle.task, SyntheticTask):
-        picked = refs if n is None or n >= total else [refs[i] for i in _spaced(total, n)]
+        picked = refs if n is None or n >= total else [refs[i] for i in spaced(total, n)]
         what = "test words"
     else:
         n = DEFAULT_SENTENCES if n is None else n
         pairs = total // 2  # references come as (zh->en, en->zh) of each pair
         want = max(1, min(pairs, math.ceil(n / 2)))
-        picked = [refs[2 * i + j] for i in _spaced(pairs, want) for j in (0, 1)][: max(n, 1)]
+        picked = [refs[2 * i + j] for i in spaced(pairs, want) for j in (0, 1)][: max(n, 1)]
         what = "sentences"
     if n is not None and n < 1:
         raise AtlasError(f"the sample must hold at least one sentence, got {n}")
@@ -109,12 +114,6 @@ def held_out_dataset(bundle: Bundle, n: int | None = None) -> Dataset:
         + (", evenly spaced" if len(picked) < total else ""),
         total=total,
     )
-
-
-def _spaced(total: int, n: int) -> list[int]:
-    """``n`` distinct indices evenly spread over range(total), first and last included."""
-    n = max(1, min(n, total))
-    return sorted({int(round(x)) for x in np.linspace(0, total - 1, n)})
 
 
 def compute_atlas(
@@ -173,12 +172,11 @@ def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums],
     prepared = [bundle.task.prepare(text, cfg.max_len, direction)
                 for text, direction in zip(dataset.texts, dataset.directions, strict=True)]
     # Similar lengths share a batch: less padding.
-    order = sorted(range(n_sent), key=lambda i: len(prepared[i].source_ids))
+    order = sorted(range(n_sent), key=lambda i: (len(prepared[i].prefix), len(prepared[i].source_ids)))
     done = 0
     if progress:
         progress(0, n_sent)
-    for b0 in range(0, n_sent, batch_size):
-        idx = order[b0 : b0 + batch_size]
+    for idx in _batches(order, [len(p.prefix) for p in prepared], batch_size):
         preps = [prepared[i] for i in idx]
         decoder_in, cache = _decode_and_record(bundle.model, preps, tok.eos_id)
         for i, p, d in zip(idx, preps, decoder_in, strict=True):
@@ -196,6 +194,18 @@ def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums],
     return outputs
 
 
+def _batches(order: list[int], prefix_len: list[int], batch_size: int) -> list[list[int]]:
+    """``order`` cut into batches of at most ``batch_size`` whose prefixes have one length (greedy
+    decoding needs that: a translation's prefix is always its one tag token, a prompt's varies)."""
+    out: list[list[int]] = []
+    for i in order:
+        if out and len(out[-1]) < batch_size and prefix_len[out[-1][0]] == prefix_len[i]:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
 def _decode_and_record(model: Transformer, preps: list[Prepared],
                        eos_id: int) -> tuple[list[list[int]], ActivationCache]:
     """One batch as the app runs one sentence: greedy decoding, then one hooked teacher-forced pass over
@@ -204,11 +214,13 @@ def _decode_and_record(model: Transformer, preps: list[Prepared],
     # The model is locked per batch (other users of the loaded model wait for one batch, not the atlas).
     with model.lock, torch.no_grad():
         model.eval()
-        generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id)
+        generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id,
+                                  max_new=LM_NEW_TOKENS if cfg.decoder_only else None)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(preps, generated, strict=True)]
-        src = pad_batch([p.source_ids for p in preps], cfg.pad_id)  # [B, src_pos]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [B, tgt_pos]
-        _, cache = model.run_with_cache(src, tgt, names_filter=lambda n: n.endswith("hook_pattern"))
+        # Right padding: a causal row never reaches the pads after it, so a language model needs no mask.
+        inputs = (tgt,) if cfg.decoder_only else (pad_batch([p.source_ids for p in preps], cfg.pad_id), tgt)
+        _, cache = model.run_with_cache(*inputs, names_filter=lambda n: n.endswith("hook_pattern"))
     return decoder_in, cache
 
 

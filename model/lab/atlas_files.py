@@ -23,7 +23,7 @@ from . import entry
 from .atlas_result import STATS, Atlas, Dataset, RoleThresholds
 
 #: Bump when what an atlas holds or how it is computed changes: older files on disk are recomputed.
-ATLAS_VERSION = 1
+ATLAS_VERSION = 2
 
 
 

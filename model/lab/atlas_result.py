@@ -14,10 +14,10 @@ from ..network.kinds import KINDS
 
 #: The statistics of every head, in display order (see model/lab/atlas.py's docstring).
 STATS = ("entropy", "entropy_norm", "max_weight", "mean_distance", "diagonal", "previous", "next",
-         "special_share", "punct_share", "sink_share", "alignment")
+         "special_share", "punct_share", "sink_share", "first_share", "alignment")
 
 #: Role names, in the order a head's roles are listed.
-ROLES = ("previous", "next", "self", "alignment", "sink", "broad")
+ROLES = ("previous", "next", "self", "alignment", "sink", "first", "broad")
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,18 @@ class RoleThresholds:
     positional: float = 0.5  # previous / next / self: mean weight on that one key >= this
     alignment: float = 0.5  # mean weight on the ground-truth source position(s) >= this
     sink: float = 0.5  # mean weight on special + punctuation tokens >= this
+    first: float = 0.5  # mean weight on the sequence's first token >= this (language models' sink)
     broad: float = 0.75  # normalised entropy >= this (spread over most of what the row may see)
+
+    def by_role(self) -> dict[str, float]:
+        """The threshold each role's figure must reach (ROLES order)."""
+        return {"previous": self.positional, "next": self.positional, "self": self.positional,
+                "alignment": self.alignment, "sink": self.sink, "first": self.first, "broad": self.broad}
 
 
 #: Which statistic each role reads.
 ROLE_STAT = {"previous": "previous", "next": "next", "self": "diagonal", "alignment": "alignment",
-             "sink": "sink_share", "broad": "entropy_norm"}
+             "sink": "sink_share", "first": "first_share", "broad": "entropy_norm"}
 
 
 @dataclass(frozen=True)
@@ -91,9 +97,7 @@ class Atlas:
 
     def roles(self, kind: str, layer: int, head: int) -> list[Role]:
         """Every role the head earns, with the figure and the threshold it passed (ROLES order)."""
-        th = self.thresholds
-        limits = {"previous": th.positional, "next": th.positional, "self": th.positional,
-                  "alignment": th.alignment, "sink": th.sink, "broad": th.broad}
+        limits = self.thresholds.by_role()
         out = []
         for role in ROLES:
             value = self.stat(ROLE_STAT[role], kind, layer, head)

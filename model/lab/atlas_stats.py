@@ -134,7 +134,7 @@ def _add_spread(s: RunningSums, w: np.ndarray, rows: np.ndarray, q_len: np.ndarr
 
 
 def _add_sink_shares(s: RunningSums, w: np.ndarray, rows: np.ndarray, key_ids: list[list[int]], tok) -> None:
-    """Weight on the tokens the model adds, on punctuation, and on both."""
+    """Weight on the tokens the model adds, on punctuation, on both, and on the first token."""
     B, nk = w.shape[0], w.shape[4]
     special = np.zeros((B, nk), dtype=bool)
     punct = np.zeros((B, nk), dtype=bool)
@@ -146,6 +146,8 @@ def _add_sink_shares(s: RunningSums, w: np.ndarray, rows: np.ndarray, key_ids: l
     s.add("special_share", sp, rows)
     s.add("punct_share", pu, rows)
     s.add("sink_share", sp + pu, rows)
+    # A language model's sink is the first token, whatever it is (SmolLM2 reads no <bos>).
+    s.add("first_share", w[..., 0], rows)
 
 
 def _add_positional(s: RunningSums, w: np.ndarray, rows: np.ndarray, k_len: np.ndarray) -> None:

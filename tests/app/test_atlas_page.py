@@ -97,7 +97,7 @@ def test_reverse_page_tables_hold_the_atlas_figures():
     atlas = stored("reverse")
     frames = [el.value for el in at.dataframe]
     rules, heads, top = frames
-    assert list(rules.iloc[:, 2]) == [0.5, 0.5, 0.5, 0.5, 0.5, 0.75]
+    assert list(rules.iloc[:, 2]) == [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.75]
     assert rules.iloc[3, 3] == "L1H0 L1H1 L1H2 L1H3"  # alignment: the layer-1 cross heads
     for _, row in heads.iterrows():
         layer, head = int(row["layer"]), int(row["head"])
@@ -181,3 +181,22 @@ def test_chinese_page_has_no_english_left(kind):
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found and "MiniLM" not in s}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_language_model_atlas_runs_over_its_prompt_set(lang):
+    at = open_page("induction", "decoder", 0, 0, lang, stat="first_share")
+    atlas = stored("induction", 50)
+    shown = " ".join(m.value for m in at.markdown)
+    what = text(lang, "atlas.prompts.induction")
+    assert text(lang, "atlas.dataset_prompts", n=50, what=what, new=16) in shown
+    z = arr(figures(at)[0]["data"][0]["z"])
+    np.testing.assert_allclose(z, atlas.stats["first_share"]["decoder"], atol=1e-6)
+    rules = at.dataframe[0].value
+    assert rules.iloc[0, 3].split() == [f"L{li}H{h}" for li in range(2) for h in range(4)
+                                        if any(r.name == "previous" for r in atlas.roles("decoder", li, h))]
+    assert "L0H0" in rules.iloc[0, 3], "the induction model's previous-token head (measured 0.70)"
+    if lang == "zh":
+        tokens = [bundle("induction").task.example] + atlas.texts + atlas.outputs
+        left = {s: found for s in _visible_texts(at) if (found := untranslated(s, tokens))}
+        assert not left, json.dumps(left, ensure_ascii=False, indent=1)

@@ -19,6 +19,7 @@ from model.__main__ import main
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.lab.atlas import (
+    LM_NEW_TOKENS,
     ROLE_STAT,
     ROLES,
     STATS,
@@ -160,7 +161,8 @@ def test_didactic_dataset_is_the_whole_test_split():
 
 
 def test_a_model_without_test_split_gets_a_clear_error():
-    fake = SimpleNamespace(name="encoder-only", task=SimpleNamespace(references=lambda split: []))
+    fake = SimpleNamespace(name="encoder-only", task=SimpleNamespace(references=lambda split: []),
+                           model=SimpleNamespace(cfg=SimpleNamespace(decoder_only=False)))
     with pytest.raises(AtlasError, match="no test split"):
         held_out_dataset(fake)
 
@@ -175,7 +177,7 @@ def _direct(name: str, data: Dataset, kind: str):
     pooled: dict[str, list] = {s: [] for s in STATS}
     per_sentence, rows_all, outputs = [], [], []
     for text, direction in zip(data.texts, data.directions, strict=True):
-        res = analyze(b, text, direction)
+        res = analyze(b, text, direction, max_new=LM_NEW_TOKENS if b.model.cfg.decoder_only else None)
         outputs.append(res.output_text)
         w = res.attention(kind).astype(np.float64)  # [L, H, q, k]
         key_mask = ~np.isfinite(res.attention(kind, "scores"))
@@ -193,6 +195,7 @@ def _direct(name: str, data: Dataset, kind: str):
         pooled["special_share"].append((w * special).sum(-1))
         pooled["punct_share"].append((w * punct).sum(-1))
         pooled["sink_share"].append((w * (special | punct)).sum(-1))
+        pooled["first_share"].append(w[..., 0])
         q = np.arange(nq)
         if k.queries == k.keys:
             pooled["mean_distance"].append((w * np.abs(q[:, None] - np.arange(nk)[None])).sum(-1))
@@ -230,7 +233,7 @@ def viz_punct(token: str) -> bool:
     return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
 
 
-@pytest.mark.parametrize("name,n", [("reverse", 12), ("sort", 9), ("default", 8)])
+@pytest.mark.parametrize("name,n", [("reverse", 12), ("sort", 9), ("default", 8), ("induction", 9)])
 def test_every_figure_equals_a_direct_computation_from_each_sentences_analysis(name, n):
     data = small_dataset(name, n)
     atlas = compute_atlas(bundle(name), data, batch_size=5)  # several batches with padding
@@ -274,7 +277,8 @@ def test_roles_are_exactly_the_figures_that_reach_their_threshold():
     atlas = full_atlas("reverse")
     th = atlas.thresholds
     limit = {"previous": th.positional, "next": th.positional, "self": th.positional,
-             "alignment": th.alignment, "sink": th.sink, "broad": th.broad}
+             "alignment": th.alignment, "sink": th.sink, "first": th.first, "broad": th.broad}
+    assert limit == th.by_role()
     for kind in atlas.kinds:
         for layer in range(atlas.layer_counts[kind]):
             for head in range(atlas.n_heads):
@@ -408,3 +412,41 @@ def test_atlases_are_kept_in_the_repositorys_runs_folder_by_default(monkeypatch)
 
     monkeypatch.delenv("ATTENTION_LENS_ATLAS_DIR", raising=False)
     assert atlas_dir() == REPO_ROOT / "runs" / "atlas"
+
+
+# --------------------------------------------------------------------------- language models' prompt set
+
+
+def test_induction_prompts_are_held_out_sequences_with_half_their_repeat():
+    data = held_out_dataset(bundle("induction"), 7)
+    test_sequences = set(bundle("induction").task.sequences("test"))
+    assert len(data.texts) == 7 and data.total == 500
+    for text in data.texts:
+        n = next(n for n in range(len(text), 0, -1)
+                 if text[:n] in test_sequences and text[n:] == text[: n // 2])
+        assert n >= 5
+    assert data.directions == [None] * 7 and "16 tokens" in data.description
+
+
+def test_sentence_prompts_alternate_chinese_and_english_test_sentences():
+    from model.data.tatoeba import splits
+
+    lm_cfg = SimpleNamespace(cfg=SimpleNamespace(decoder_only=True))
+    fake = SimpleNamespace(name="lm", task=object(), model=lm_cfg)
+    data = held_out_dataset(fake, 6)
+    pairs = {(p.zh, p.en) for p in splits()["test"]}
+    assert [(data.texts[i], data.texts[i + 1]) in pairs for i in (0, 2, 4)] == [True] * 3
+    assert data.total == 2 * len(splits()["test"])
+    with pytest.raises(AtlasError, match="at least one prompt"):
+        held_out_dataset(fake, 0)
+
+
+@pytest.mark.slow
+def test_smollm2_atlas_finds_the_attention_sink_on_the_first_token():
+    b = load_model("smollm2")
+    data = held_out_dataset(b, 4)
+    atlas = compute_atlas(b, data)
+    assert atlas.outputs[:2] == [analyze(b, t, max_new=LM_NEW_TOKENS).output_text for t in data.texts[:2]]
+    first = [(li, h) for li in range(30) for h in range(9)
+             if any(r.name == "first" for r in atlas.roles("decoder", li, h))]
+    assert len(first) >= 150, len(first)  # measured: 205 of 270 over 50 prompts
