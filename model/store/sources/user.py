@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..bundle import Bundle, CheckpointError, read_json
+from ..formats.hf_decoder import EXAMPLE as DECODER_EXAMPLE
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
 from ..user_folders import BERT_EXAMPLE, load_user_model
@@ -24,7 +25,8 @@ class UserModel:
     name: str  # the plain name made up for it: "user-" + 6 random hex digits + "-" + a slug of its label
     directory: Path  # the checked folder it is read from (a temporary copy for uploads)
     label: str  # what the user knows it as (the zip's or folder's name), shown in the picker
-    fmt: str  # the format it is stored in: "own" (this project's checkpoint), "bert" (BERT-style folder)
+    fmt: str  # the format it is stored in: "own" (this project's checkpoint), "bert" (BERT-style folder),
+    # "hf_decoder" (GPT-2 / Llama / Qwen2 folder), "gguf" (a GGUF file)
     owner: str  # who opened it (an app session's id, "cli"); only the owner lists it
     size: int = 0  # bytes its uploaded files take on disk (0 for a folder read in place)
 
@@ -70,23 +72,34 @@ def user_model_names(owner: str) -> list[str]:
 
 def user_model_info(entry: UserModel) -> ModelInfo:
     """What a user's model says about itself (group "user", labelled with the name the user knows)."""
-    config_file = entry.directory / "config.json"
-    config = read_json(config_file)
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{config_file} must hold a JSON object")
+    if entry.fmt in ("own", "bert"):
+        config = _config(entry.directory)
     if entry.fmt == "own":
         info = info_from_config(entry.name, config, "user", entry.directory)
         # The label is the name the user knows it by (in every language); a description may be translated.
         keep = tuple(tr for tr in info.translations if tr[1] == "description")
         return replace(info, label=entry.label, group="user", listed=True, source="user",
                        directory=entry.directory, translations=keep)
-    layers = config.get("num_hidden_layers")
+    if entry.fmt == "bert":
+        layers = config.get("num_hidden_layers")
+        description, example, task = f"BERT-style encoder ({entry.label})", BERT_EXAMPLE, "encode"
+        kinds = ("encoder",) if isinstance(layers, int) and layers > 0 else ()
+    else:  # a GPT-2 / Llama / Qwen2 folder or a GGUF file: a decoder-only language model
+        what = "GGUF language model" if entry.fmt == "gguf" else "decoder-only language model"
+        description, example, task = f"{what} ({entry.label})", DECODER_EXAMPLE, "continue"
+        kinds = ("decoder",)
     return ModelInfo(
-        name=entry.name, label=entry.label, description=f"BERT-style encoder ({entry.label})",
-        example=BERT_EXAMPLE, task="encode", group="user", listed=True, order=99,
-        kinds=("encoder",) if isinstance(layers, int) and layers > 0 else (), source="user",
-        directory=entry.directory,
+        name=entry.name, label=entry.label, description=description, example=example, task=task,
+        group="user", listed=True, order=99, kinds=kinds, source="user", directory=entry.directory,
     )
+
+
+def _config(directory: Path) -> dict:
+    config_file = directory / "config.json"
+    config = read_json(config_file)
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{config_file} must hold a JSON object")
+    return config
 
 
 def load(entry: UserModel) -> Bundle:
