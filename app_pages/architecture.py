@@ -1,5 +1,6 @@
-"""Architecture and shape flow: the encoder–decoder diagram of the loaded model, each box with the real
-shape of its output (from the shape trace), and the multi-head split and merge of the chosen attention."""
+"""Architecture and shape flow: the diagram of the loaded model (encoder–decoder, encoder- or decoder-only),
+each box with the real shape of its output (from the shape trace), and the multi-head split and merge of the
+chosen attention."""
 
 import pandas as pd
 import streamlit as st
@@ -34,14 +35,14 @@ LINKED = ("single", "heads", "positional", "model")
 
 view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run
-page_header(t("architecture.title"), t("architecture.intro"))
-result = current_analysis(view)
 cfg = G.config(view.model)
+page_header(t("architecture.title"), t("architecture.intro_lm" if cfg.decoder_only else "architecture.intro"))
+result = current_analysis(view)
 config = {k: getattr(cfg, k) for k in CONFIG_KEYS}
 
 st.caption(
     t(
-        "architecture.config",
+        "architecture.config_lm" if cfg.decoder_only else "architecture.config",
         n_enc=cfg.n_enc_layers,
         n_dec=cfg.n_dec_layers,
         h=cfg.n_heads,
@@ -62,6 +63,8 @@ st.caption(t("architecture.shapes_note", B=result.trace_sizes.get("B", 1)))
 st.markdown(t("architecture.reading.pre" if cfg.norm_first else "architecture.reading.post"))
 if cfg.n_enc_layers and cfg.n_dec_layers:
     st.markdown(t("architecture.reading.cross"))
+if cfg.decoder_only:
+    st.markdown(t("architecture.reading.decoder_only"))
 if cfg.pos_encoding == "rope":
     st.markdown(t("architecture.reading.rope"))
 st.markdown(

@@ -194,6 +194,12 @@ def _residual_legend(layout: Layout, lang: str) -> list[dict]:
     ]
 
 
+def architecture_family(config: Mapping[str, object]) -> str:
+    """"encoder_decoder", "encoder_only" or "decoder_only", from the config's block counts."""
+    enc, dec = int(config.get("n_enc_layers", 0)), int(config.get("n_dec_layers", 0))
+    return "encoder_decoder" if enc and dec else "encoder_only" if enc else "decoder_only"
+
+
 def architecture_figure(
     config: Mapping[str, object],
     shapes: Mapping[str, Sequence[int]] | Sequence[tuple[str, Sequence[int]]] = (),
@@ -212,7 +218,8 @@ def architecture_figure(
     rows = max((b.row for b in layout.boxes), default=0)
     ln = label(lang, "architecture.pre_ln" if config.get("norm_first", True) else "architecture.post_ln")
     # The norm's place goes in the subtitle: as part of the title it ran past the figure's width.
-    apply_theme(fig, label(lang, "architecture.diagram_title"), subtitle=ln, height=int(90 + 62 * (rows + 2)))
+    title = label(lang, f"architecture.diagram_title.{architecture_family(config)}")
+    apply_theme(fig, title, subtitle=ln, height=int(90 + 62 * (rows + 2)))
     fig.update_layout(
         shapes=[*frames, *rects, *_residual_paths(layout)],
         annotations=[*block_notes, *box_texts, *_flow_arrows(layout, lang), *_residual_legend(layout, lang)],

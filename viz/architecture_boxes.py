@@ -102,14 +102,16 @@ def _sublayer_boxes(stack: str, short: str, i: int, sublayer: tuple[str, str, st
     return [replace(b, row=row + j) for j, b in enumerate(order)]
 
 
-def _stack_boxes(stack: str, short: str, n_blocks: int,
-                 style: _Style) -> tuple[list[Box], list[tuple[str, str]], tuple[int, int, int]]:
+def _stack_boxes(stack: str, short: str, n_blocks: int, style: _Style,
+                 has_encoder: bool) -> tuple[list[Box], list[tuple[str, str]], tuple[int, int, int]]:
     """One stack bottom to top (each box one row above the last), its residual paths (first box of
-    the branch, its add box) and its block (first row, last row, number of blocks)."""
+    the branch, its add box) and its block (first row, last row, number of blocks). A decoder without
+    an encoder (a GPT-style language model) has no cross-attention sub-layer."""
     boxes = _input_boxes(stack, short, style)
     residuals = []
     first = len(boxes)
-    for i, sublayer in enumerate(_SUBLAYERS[stack], start=1):
+    sublayers = [sub for sub in _SUBLAYERS[stack] if has_encoder or sub[1] != "cross"]
+    for i, sublayer in enumerate(sublayers, start=1):
         branch = _sublayer_boxes(stack, short, i, sublayer, len(boxes), style)
         boxes += branch
         residuals.append((branch[0].key, f"{short}.add{i}"))
@@ -143,7 +145,8 @@ def architecture_layout(config: Mapping[str, object]) -> Layout:
     for stack, short in _STACKS:
         if counts[stack] < 1:
             continue
-        stack_boxes, stack_residuals, blocks[stack] = _stack_boxes(stack, short, counts[stack], style)
+        stack_boxes, stack_residuals, blocks[stack] = _stack_boxes(stack, short, counts[stack], style,
+                                                                   has_encoder=counts["encoder"] > 0)
         boxes += stack_boxes
         arrows += [(a.key, b.key) for a, b in pairwise(stack_boxes)]
         residuals += stack_residuals

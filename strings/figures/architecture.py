@@ -4,7 +4,9 @@ and merge."""
 from __future__ import annotations
 
 EN: dict[str, str] = {
-    "architecture.diagram_title": "Encoder–decoder architecture",
+    "architecture.diagram_title.encoder_decoder": "Encoder–decoder architecture",
+    "architecture.diagram_title.encoder_only": "Encoder-only architecture",
+    "architecture.diagram_title.decoder_only": "Decoder-only architecture",
     "architecture.pre_ln": "Pre-LN: a norm before each sub-layer, and a final norm",
     "architecture.post_ln": "Post-LN: a norm after each residual add",
     "architecture.block.encoder": "encoder block",
@@ -35,7 +37,9 @@ EN: dict[str, str] = {
 }
 
 ZH: dict[str, str] = {
-    "architecture.diagram_title": "编码器–解码器架构",
+    "architecture.diagram_title.encoder_decoder": "编码器–解码器架构",
+    "architecture.diagram_title.encoder_only": "只含编码器的架构",
+    "architecture.diagram_title.decoder_only": "只含解码器的架构",
     "architecture.pre_ln": "Pre-LN：每个子层之前先归一化，最后再归一化一次",
     "architecture.post_ln": "Post-LN：每次残差连接相加之后归一化",
     "architecture.block.encoder": "编码器块",

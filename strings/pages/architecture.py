@@ -23,6 +23,17 @@ EN = {
     "architecture.reading.post": "**Where the norm sits (Post-LN).** Each sub-layer adds its output to the "
     "residual stream and the sum is normalised: `norm(x + f(x))`, as in the original paper. The stream "
     "leaves every block normalised, so no final norm is needed.",
+    "architecture.intro_lm": "The whole network of the loaded language model, drawn from its config: the "
+    "token embedding (and the positional encoding, where it has one), one decoder block repeated N times "
+    "with its masked self-attention and feed-forward sub-layers, where the normalisation sits, and the output "
+    "projection to the vocabulary. There is no encoder and no cross-attention: the prompt and what the model "
+    "has written so far are one sequence. Every box carries the **real shape of its output** for the prompt "
+    "in the sidebar and its continuation, read from the shape trace of this very pass.",
+    "architecture.config_lm": "{n_dec} decoder blocks (decoder-only: no encoder, no cross-attention) · {h} heads "
+    "of width d_head = {d_head} · d_model = {d_model} · d_ff = {d_ff} · {norm} · {pos} · {tied}",
+    "architecture.reading.decoder_only": "**Decoder-only.** Each position's masked self-attention sees only "
+    "itself and the positions before it, so one pass gives a next-token guess at every position; writing "
+    "appends the chosen token and runs again (with the keys and values of earlier positions kept).",
     "architecture.reading.cross": "**Cross-attention** takes its queries from the decoder and its keys and "
     "values from the encoder output (the purple arrow): every decoder block reads the same encoder output.",
     "architecture.reading.rope": "**RoPE**: this model has no positional-encoding box. Positions enter inside "
@@ -79,6 +90,15 @@ ZH = {
     "归一化位于残差连接的分支里，所以块内的残差流本身从不被归一化；因此每个堆叠的最后还有一次**最终归一化**。",
     "architecture.reading.post": "**归一化的位置（Post-LN）。** 每个子层把输出加到残差流上，再对和做归一化："
     "`norm(x + f(x))`，与原论文相同。经过残差连接后，残差流离开每个块时都已归一化，所以不需要最终归一化。",
+    "architecture.intro_lm": "按当前语言模型的配置画出的整个网络：token 嵌入（以及位置编码，如果有的话）、"
+    "重复 N 次的一个解码器块及其掩码自注意力和前馈子层、归一化的位置，以及到词表的输出投影。它没有编码器，"
+    "也没有交叉注意力：提示和模型已经写出的内容是同一个序列。每个方框都标出侧边栏里的提示及其续写在本次前向传播中"
+    "**真实的输出形状**，直接取自这次前向传播的形状追踪。",
+    "architecture.config_lm": "{n_dec} 个解码器块（只含解码器：没有编码器，也没有交叉注意力） · {h} 个注意力头，"
+    "每个宽 d_head = {d_head} · d_model = {d_model} · d_ff = {d_ff} · {norm} · {pos} · {tied}",
+    "architecture.reading.decoder_only": "**只含解码器。** 每个位置的掩码自注意力只能看到它自己和它之前的位置，"
+    "所以一次前向传播就在每个位置给出一个下一个 token 的猜测；写作时把选中的 token 接到末尾，再运行一次"
+    "（之前位置的键和值会保留下来）。",
     "architecture.reading.cross": "**交叉注意力**的查询来自解码器，键和值来自编码器输出（紫色箭头）："
     "每个解码器块读取的都是同一个编码器输出。",
     "architecture.reading.rope": "**RoPE**：这个模型没有位置编码方框。位置信息在自注意力内部加入："

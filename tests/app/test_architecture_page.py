@@ -116,6 +116,19 @@ def test_encoder_only_config_has_no_decoder_boxes():
     assert not [a for a in layout.arrows if "dec.cross" in a]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_decoder_only_config_has_no_encoder_and_no_cross_attention(lang):
+    config = {**BASE, "n_enc_layers": 0}
+    layout = architecture_layout(config)
+    assert not [b for b in layout.boxes if b.stack == "encoder" or b.kind == "cross"]
+    assert [b.key for b in layout.boxes if b.kind in ("attention", "ffn")] == ["dec.self", "dec.ffn"]
+    assert layout.blocks["decoder"][2] == 3 and ("dec.final_norm", "out") in layout.arrows
+    title = title_of(viz.architecture_figure(config, lang=lang))
+    assert i18n_text(lang, "architecture.diagram_title.decoder_only") in title
+    assert i18n_text(lang, "architecture.diagram_title.encoder_decoder") in title_of(
+        viz.architecture_figure(BASE, lang=lang))
+
+
 def test_positional_encoding_box_follows_the_config():
     assert "enc.pos" in architecture_layout(BASE).keys()
     for pos in ("rope", "none"):
@@ -265,7 +278,8 @@ def open_page(model: str, text: str, kind: str, layer: int, lang: str) -> AppTes
 
 @pytest.mark.parametrize(
     "model,text,kind,layer",
-    [("reverse", "attention", "cross", 1), ("default", "我吃了一个苹果", "decoder", 2)],
+    [("reverse", "attention", "cross", 1), ("default", "我吃了一个苹果", "decoder", 2),
+     ("induction", "qhzmtvbqhzm", "decoder", 1)],
 )
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_shows_the_traced_shapes(model, text, kind, layer, lang):
