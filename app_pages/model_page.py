@@ -12,6 +12,7 @@ from app_support.model_info import (
     evaluation_label,
     evaluation_rows,
     history_chart,
+    layer_weights,
     metric_columns,
     run_starts,
     symbol_table,
@@ -90,7 +91,9 @@ with tabs[1]:
     style = st.radio(t("model.params.chart"), ["treemap", "bar"], horizontal=True, key="param_chart_kind",
                      format_func=lambda v: text(lang, f"model.params.chart.{v}"))
     chart(viz.parameter_breakdown_chart(counts, kind=style, lang=lang), key="param_chart")
-    st.caption(t("model.params.caption"))
+    weights = layer_weights(cfg)
+    st.caption(t("model.params.caption", attn=f"{weights['attn']:,}", ffn=f"{weights['ffn']:,}",
+                 attn_formula=weights["attn_formula"], ffn_formula=weights["ffn_formula"]))
 
 with tabs[2]:
     left, right = st.columns(2)

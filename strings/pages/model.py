@@ -49,8 +49,8 @@ EN = {
     "model.params.chart": "Chart",
     "model.params.chart.treemap": "treemap",
     "model.params.chart.bar": "bar",
-    "model.params.caption": "Parameters per module (tied embedding matrices counted once). Attention layers hold "
-    "4·d_model² weights (Q, K, V, output); feed-forward layers 2·d_model·d_ff.",
+    "model.params.caption": "Parameters per module (tied embedding matrices counted once). Each attention layer "
+    "holds `{attn_formula}` = {attn} weights (Q, K, V, output); each feed-forward layer `{ffn_formula}` = {ffn}.",
     # configuration and evaluation
     "model.config.title": "Configuration",
     "model.config.vocab_size": "tokens in the shared source/target vocabulary (special tokens included)",
@@ -141,8 +141,8 @@ ZH = {
     "model.params.chart": "图表类型",
     "model.params.chart.treemap": "矩形树图",
     "model.params.chart.bar": "条形图",
-    "model.params.caption": "各模块的参数量（共享的嵌入矩阵只计一次）。每个注意力层有 `4·d_model²` 个权重"
-    "（Q、K、V 和输出投影）；每个前馈网络层有 `2·d_model·d_ff` 个。",
+    "model.params.caption": "各模块的参数量（共享的嵌入矩阵只计一次）。每个注意力层有 `{attn_formula}` = {attn} "
+    "个权重（Q、K、V 和输出投影）；每个前馈网络层有 `{ffn_formula}` = {ffn} 个。",
     "model.config.title": "配置",
     "model.config.vocab_size": "源和目标共用的词表中的 token 数（含特殊 token）",
     "model.config.d_model": "每个 token 向量的宽度，即残差连接上传递的残差流（residual stream）的宽度",
