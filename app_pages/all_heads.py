@@ -23,9 +23,10 @@ shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/
 patterns = shown.pattern
 queries, keys = shown.query_tokens, shown.key_tokens
 n_layers, n_heads = patterns.shape[:2]
-# A model of many heads (SmolLM2: 30 x 9) is shown a page of layers at a time, so one figure stays
-# within MAX_TILES tiles (~2.6 MB of figure JSON at most); MiniLM's 6 x 12 is one page.
-per_page = max(1, MAX_TILES // n_heads)
+width = 1150 if not view.present else 1300
+# A model of many heads (SmolLM2: 30 x 9) is shown a page of layers at a time, so one figure stays within
+# MAX_TILES tiles and viz.MAX_FIGURE_CELLS pooled cells (under 3 MB of figure JSON); MiniLM's 6 x 12 is one.
+per_page = viz.layers_per_figure(n_layers, n_heads, len(queries), len(keys), width, MAX_TILES)
 first = 0
 if n_layers > per_page:
     starts = list(range(0, n_layers, per_page))
@@ -44,7 +45,7 @@ fig = viz.all_heads_grid(
     keys,
     mask=shown.mask[first : first + per_page] if shown.any_masked else None,  # nothing masked: no mask layer
     title=t("heads.figure_title", kind=view.kind_label, n_layers=n_layers, n_heads=n_heads),
-    width=1150 if not view.present else 1300,
+    width=width,
     first_layer=first,
     lang=lang,
 )

@@ -40,7 +40,14 @@ from viz.cost import (
 )
 from viz.decoding import beam_tree, cross_attention_step, sampling_bars, token_losses, topk_bar
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
-from viz.grid import GridLayout, all_heads_grid, grid_cell_to_head, grid_layout_from_figure, tile_heads
+from viz.grid import (
+    GridLayout,
+    all_heads_grid,
+    grid_cell_to_head,
+    grid_layout_from_figure,
+    layers_per_figure,
+    tile_heads,
+)
 from viz.heatmap import attention_heatmap, hidden_cells
 from viz.masks import (
     future_weight,
@@ -141,6 +148,7 @@ __all__ = [
     "format_shape",
     "grid_cell_to_head",
     "grid_layout_from_figure",
+    "layers_per_figure",
     "head_divergence",
     "divergence_rows",
     "MAX_DIVERGENCE_ROWS",

@@ -12,6 +12,7 @@ sentence length squared (6 x 12 heads at 512 tokens: ~2.5 MB instead of ~208 MB)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
@@ -42,6 +43,7 @@ __all__ = [
     "all_heads_grid",
     "grid_cell_to_head",
     "grid_layout_from_figure",
+    "layers_per_figure",
     "tile_cells_for",
     "tile_heads",
 ]
@@ -61,6 +63,19 @@ def tile_cells_for(width: int, n_heads: int) -> int:
     as fit at :data:`MIN_CELL_PX` pixels each, between 16 and :data:`MAX_TILE_CELLS`."""
     tile_px = (width - PLOT_MARGIN_PX) / max(1, n_heads)
     return int(max(16, min(MAX_TILE_CELLS, tile_px / MIN_CELL_PX)))
+
+
+#: Cells one all-heads figure draws at most (~2.9 MB of figure JSON: ~11 bytes a cell for the weight,
+#: its hover indices and the mask layer).
+MAX_FIGURE_CELLS = 260_000
+
+
+def layers_per_figure(n_layers: int, n_heads: int, n_q: int, n_k: int, width: int, max_tiles: int) -> int:
+    """How many layers one all-heads figure of ``width`` pixels shows: at most ``max_tiles`` tiles and
+    :data:`MAX_FIGURE_CELLS` cells after pooling (a tile is pooled to what its width shows)."""
+    block = block_size(n_q, n_k, tile_cells_for(width, n_heads))
+    tile = math.ceil(n_q / block) * math.ceil(n_k / block)
+    return max(1, min(n_layers, max_tiles // n_heads, MAX_FIGURE_CELLS // (n_heads * tile)))
 
 
 def _check_grid_options(gutter: object, zmax: float, hover: str, pool: str) -> None:

@@ -32,17 +32,36 @@ def _page(text: str, layers: int | None = None) -> AppTest:
     return at
 
 
+def _prompt(tokens: int) -> str:
+    """A prompt SmolLM2 reads as exactly ``tokens`` tokens."""
+    tok = load_model("smollm2").tokenizer
+    words = " ".join(["the quick brown fox jumps over the lazy dog"] * 60).split()
+    n = next(n for n in range(len(words)) if len(tok.encode(" ".join(words[:n]))) >= tokens)
+    assert len(tok.encode(" ".join(words[:n]))) == tokens
+    return " ".join(words[:n])
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("words", [5, 250])
-def test_the_figure_stays_within_3_mb_at_any_length(words):
-    text = " ".join(["the quick brown fox jumps over the lazy dog"] * 40).split()[:words]
-    at = _page(" ".join(text))
+@pytest.mark.parametrize("tokens", [5, 224, 250])  # + 32 new: 256 is the largest pooled tile (64 x 64)
+def test_the_figure_stays_within_3_mb_at_any_length(tokens):
+    at = _page(_prompt(tokens))
     sizes = [len(el.proto.spec) for el in at.get("plotly_chart")]
     assert sizes and sum(sizes) <= MAX_FIGURE_BYTES, sizes
 
 
+def test_layers_per_figure_bounds_tiles_and_pooled_cells():
+    from viz import layers_per_figure
+    from viz.grid import MAX_FIGURE_CELLS, tile_cells_for
+
+    assert layers_per_figure(6, 12, 512, 512, 1150, 72) == 6  # MiniLM: one page
+    assert layers_per_figure(30, 9, 32, 32, 1150, 72) == 8  # short: the tile bound
+    side = tile_cells_for(1150, 9)
+    assert layers_per_figure(30, 9, 256, 256, 1150, 72) == MAX_FIGURE_CELLS // (9 * side * side) < 8
+    assert layers_per_figure(30, 9, 10_000, 10_000, 1150, 72) >= 1
+
+
 def test_a_page_of_layers_shows_those_layers_of_the_model():
-    at = _page("The capital of France is", layers=8)
+    at = _page("The capital of France is", layers=8)  # 8 layers a page at this length
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     meta = fig["layout"]["meta"]["attention_grid"]
     assert meta["first_layer"] == 8 and meta["n_layers"] == 8 and meta["n_heads"] == 9
