@@ -8,7 +8,7 @@ from app_support import pages
 from app_support.gateway import get_analysis
 from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
-from app_support.models import MAX_INPUT_CHARS
+from app_support.models import MAX_INPUT_CHARS, reads_letters
 from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
 from app_support.strategy import name as strategy_name
@@ -23,7 +23,7 @@ lang = current_lang()
 page_header(t("page.compare.title"), t("compare.intro"))
 
 # (label, sentence A, sentence B, word to focus on); the sentences are model input, not interface text
-TRANSLATION_PRESETS = [
+SENTENCE_PRESETS = [
     (t("compare.preset.apple"), "苹果公司发布新品", "我吃了一个苹果", "苹果"),
     (t("compare.preset.bank"), "The bank raised interest rates.", "We sat on the river bank.", "bank"),
 ]
@@ -31,7 +31,7 @@ LETTER_PRESETS = [
     (t("compare.preset.anagram"), "listen", "silent", "s"),
     (t("compare.preset.banana"), "banana", "bandana", "n"),
 ]
-presets = TRANSLATION_PRESETS if view.is_translation else LETTER_PRESETS
+presets = LETTER_PRESETS if reads_letters(view.model) else SENTENCE_PRESETS
 
 
 def _apply_preset(a: str, b: str, word: str) -> None:

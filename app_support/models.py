@@ -10,7 +10,7 @@ from model.store.registry import DEFAULT_MODEL, ModelInfo, UnknownModelError, mo
 
 __all__ = [
     "CHARS_PER_TOKEN", "DEFAULT_MODEL", "MAX_INPUT_CHARS", "MIN_INPUT_CHARS", "input_char_limit",
-    "list_models", "model_description", "model_example", "model_label",
+    "list_models", "model_description", "model_example", "model_label", "reads_letters",
 ]
 
 #: Characters allowed per token of a model's limit: a safety bound on the text boxes, far above
@@ -55,6 +55,16 @@ def model_description(name: str, lang: str = "en") -> str:
     """One line saying what a model does (from its config.json, without loading weights)."""
     info = _info(name)
     return info.text("description", lang) if info else ""
+
+
+#: Tasks whose models read lowercase letters only (the didactic tasks and the induction model).
+LETTER_TASKS = ("reverse", "copy", "sort", "induction")
+
+
+def reads_letters(name: str) -> bool:
+    """Whether the model reads only letters (a sentence in a text box means nothing to it)."""
+    info = _info(name)
+    return bool(info) and info.task in LETTER_TASKS
 
 
 def model_example(name: str) -> str:

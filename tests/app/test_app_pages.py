@@ -342,6 +342,13 @@ def test_compare_letters_preset_and_ranking():
             and at.query_params["token"] == "n")
 
 
+@pytest.mark.parametrize("model,first", [("induction", "listen"), ("minilm", "苹果公司发布新品")])
+def test_compare_offers_presets_the_model_can_read(model, first):
+    at = open_app(model, "attention", "compare")
+    assert not at.exception
+    assert at.text_input(key="cmp_a").value == first  # letters for a letter model, sentences otherwise
+
+
 @pytest.mark.parametrize("preset,word", [(0, "苹果"), (1, "bank")])
 def test_compare_translation_presets(preset, word):
     at = open_app("default", "我吃了一个苹果", "compare", kind="encoder")
