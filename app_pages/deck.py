@@ -76,7 +76,7 @@ with st.container(key="deck_bar"):
 
 def _attention(result, query: int | None = None):
     queries, keys = result.tokens_for(view.kind)
-    data = get_layer_tensors(view.model, view.text, view.direction_arg, view.kind, view.layer)
+    data = get_layer_tensors(view)
     head = min(view.head, data.n_heads - 1)
     q = min(1, len(queries) - 1) if query is None else query
     row = viz.work_row(data.q, data.k, data.v, head, q, causal=data.causal)
@@ -110,7 +110,7 @@ def slide_position(result):
 
 
 def slide_residual(result):
-    res = DK.get_residuals(view.model, view.text, view.direction_arg)
+    res = DK.get_residuals(view)
     fig = VD.residual_norm_figure(res.stacks, norm_first=res.norm_first, lang=lang)
     enc = res.stacks[0].norms.mean(axis=1)
     last = enc[-2] if res.norm_first and len(enc) > 2 else enc[-1]  # before the final norm

@@ -67,11 +67,12 @@ with tabs[0]:
         st.dataframe(shown, column_config=trace_columns, hide_index=True, width="stretch",
                      height=min(720, 38 * (len(shown) + 1) + 4))
         st.caption(t("model.trace.count", shown=len(shown), total=len(table)))
-        name, sentence, direction = view.model, view.text, view.direction_arg
+        name, sentence, direction, strategy, max_new = (view.model, view.text, view.direction_arg,
+                                                        view.strategy, view.max_new)
 
         def export() -> bytes:
             # Built on click: the cached analysis keeps only attention, the archive has every hook.
-            return lab.overview.archive(name, sentence, direction)
+            return lab.overview.archive(name, sentence, direction, strategy, max_new)
 
         st.download_button(
             t("model.trace.download"),

@@ -125,7 +125,8 @@ if not view.text.strip():
     st.info(t("analysis.empty"), icon=":material/edit:")
 else:
     try:
-        vectors = lab.positional.sentence_input_vectors(view.model, view.text, view.direction_arg)
+        vectors = lab.positional.sentence_input_vectors(view.model, view.text, view.direction_arg,
+                                                           view.strategy, view.max_new)
     except InputError as e:
         show_input_error(e)
 if vectors is not None:

@@ -26,7 +26,7 @@ view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run
 page_header(t("worked.title"), t("worked.intro"))
 result = current_analysis(view)
-data = get_layer_tensors(view.model, view.text, view.direction_arg, view.kind, view.layer)
+data = get_layer_tensors(view)
 queries, keys = result.tokens_for(view.kind)
 n_q, n_k = len(queries), len(keys)
 head = min(view.head, data.n_heads - 1)

@@ -12,6 +12,7 @@ every other page can offer a way back (:func:`back_link`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -22,6 +23,9 @@ from app_support.gateway import lab
 from app_support.i18n import t
 from model.lab.deck import ResidualStream
 from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms
+
+if TYPE_CHECKING:  # app_support.view imports this module
+    from app_support.view import View
 
 #: The six slides of the talk; the exercise comes after them.
 TALK = SLIDES[:6]
@@ -86,9 +90,10 @@ def residuals(stream: ResidualStream) -> Residuals:
     return Residuals(stacks, stream.norm_first)
 
 
-def get_residuals(name: str, text: str, direction: str | None) -> Residuals:
-    """:func:`residuals` of one input (the hooked pass cached by the gateway, the norms once per input)."""
-    stream = lab.deck.residual_stream(name, text, direction)
+def get_residuals(view: View) -> Residuals:
+    """:func:`residuals` of the sidebar's input, decoded as the page's analysis was (the hooked pass cached
+    by the gateway, the norms once per input)."""
+    stream = lab.deck.residual_stream(view.model, view.text, view.direction_arg, view.strategy, view.max_new)
     return G.derived(stream, "residuals", lambda: residuals(stream))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import analyze
+from ..decoding import Strategy
 from ..store.bundle import Bundle
 from . import entry
 
@@ -23,7 +24,9 @@ class ResidualStream:
 
 
 @entry
-def residual_stream(bundle: Bundle, text: str, direction: str | None) -> ResidualStream:
-    """One hooked pass over ``text`` recording the residual stream only."""
-    acts = analyze(bundle, text, direction, keep=is_residual_hook).activations
-    return ResidualStream(acts, bool(bundle.cfg.norm_first))
+def residual_stream(bundle: Bundle, text: str, direction: str | None, strategy: Strategy | None = None,
+                    max_new: int | None = None) -> ResidualStream:
+    """One hooked pass over ``text`` recording the residual stream only, decoded as the page's analysis
+    was (``strategy``, ``max_new``: the sidebar's)."""
+    result = analyze(bundle, text, direction, strategy=strategy, max_new=max_new, keep=is_residual_hook)
+    return ResidualStream(result.activations, bool(bundle.cfg.norm_first))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis import analyze, export_zip
+from ..decoding import Strategy
 from ..store.bundle import Bundle
 from . import entry
 
@@ -23,6 +24,8 @@ def training_record(bundle: Bundle) -> TrainingRecord:
 
 
 @entry
-def archive(bundle: Bundle, text: str, direction: str | None) -> bytes:
-    """activations.npz (every hook) + meta.json of one input, zipped: built when it is asked for."""
-    return export_zip(bundle, analyze(bundle, text, direction), text)
+def archive(bundle: Bundle, text: str, direction: str | None, strategy: Strategy | None = None,
+            max_new: int | None = None) -> bytes:
+    """activations.npz (every hook) + meta.json of one input, zipped: built when it is asked for, decoded
+    as the page's analysis was (``strategy``, ``max_new``: the sidebar's)."""
+    return export_zip(bundle, analyze(bundle, text, direction, strategy=strategy, max_new=max_new), text)

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..analysis import analyze
+from ..decoding import Strategy
 from ..network.positional import apply_rope, rope_angles, sinusoidal_table
 from ..store.bundle import Bundle
 from . import entry
@@ -102,11 +103,12 @@ def input_vectors(activations: dict[str, np.ndarray], tokens: list[str],
 
 
 @entry
-def sentence_input_vectors(bundle: Bundle, text: str, direction: str | None) -> InputVectors:
-    """The two hooks of the encoder's input for ``text`` (only they are recorded); raises
-    ``InputError`` on unusable input."""
+def sentence_input_vectors(bundle: Bundle, text: str, direction: str | None, strategy: Strategy | None = None,
+                           max_new: int | None = None) -> InputVectors:
+    """The two hooks of the input stack for ``text`` (only they are recorded), decoded as the page's
+    analysis was (``strategy``, ``max_new``: the sidebar's); raises ``InputError`` on unusable input."""
     stack = _input_stack(bundle)
     hooks = {h.replace("encoder.", f"{stack}.", 1) for h in (EMBED_HOOK, POS_HOOK)}
-    result = analyze(bundle, text, direction, keep=hooks.__contains__)
+    result = analyze(bundle, text, direction, strategy=strategy, max_new=max_new, keep=hooks.__contains__)
     tokens = result.target_tokens if stack == "decoder" else result.source_tokens
     return input_vectors(result.activations, tokens, stack)

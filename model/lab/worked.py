@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import analyze
+from ..decoding import Strategy
 from ..network.kinds import get_kind, hook_name
 from ..store.bundle import Bundle
 from . import entry
@@ -76,12 +77,14 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int) -> 
 
 
 @entry
-def layer_tensors_for(bundle: Bundle, text: str, direction: str | None, kind: str,
-                      layer: int) -> LayerTensors:
-    """q, k, v, scores, pattern and z of one attention layer for this input (greedy output).
+def layer_tensors_for(bundle: Bundle, text: str, direction: str | None, kind: str, layer: int,
+                      strategy: Strategy | None = None, max_new: int | None = None) -> LayerTensors:
+    """q, k, v, scores, pattern and z of one attention layer for this input, decoded as the page's
+    analysis was (``strategy``, ``max_new``: the sidebar's), so both hold the same positions.
 
     ``direction`` None lets the task detect it; raises ``InputError`` for unusable input like
     ``analyze``.
     """
     wanted = {hook_name(kind, layer, what) for what in LAYER_HOOKS}
-    return layer_tensors(analyze(bundle, text, direction, keep=wanted.__contains__).activations, kind, layer)
+    result = analyze(bundle, text, direction, strategy=strategy, max_new=max_new, keep=wanted.__contains__)
+    return layer_tensors(result.activations, kind, layer)

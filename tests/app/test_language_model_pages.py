@@ -119,3 +119,18 @@ def test_the_positional_page_draws_rope_at_the_models_own_base():
     np.testing.assert_allclose(drawn, positional.rope_frequencies(cfg.d_head, cfg.rope_theta), rtol=1e-5)
     assert cfg.rope_theta == 1e5
     assert not np.allclose(drawn, positional.rope_frequencies(cfg.d_head, 10000.0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["worked", "deck", "positional", "model"])
+def test_pages_that_run_their_own_pass_follow_the_new_token_bound(key):
+    """These pages record more hooks in a pass of their own: it must hold the positions the page's
+    analysis holds (they raised on a shape mismatch when the sidebar wrote fewer than 32 tokens)."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"model": "smollm2", "text": "The capital of France is", "new": "8"})
+    at.run()
+    at.switch_page(page_registry.page(key).file).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    if key == "worked":  # 5 prompt tokens + 8 written
+        assert "13 query positions × 13 key positions" in " ".join(c.value for c in at.caption)
