@@ -24,6 +24,9 @@ page_header(t(title_key), t("masks.intro"))
 result = current_analysis(view)
 kind = view.kind
 kind_label = view.kind_label
+# a decoder-only model (SmolLM2, induction, an uploaded GPT-style model) reads one sequence per sentence
+language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
+view_is_rope = G.config(view.model).pos_encoding == "rope"
 NAMES = (t("masks.sentence_a"), t("masks.sentence_b"))
 
 
@@ -55,32 +58,41 @@ def _side_table(ids: np.ndarray, tokens: list[list[str]], padding: np.ndarray) -
     return frame
 
 
-def batch_section() -> None:
-    if not other.strip():
-        st.info(t("masks.other_empty"), icon=":material/edit:")
-        return
-    try:
-        with st.spinner(t("analysis.running")):
-            # without scores: the page draws the masks and patterns only
-            batch = lab.masks.padded_batch(view.model, [view.text, other], view.direction_arg,
-                                           with_scores=False)
-    except InputError as e:
-        show_input_error(e)
-        return
+def _batch_outputs(batch) -> None:
     for i, name in enumerate(NAMES):
         st.markdown(t("masks.output", name=name, text=escape_md(batch.texts[i]),
                       output=f"**{escape_md(batch.outputs[i])}**" if batch.outputs[i].strip()
                       else f"*{t('io.empty_output')}*"))
-    if "decoder" in batch.masks:
+    if batch.decoder_only:
+        st.caption(t("masks.lm.decoded_alone"))
+    elif "decoder" in batch.masks:
         st.caption(greedy_here("batch", view.strategy, current_lang()))
-    for side, lengths in (("source", batch.source_lengths), ("target", batch.target_lengths)):
+    sides = (("target", batch.target_lengths),) if batch.decoder_only else (
+        ("source", batch.source_lengths), ("target", batch.target_lengths))
+    for side, lengths in sides:
         if lengths[0] == lengths[1]:
-            st.info(t("masks.same_length", side=t(f"masks.side.{side}")), icon=":material/info:")
+            side_name = t("masks.side.sequence") if batch.decoder_only else t(f"masks.side.{side}")
+            st.info(t("masks.same_length", side=side_name), icon=":material/info:")
 
+
+def _ids_tables(batch) -> None:
     with st.expander(t("masks.ids_header"), expanded=True):
+        left, right = st.columns(2)
+        if batch.decoder_only:
+            pads = [tok for row, flags in zip(batch.target_tokens, batch.target_padding, strict=True)
+                    for tok, flag in zip(row, flags, strict=True) if flag]
+            st.caption(t("masks.lm.ids_caption", pad_id=batch.pad_id, n=batch.target_ids.shape[1],
+                         pad_token=escape_md(pads[0] if pads else ""))
+                       + (" " + t("masks.lm.pad_is_eos") if batch.pad_is_eos else ""))
+            with left:
+                st.caption(t("masks.lm.right"))
+                st.dataframe(_side_table(batch.target_ids, batch.target_tokens, batch.target_padding))
+            with right:
+                st.caption(t("masks.lm.left"))
+                st.dataframe(_side_table(batch.left.ids, batch.left.tokens, batch.left.padding))
+            return
         st.caption(t("masks.ids_caption", pad_id=batch.pad_id, src_len=batch.source_ids.shape[1],
                      tgt_len=batch.target_ids.shape[1]))
-        left, right = st.columns(2)
         with left:
             st.caption(t("masks.side.source"))
             st.dataframe(_side_table(batch.source_ids, batch.source_tokens, batch.source_padding))
@@ -88,16 +100,19 @@ def batch_section() -> None:
             st.caption(t("masks.side.target"))
             st.dataframe(_side_table(batch.target_ids, batch.target_tokens, batch.target_padding))
 
-    if "decoder" in batch.masks:
-        st.markdown(f"#### {t('masks.causal_header')}")
-        n = batch.causal.shape[0]
-        positions = [str(i) for i in range(n)]
-        chart(viz.mask_matrix(batch.causal, positions, positions, title=t("masks.causal_title", n=n),
-                              query_title=t("masks.axis_query_position"),
-                              key_title=t("masks.axis_key_position"), lang=lang),
-              key="masks_causal")
-        st.caption(t("masks.causal_caption", n=n))
 
+def _causal_figure(batch) -> None:
+    st.markdown(f"#### {t('masks.causal_header')}")
+    n = batch.causal.shape[0]
+    positions = [str(i) for i in range(n)]
+    chart(viz.mask_matrix(batch.causal, positions, positions, title=t("masks.causal_title", n=n),
+                          query_title=t("masks.axis_query_position"),
+                          key_title=t("masks.axis_key_position"), lang=lang),
+          key="masks_causal")
+    st.caption(t("masks.causal_caption", n=n))
+
+
+def _kind_masks(batch) -> None:
     st.markdown(f"#### {t('masks.kind_header', kind=kind_label)}")
     columns = st.columns(2)
     for i, name in enumerate(NAMES):
@@ -106,8 +121,15 @@ def batch_section() -> None:
             chart(viz.mask_matrix(batch.masks[kind][i], queries, keys,
                                   title=t("masks.kind_title", name=name, kind=kind_label), lang=lang),
                   key=f"masks_mask_{i}")
-    st.caption(t(f"masks.kind_caption.{kind}") + " " + t("masks.pad_rows"))
+    if batch.masks_padding:
+        caption = t(f"masks.kind_caption.{kind}")
+    else:  # a converted language model, or the pitfall model trained without the padding mask
+        caption = t("masks.kind_caption.lm_no_padding" if batch.decoder_only
+                    else "masks.kind_caption.no_padding")
+    st.caption(caption + " " + t("masks.pad_rows"))
 
+
+def _patterns(batch) -> None:
     st.markdown(f"#### {t('masks.pattern_header')}")
     columns = st.columns(2)
     masked_max, worst = 0.0, 0.0
@@ -124,6 +146,55 @@ def batch_section() -> None:
                 lang=lang), key=f"masks_pattern_{i}")
     st.caption(t("masks.pattern_caption", masked_max=f"{masked_max:g}", worst=f"{worst:.1e}") + " "
                + t("masks.kinds_choice"))
+    if batch.decoder_only:
+        st.caption(t("masks.lm.right_equal", a=f"{batch.right_diff[0]:.1e}", b=f"{batch.right_diff[1]:.1e}"))
+
+
+def _left_padding(batch) -> None:
+    """The shorter sequence left-padded: as the model runs it, and with the padding mask."""
+    st.markdown(f"#### {t('masks.lm.left_header')}")
+    st.markdown(t("masks.lm.left_explain"))
+    left = batch.left
+    i = int(np.argmin(batch.target_lengths))
+    if not left.padding[i].any():
+        return
+    tokens = left.tokens[i]
+    columns = st.columns(2)
+    runs = ((left.as_run, left.applied, "as_run"), (left.masked, left.with_padding, "masked"))
+    for (patterns, masks, key), column in zip(runs, columns, strict=True):
+        with column:
+            chart(viz.pattern_with_row_sums(
+                patterns[i, view.layer, view.head], tokens, tokens, masks[i],
+                title=t(f"masks.lm.left_title.{key}", name=NAMES[i], layer=view.layer, head=view.head),
+                lang=lang), key=f"masks_left_{key}")
+    st.caption(t("masks.lm.left_caption", name=NAMES[i], weight=f"{left.pad_weight[i]:.3f}",
+                 as_run=f"{left.diff_as_run[i]:.1e}", masked=f"{left.diff_masked[i]:.1e}"))
+    mask_note = "masks.lm.left_model_masks" if batch.masks_padding else "masks.lm.left_model_no_mask"
+    positions = "masks.lm.left_rope" if view_is_rope else "masks.lm.left_absolute"
+    st.markdown(t(mask_note) + " " + t(positions))
+
+
+def batch_section() -> None:
+    if not other.strip():
+        st.info(t("masks.other_empty"), icon=":material/edit:")
+        return
+    try:
+        with st.spinner(t("analysis.running")):
+            # without scores: the page draws the masks and patterns only
+            batch = lab.masks.padded_batch(view.model, [view.text, other], view.direction_arg,
+                                           with_scores=False, **({"max_new": view.max_new} if language_model
+                                                                 else {}))
+    except InputError as e:
+        show_input_error(e)
+        return
+    _batch_outputs(batch)
+    _ids_tables(batch)
+    if "decoder" in batch.masks:
+        _causal_figure(batch)
+    _kind_masks(batch)
+    _patterns(batch)
+    if batch.left is not None:
+        _left_padding(batch)
 
 
 batch_section()
@@ -201,6 +272,8 @@ def demo_section() -> None:
                                     na_rep="—"), hide_index=True)
     st.caption(t("masks.table_caption"))
     st.markdown(t("masks.demo.explain"))
+    if language_model:
+        st.markdown(t("masks.demo.lm"))
 
 
 demo_section()

@@ -1,6 +1,9 @@
 """What the masks page shows: a real padded batch of two sentences run through the model, and the
 teacher-forced analysis with the decoder's causal mask switched off.
 
+A decoder-only model reads one sequence (prompt + continuation): its batch has no source side, and
+it also comes left-padded (:class:`LeftPadded`), as batched generation pads prompts.
+
 Nothing here re-implements a mask: the padding masks come from ``Transformer.padding_mask`` and the
 query x key masks from ``model.network.attention.build_mask``, the function every attention module
 calls, with each module's own ``causal`` flag. The patterns are what ``run_with_cache`` records on
@@ -16,9 +19,10 @@ import torch
 
 from ..analysis import Analysis, analyze, attention_only
 from ..data.batches import pad_batch
+from ..data.char_tokenizer import CharTokenizer
 from ..data.tasks import InputError
-from ..decoding import greedy_decode
-from ..interventions import CausalMask
+from ..decoding import DEFAULT_NEW_TOKENS, greedy_decode
+from ..interventions import CausalMask, HookFunction, intervene
 from ..network.attention import build_mask
 from ..network.kinds import KINDS, get_kind, hook_name
 from ..store.bundle import Bundle
@@ -31,6 +35,23 @@ OTHER_CANDIDATES = {
     "en": ("Hello.", "I am busy.", "The weather is nice today."),
     "letters": ("cat", "hello", "abc"),
 }
+
+
+@dataclass
+class LeftPadded:
+    """A decoder-only batch left-padded (the padding first, as batched generation pads prompts), run
+    as the model runs it and with the padding mask added; decoder self-attention only."""
+
+    ids: np.ndarray  # [2, pos] int64
+    tokens: list[list[str]]
+    padding: np.ndarray  # [2, pos] bool, True at the padding (the positions before each sequence)
+    applied: np.ndarray  # [2, pos, pos] bool, the mask the model itself applies to this batch
+    with_padding: np.ndarray  # [2, pos, pos] bool, build_mask(padding, causal): padding keys hidden too
+    as_run: np.ndarray  # [2, layer, head, pos, pos] float32, recorded as the model runs the batch
+    masked: np.ndarray  # same, run with the padding mask (-inf at padding keys, a hook on hook_scores)
+    pad_weight: list[float]  # per sentence, as run: the most weight a real query puts on padding keys
+    diff_as_run: list[float]  # per sentence: max |real rows - the sentence run alone|, as run
+    diff_masked: list[float]  # the same with the padding mask
 
 
 @dataclass
@@ -52,6 +73,12 @@ class PaddedBatch:
     masks: dict[str, np.ndarray]  # kind -> [2, query_pos, key_pos] bool, the mask each attention applies
     patterns: dict[str, np.ndarray]  # kind -> [2, layer, head, query_pos, key_pos] float32, recorded
     scores: dict[str, np.ndarray]  # kind -> same shape, recorded scores (-inf where masked)
+    decoder_only: bool = False  # one sequence per sentence: the source side is empty ([2, 0])
+    masks_padding: bool = True  # the model's cfg.mask_padding: whether its attention hides padding keys
+    pad_is_eos: bool = False  # the padding id is also the end-of-text id (converted language models)
+    # per sentence, max |real rows - the sentence run alone| of the decoder's recorded weights
+    right_diff: list[float] | None = None
+    left: LeftPadded | None = None  # decoder-only models: the same batch, left-padded
 
     def tokens(self, kind: str, sentence: int) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of one sentence for an attention kind (padding included)."""
@@ -68,16 +95,19 @@ def _padding(model, ids: torch.Tensor) -> torch.Tensor:
 
 @entry
 def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
-                 with_scores: bool = True) -> PaddedBatch:
+                 with_scores: bool = True, max_new: int | None = None) -> PaddedBatch:
     """Prepare both sentences, decode them greedily as one batch, then run the padded batch with a cache.
 
     ``direction`` (None: each sentence's own) applies to both sentences. Raises ``InputError`` for
     a sentence the model cannot read. Without ``with_scores`` the batch's ``scores`` stay empty;
-    only the attention patterns are recorded either way.
+    only the attention patterns are recorded either way. A decoder-only model continues each prompt
+    by at most ``max_new`` tokens (None: DEFAULT_NEW_TOKENS, as ``analyze``) and is also left-padded.
     """
     model, tok, task = bundle.model, bundle.tokenizer, bundle.task
     cfg = model.cfg
     prepared = [task.prepare(text, cfg.max_len, direction) for text in texts]
+    if cfg.decoder_only:
+        return _language_model_batch(bundle, prepared, with_scores, max_new)
     with model.lock, torch.no_grad():
         model.eval()
         encoder_only = getattr(cfg, "encoder_only", False)  # no decoder: the source side only
@@ -94,7 +124,8 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
                     else model.run_with_cache(src, tgt, names_filter=wanted.__contains__))
         src_pad, tgt_pad = _padding(model, src), _padding(model, tgt)
         n_src, n_tgt = src.shape[1], tgt.shape[1]
-        key_padding = {"source": src_pad, "target": tgt_pad}
+        # what attention applies: nothing for a model trained without the padding mask (the fault)
+        key_padding = {"source": model.attention_padding(src), "target": model.attention_padding(tgt)}
         length = {"source": n_src, "target": n_tgt}
         masks, patterns, scores = {}, {}, {}
         for name in KINDS:
@@ -130,6 +161,102 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         masks=masks,
         patterns=patterns,
         scores=scores,
+        masks_padding=cfg.mask_padding,
+    )
+
+
+def _decoder_patterns(model, ids: torch.Tensor, whats: tuple[str, ...], edits=()) -> dict[str, np.ndarray]:
+    """what -> [batch, layer, head, query_pos, key_pos] float32 of decoder self-attention on ``ids``."""
+    n = model.attention_layer_counts()["decoder"]
+    wanted = {hook_name("decoder", i, what) for i in range(n) for what in whats}
+    with intervene(model, *edits):
+        _, cache = model.run_with_cache(ids, names_filter=wanted.__contains__)
+    return {what: np.stack([cache[hook_name("decoder", i, what)].float().numpy() for i in range(n)], axis=1)
+            for what in whats}
+
+
+def _hide_padding(model, padding: torch.Tensor) -> tuple[HookFunction, ...]:
+    """Edits that put -inf at the padding keys of every decoder self-attention's scores: what
+    ``build_mask(padding, ...)`` does inside a model that masks padding (cfg.mask_padding)."""
+    keys = padding[:, None, None, :]  # [batch, 1, 1, key_pos]
+    return tuple(HookFunction(hook_name("decoder", i, "scores"), lambda s: s.masked_fill(keys, float("-inf")),
+                              what="padding keys -inf")
+                 for i in range(model.attention_layer_counts()["decoder"]))
+
+
+def _left_pad(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
+    """Left-pad id lists into [batch, pos]: the padding first, each sequence ending at the last position."""
+    width = max(len(s) for s in seqs)
+    return torch.tensor([[pad_id] * (width - len(s)) + s for s in seqs], dtype=torch.long)
+
+
+def _row_diffs(patterns: np.ndarray, alone: list[np.ndarray], starts: list[int]) -> list[float]:
+    """Per sentence: max |its real rows and columns in ``patterns`` (from ``starts[i]`` on) - its
+    pattern [layer, head, len, len] run alone|."""
+    diffs = []
+    for i, (single, s) in enumerate(zip(alone, starts, strict=True)):
+        end = s + single.shape[-1]
+        diffs.append(float(np.abs(patterns[i][..., s:end, s:end] - single).max()))
+    return diffs
+
+
+def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray]) -> LeftPadded:
+    cfg = model.cfg
+    ids = _left_pad(seqs, cfg.pad_id)  # [2, pos]
+    n = ids.shape[1]
+    starts = [n - len(s) for s in seqs]  # first real position of each sequence
+    padding = torch.arange(n)[None, :] < torch.tensor(starts)[:, None]  # [2, pos]
+    module = model.get_submodule("decoder.blocks.0.self_attn")
+    shape = (2, n, n)
+    applied = build_mask(model.attention_padding(ids), n, n, module.causal)
+    with_padding = build_mask(padding, n, n, module.causal)
+    as_run = _decoder_patterns(model, ids, ("pattern",))["pattern"]
+    masked = _decoder_patterns(model, ids, ("pattern",), _hide_padding(model, padding))["pattern"]
+    pad_weight = [float((as_run[i][..., s:, :s]).sum(-1).max()) if s else 0.0 for i, s in enumerate(starts)]
+    return LeftPadded(
+        ids=ids.numpy(), tokens=[tok.tokens(row.tolist()) for row in ids], padding=padding.numpy(),
+        applied=np.broadcast_to(applied[:, 0].numpy(), shape).copy(),
+        with_padding=np.broadcast_to(with_padding[:, 0].numpy(), shape).copy(),
+        as_run=as_run, masked=masked, pad_weight=pad_weight,
+        diff_as_run=_row_diffs(as_run, alone, starts), diff_masked=_row_diffs(masked, alone, starts))
+
+
+def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
+                          max_new: int | None) -> PaddedBatch:
+    """Each prompt continued greedily on its own (the greedy decoder takes prompts of one length only),
+    then prompt + continuation run as one right-padded and one left-padded batch."""
+    model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
+    max_new = DEFAULT_NEW_TOKENS if max_new is None else max_new
+    with model.lock, torch.no_grad():
+        model.eval()
+        generated = [greedy_decode(model, [p.source_ids], [p.prefix], tok.eos_id, max_new)[0]
+                     for p in prepared]
+        seqs = [(p.prefix + g)[: cfg.max_len] for p, g in zip(prepared, generated, strict=True)]
+        ids = pad_batch(seqs, cfg.pad_id)  # [2, pos]
+        n = ids.shape[1]
+        # by position, not by id: a language model's padding id is often its end-of-text id, which a
+        # chat prompt also holds between turns
+        padding = torch.arange(n)[None, :] >= torch.tensor([len(s) for s in seqs])[:, None]  # [2, pos]
+        whats = ("pattern", "scores") if with_scores else ("pattern",)
+        recorded = _decoder_patterns(model, ids, whats)
+        alone = [_decoder_patterns(model, torch.tensor([s]), ("pattern",))["pattern"][0] for s in seqs]
+        module = model.get_submodule("decoder.blocks.0.self_attn")
+        mask = build_mask(model.attention_padding(ids), n, n, module.causal)  # what the model applies
+        causal = build_mask(None, n, n, True)[0, 0].numpy()
+        left = _left_padded(model, tok, seqs, alone)
+    none = np.zeros((2, 0), np.int64)
+    return PaddedBatch(
+        texts=[p.text for p in prepared], outputs=[tok.decode(g) for g in generated], pad_id=cfg.pad_id,
+        source_ids=none, target_ids=ids.numpy(), source_tokens=[[], []],
+        target_tokens=[tok.tokens(row.tolist()) for row in ids], source_lengths=[0, 0],
+        target_lengths=[len(s) for s in seqs], source_padding=none.astype(bool),
+        target_padding=padding.numpy(),
+        causal=causal, masks={"decoder": np.broadcast_to(mask[:, 0].numpy(), (2, n, n)).copy()},
+        patterns={"decoder": recorded["pattern"]},
+        scores={"decoder": recorded["scores"]} if with_scores else {},
+        decoder_only=True, masks_padding=cfg.mask_padding, pad_is_eos=cfg.pad_id == tok.eos_id,
+        right_diff=_row_diffs(recorded["pattern"], alone, [0, 0]),
+        left=left,
     )
 
 
@@ -138,7 +265,14 @@ def default_other(bundle: Bundle, text: str, direction: str | None = None) -> st
     """A short second sentence for ``text``: same language (translation model) or a short word
     (letter models), with a different number of tokens than ``text`` where one of ours has."""
     task = bundle.task
-    if getattr(task, "directions", None):
+    if bundle.cfg.decoder_only:
+        language = "letters" if isinstance(bundle.tokenizer, CharTokenizer) else (
+            "en" if text.isascii() else "zh")
+        try:
+            prepared = task.prepare(text, bundle.cfg.max_len, direction)
+        except InputError:
+            prepared = None
+    elif getattr(task, "directions", None):
         try:
             prepared = task.prepare(text, bundle.cfg.max_len, direction)
             language = prepared.direction.split("->")[0]

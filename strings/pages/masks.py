@@ -91,6 +91,52 @@ EN = {
     "masks.col.p_with": "p(own) with mask",
     "masks.col.p_without": "p(own) without mask",
     "masks.col.changed": "top-1 changed",
+    # a decoder-only language model: one sequence per sentence, right- and left-padded
+    "masks.side.sequence": "prompt + continuation",
+    "masks.lm.decoded_alone": "Each prompt is continued greedily on its own (this app's greedy decoder "
+    "takes prompts of one length only); then both sequences, prompt + continuation, run as one padded batch.",
+    "masks.lm.ids_caption": "A language model reads one sequence: the prompt and its continuation. The batch "
+    "holds {n} positions; the padding is id {pad_id} (`{pad_token}`), and the padding column is by position "
+    "(after or before each sequence).",
+    "masks.lm.pad_is_eos": "Not by id: this padding id is also the model's end-of-text id, which a chat "
+    "prompt holds between turns.",
+    "masks.lm.right": "Right-padded (the padding after each sequence, as in training)",
+    "masks.lm.left": "Left-padded (the padding first, as batched generation pads prompts)",
+    "masks.kind_caption.lm_no_padding": "Decoder self-attention of this model: the causal mask only. Its "
+    "config has `mask_padding=False` (converted language models do: their padding id is their end-of-text "
+    "id), so `attention_padding(ids)` gives `None` and no key is hidden because of its id. With right padding "
+    "that costs nothing: every padding position comes after the real tokens, and the causal mask already "
+    "hides later positions from them.",
+    "masks.kind_caption.no_padding": "This model was trained without the padding mask (`mask_padding=False`): "
+    "its attention hides no padding key, so every query also weighs the `<pad>` keys; only a causal mask, "
+    "where there is one, is drawn.",
+    "masks.lm.right_equal": "Each real row equals the same sequence run alone, without padding: the largest "
+    "difference of any weight, every layer and head, is {a} for A and {b} for B (float rounding).",
+    "masks.lm.left_header": "Left padding: what the padding mask is for",
+    "masks.lm.left_explain": "To generate for several prompts at once, prompts are padded on the left, so "
+    "that every row's next token comes at the same, last position. Now the padding comes *before* the real "
+    "tokens, and the causal mask lets every real token see it: only a padding mask keeps real tokens off "
+    "the padding. Below: the padded sentence of the same batch, left-padded, as this model runs it and with "
+    "the padding mask added (−∞ at the padding keys of every layer's scores, which is what `build_mask` does "
+    "with a padding mask).",
+    "masks.lm.left_title.as_run": "{name}, left-padded, as the model runs it (layer {layer}, head {head})",
+    "masks.lm.left_title.masked": "{name}, left-padded, with the padding mask (layer {layer}, head {head})",
+    "masks.lm.left_caption": "{name}, as the model runs it: a real token puts up to {weight} of its weight on "
+    "padding keys (in some layer and head), and its weights differ from the sentence run alone by up to "
+    "{as_run}. With the padding mask the difference is {masked}.",
+    "masks.lm.left_model_masks": "This model masks padding itself (`mask_padding=True`), so both runs are "
+    "the same.",
+    "masks.lm.left_model_no_mask": "This model does not mask padding by itself (`mask_padding=False`): "
+    "batched generation has to pass the padding mask (an attention mask) along, or the real tokens attend "
+    "to the padding.",
+    "masks.lm.left_rope": "Its positions are rotary (RoPE): a score depends only on how far apart two tokens "
+    "are, so shifting a sequence by its padding changes nothing but rounding.",
+    "masks.lm.left_absolute": "Its positions are absolute: left padding also moves every real token to a "
+    "later position, so even with the padding mask the weights differ unless the positions are shifted "
+    "back too (batched generation passes position ids for that).",
+    "masks.demo.lm": "For a language model this is further still from how it works: it was trained only with "
+    "its causal mask, and it generates one token after another, so there never is a future to look at. "
+    "Without the mask every position, the prompt's too, reads the tokens after it.",
     "masks.table_caption": "One row per position of the teacher-forced pass: the token the decoder reads there, "
     "the model's own next token (from its output), and each pass's most likely next token.",
 }
@@ -175,6 +221,42 @@ ZH = {
     "masks.col.p_with": "有掩码时自己 token 的概率",
     "masks.col.p_without": "无掩码时自己 token 的概率",
     "masks.col.changed": "第一候选是否改变",
+    "masks.side.sequence": "提示 + 续写",
+    "masks.lm.decoded_alone": "每个提示各自用贪心解码续写（本应用的贪心解码器只接受长度相同的提示）；"
+    "然后两个序列（提示 + 续写）作为一个填充后的批次一起运行。",
+    "masks.lm.ids_caption": "语言模型读的是一个序列：提示和它的续写。这个批次有 {n} 个位置；"
+    "填充编号为 {pad_id}（`{pad_token}`），“是否填充”一列按位置（每个序列之后或之前）来定。",
+    "masks.lm.pad_is_eos": "而不是按编号：这个填充编号同时也是模型的文本结束编号，对话格式的提示在轮次之间也含有它。",
+    "masks.lm.right": "右侧填充（填充在每个序列之后，和训练时一样）",
+    "masks.lm.left": "左侧填充（填充在前面，批量生成时就这样填充提示）",
+    "masks.kind_caption.lm_no_padding": "这个模型的解码器自注意力：只有因果掩码。它的配置里 `mask_padding=False`"
+    "（转换来的语言模型都是这样：它们的填充编号就是文本结束编号），所以 `attention_padding(ids)` 返回 `None`，"
+    "没有哪个键因为编号而被遮住。右侧填充时这没有任何代价：所有填充位置都在真实 token 之后，"
+    "而因果掩码本来就不让它们看后面的位置。",
+    "masks.kind_caption.no_padding": "这个模型训练时没有用填充掩码（`mask_padding=False`）："
+    "它的注意力不遮住任何填充键，所以每个查询也会给 `<pad>` 键分配权重；图中只画出因果掩码（如果有的话）。",
+    "masks.lm.right_equal": "每一行真实的权重都等于同一个序列不加填充单独运行的结果："
+    "所有层和头中任何一个权重的最大差距，A 为 {a}，B 为 {b}（浮点舍入误差）。",
+    "masks.lm.left_header": "左侧填充：填充掩码有什么用",
+    "masks.lm.left_explain": "为了同时给几个提示生成续写，提示在左侧填充，这样每一行的下一个 token "
+    "都出现在同一个位置，也就是最后一个位置。这时填充位于真实 token *之前*，因果掩码允许每个真实 token 看到它们："
+    "只有填充掩码才能让真实 token 不去看填充。下面是同一批次中被填充的那个句子改为左侧填充后的样子："
+    "一次按模型自己的方式运行，一次加上填充掩码（在每一层分数中填充键的位置放上 −∞，"
+    "这正是 `build_mask` 在有填充掩码时所做的）。",
+    "masks.lm.left_title.as_run": "{name}，左侧填充，按模型自己的方式运行（第 {layer} 层，头 {head}）",
+    "masks.lm.left_title.masked": "{name}，左侧填充，加上填充掩码（第 {layer} 层，头 {head}）",
+    "masks.lm.left_caption": "{name}按模型自己的方式运行时：一个真实 token 最多把 {weight} 的权重放在填充键上"
+    "（在某一层某个头中），它的权重与该句子单独运行时的最大差距为 {as_run}。加上填充掩码后，差距为 {masked}。",
+    "masks.lm.left_model_masks": "这个模型自己就用填充掩码遮住填充（`mask_padding=True`），所以两次运行结果相同。",
+    "masks.lm.left_model_no_mask": "这个模型自己不会遮住填充（`mask_padding=False`）：批量生成时必须把填充掩码"
+    "（注意力掩码）一起传进去，否则真实 token 会去关注填充。",
+    "masks.lm.left_rope": "它的位置编码是旋转位置编码（RoPE）：分数只取决于两个 token 相隔多远，"
+    "所以把序列整体向后移动几个填充位置，除了舍入误差之外什么也不会改变。",
+    "masks.lm.left_absolute": "它的位置编码是绝对位置：左侧填充还会把每个真实 token 移到更靠后的位置，"
+    "所以即使有填充掩码，权重也会不同，除非把位置也移回来（批量生成时为此会传入位置编号）。",
+    "masks.demo.lm": "对语言模型来说，这离它的实际工作方式更远：它只在带因果掩码的情况下训练过，"
+    "而且它是一个 token 接一个 token 地生成的，所以根本不存在可以看的未来。"
+    "去掉掩码后，每个位置（包括提示中的位置）都会读到它后面的 token。",
     "masks.table_caption": "教师强制计算中的每个位置占一行：解码器在那里读入的 token、模型自己输出的下一个 token，"
     "以及两次计算各自最可能的下一个 token。",
 }

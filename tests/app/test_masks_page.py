@@ -290,3 +290,56 @@ def test_long_masks_and_patterns_are_pooled_blocks_of_the_full_matrices(n, pad_f
     np.testing.assert_array_equal(
         arr(trace(viz.pattern_with_row_sums(small, toks, toks, small_mask).to_plotly_json(), "pattern")["z"]),
         small)
+
+
+# --------------------------------------------------------------------------- a decoder-only language model
+
+LM_PAGE_CASES = [("induction", "qhzmtvbqhzm", 1, 2),
+                 pytest.param("smollm2", "The cat sat on the mat", 5, 3, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("model,text,layer,head", LM_PAGE_CASES)
+def test_the_page_on_a_language_model_draws_its_right_and_left_padded_batch(model, text, layer, head, lang):
+    from app_support.i18n import text as tr_text
+
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params.update({"model": model, "text": text, "kind": "decoder", "layer": str(layer),
+                            "head": str(head), "lang": lang, "new": "4"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    at.toggle(key="masks_causal_off").set_value(True).run()
+    assert not at.exception, [e.message for e in at.exception]
+    figs = figures(at)
+    assert len(figs) == 10, [title(f) for f in figs]
+    causal, mask_a, mask_b, pattern_a, pattern_b, left_run, left_masked, with_mask, without_mask, _ = figs
+    b = bundle(model)
+    batch = padded_batch(b, [text, default_other(b, text)], max_new=4)
+    np.testing.assert_array_equal(arr(causal["data"][0]["z"]), batch.causal.astype(np.uint8))
+    for i, (mask_fig, pattern_fig) in enumerate(((mask_a, pattern_a), (mask_b, pattern_b))):
+        want_mask = batch.masks["decoder"][i].astype(np.uint8)
+        np.testing.assert_array_equal(arr(mask_fig["data"][0]["z"]), want_mask)
+        np.testing.assert_array_equal(arr(trace(pattern_fig, "pattern")["z"]),
+                                      batch.patterns["decoder"][i, layer, head])
+    short = int(np.argmin(batch.target_lengths))
+    for fig, patterns in ((left_run, batch.left.as_run), (left_masked, batch.left.masked)):
+        np.testing.assert_array_equal(arr(trace(fig, "pattern")["z"]), patterns[short, layer, head])
+    overlay = arr(trace(left_masked, "masked")["z"])
+    np.testing.assert_array_equal(np.isfinite(overlay), batch.left.with_padding[short])
+    intact = analyze(b, text, max_new=4)
+    off = no_causal_analysis(b, text, None, intact.output_text)
+    np.testing.assert_array_equal(arr(trace(without_mask, "pattern")["z"]),
+                                  off.attention("decoder")[layer, head])
+    shown = [str(m.value) for m in at.markdown] + [str(c.value) for c in at.caption]
+    assert tr_text(lang, "masks.demo.lm") in shown
+    assert tr_text(lang, "masks.lm.right_equal", a=f"{batch.right_diff[0]:.1e}",
+                   b=f"{batch.right_diff[1]:.1e}") in shown
+    assert any(tr_text(lang, "masks.lm.left_rope") in s for s in shown)  # both models are rotary
+    no_mask = tr_text(lang, "masks.kind_caption.lm_no_padding")
+    assert any(no_mask in s for s in shown) == (not batch.masks_padding)
+    if lang == "zh":
+        tokens = [tok for row in batch.target_tokens + batch.left.tokens for tok in row]
+        tokens += list(off.target_tokens) + [text, intact.output_text, *batch.texts, *batch.outputs]
+        left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
+        left = {s: found for s, found in left.items() if found}
+        assert not left, json.dumps(left, ensure_ascii=False, indent=1)

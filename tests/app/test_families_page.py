@@ -1,0 +1,120 @@
+"""The "three families, one sentence" page (AppTest) in both languages: each column draws its model's
+own masks, word row and shapes; a missing model leaves one line and the other columns."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support.i18n import text as tr
+from app_support.i18n.check import untranslated
+from app_support.ui import escape_md
+from model.lab.families import FAMILY_MODELS, REFERENCE_SENTENCES, family_column, sentence_words
+from model.store.registry import load_model
+from tests.app.test_app_pages import arr
+from tests.paths import REPO_ROOT
+from tests.strings.test_strings import _visible_texts
+
+PAGE = str(REPO_ROOT / "app_pages" / "families.py")
+EXAMPLES = {"en": "The cat sat on the mat.", "zh": "猫坐在垫子上。"}
+
+
+def open_page(lang: str, **params: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params.update({"lang": lang, **params})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def bar_values(fig: dict) -> tuple[dict[int, float], set[int], set[int]]:
+    """(key position -> bar height, the word's positions, the hidden positions) of a word's row."""
+    heights, groups = {}, {"word": set(), "hidden": set(), "other": set()}
+    for trace in fig["data"]:
+        xs, ys = arr(trace["x"]).astype(int).tolist(), arr(trace["y"]).tolist()
+        heights.update(zip(xs, ys, strict=True))
+        groups[trace["meta"]].update(xs)
+    return heights, groups["word"], groups["hidden"]
+
+
+def check_columns(at: AppTest, lang: str, sentence: str, word: tuple[str, int], present: dict[str, str]):
+    figs = iter(figures(at))
+    shown = [str(m.value) for m in at.markdown]
+    codes = [str(c.value) for c in at.code]
+    for family, name in present.items():
+        column = family_column(load_model(name), sentence)
+        for mask in column.masks.values():
+            np.testing.assert_array_equal(arr(next(figs)["data"][0]["z"]), mask.astype(np.uint8))
+        positions = column.word_positions(*word)
+        if positions:
+            heights, own, hidden = bar_values(next(figs))
+            want = column.word_row(positions)
+            np.testing.assert_allclose([heights[i] for i in range(len(want))], want, rtol=1e-6, atol=1e-9)
+            assert own == set(positions) - hidden
+            assert hidden == set(np.flatnonzero(column.masks[column.self_kind][positions].all(0)).tolist())
+            if family == "decoder_only":  # causal: every key after the word is hidden
+                assert hidden == set(range(positions[-1] + 1, len(column.tokens)))
+            if column.cross_mean is not None:
+                heights, _, _ = bar_values(next(figs))
+                want = column.cross_mean[:, positions].sum(1)
+                np.testing.assert_allclose([heights[i] for i in range(len(want))], want, rtol=1e-6)
+        else:
+            assert tr(lang, "families.word_lost", word=word[0]) in [str(i.value) for i in at.info]
+        steps = " → ".join(f"`{list(shape)}` {tr(lang, f'families.step.{step}')}"
+                           for step, shape in column.trace)
+        assert f"**{tr(lang, 'families.trace_header')}** {steps}" in shown
+        if family != "encoder_only":  # the translation or the continuation, as the model wrote it
+            assert column.output.replace("\n", "↵\n").strip() in [c.strip() for c in codes]
+    assert next(figs, None) is None, "no figure beyond the columns'"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_three_columns_draw_each_models_own_numbers(lang):
+    at = open_page(lang)
+    sentence = EXAMPLES[lang]
+    assert at.text_input(key="families_sentence").value == sentence
+    word = sentence_words(sentence)[1]  # the default word: the sentence's second
+    assert at.selectbox(key="families_word").value == word[0]
+    check_columns(at, lang, sentence, word, FAMILY_MODELS)
+    started = time.perf_counter()
+    at.run()  # a rerun reads every result from the gateway's cache
+    assert time.perf_counter() - started < 5.0
+    assert not at.exception
+    if lang == "zh":
+        tokens = [sentence, word[0], *REFERENCE_SENTENCES]  # data: shown as the model reads it
+        for name in FAMILY_MODELS.values():
+            column = family_column(load_model(name), sentence)
+            tokens += list(column.tokens) + list(column.target_tokens) + [column.output, column.text]
+        left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
+        left = {s: found for s, found in left.items() if found}
+        assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.slow
+def test_picking_another_word_redraws_its_rows_in_every_model():
+    at = open_page("en")
+    at.selectbox(key="families_word").set_value("the (occurrence 2)").run()
+    assert not at.exception
+    check_columns(at, "en", EXAMPLES["en"], ("the", 1), FAMILY_MODELS)
+    # its link (the URL holds "the~2", see test_every_page_sets_only_declared_url_parameters) opens the
+    # same word, in either language
+    again = open_page("zh", sentence=EXAMPLES["en"], word="the~2")
+    assert again.selectbox(key="families_word").value == tr("zh", "families.word_again", word="the", n=2)
+
+
+@pytest.mark.slow
+def test_a_missing_model_says_so_in_its_column_and_the_others_still_draw(monkeypatch):
+    monkeypatch.setitem(FAMILY_MODELS, "encoder_only", "no-such-model")
+    at = open_page("en")
+    assert tr("en", "families.missing", model=escape_md("no-such-model")) in [str(i.value) for i in at.info]
+    present = {k: v for k, v in FAMILY_MODELS.items() if k != "encoder_only"}
+    check_columns(at, "en", EXAMPLES["en"], ("cat", 0), present)
