@@ -10,7 +10,7 @@ import streamlit as st
 import viz
 from app_support import pitfalls as PF
 from app_support.gateway import lab
-from app_support.i18n import current_lang, note, t
+from app_support.i18n import current_lang, note, t, text
 from app_support.messages import current_analysis, show_input_error
 from app_support.models import model_description, model_label
 from app_support.ui import chart, escape_md, md_tokens, page_header
@@ -97,7 +97,8 @@ def trained_section() -> None:
 def _pick_fault() -> str:
     seed_from_url("pitfalls_fault", "fault", lambda v: v if v in PF.FAULTS else None, PF.FAULTS[0])
     fault = st.radio(t("pitfalls.fault.pick"), PF.FAULTS, key="pitfalls_fault",
-                     format_func=lambda f: t(f"pitfalls.fault.{f}"), help=t("pitfalls.fault.pick_help"))
+                     format_func=lambda f: text(lang, f"pitfalls.fault.{f}"),
+                     help=t("pitfalls.fault.pick_help"))
     set_url_param("fault", fault)
     return fault
 
@@ -128,7 +129,7 @@ def _edit_fault(fault: str) -> None:
         seed_from_url("pitfalls_causal", "causal", lambda v: v if v in PF.CAUSAL_MODES else None,
                       PF.CAUSAL_MODES[0])
         causal_mode = st.radio(t("pitfalls.causal.pick"), PF.CAUSAL_MODES, key="pitfalls_causal",
-                               format_func=lambda m: t(f"pitfalls.causal.{m}"), horizontal=True)
+                               format_func=lambda m: text(lang, f"pitfalls.causal.{m}"), horizontal=True)
         set_url_param("causal", causal_mode)
     if lab.pitfalls.fault_problems(view.model, fault, causal_mode):
         st.info(t("pitfalls.not_applicable"), icon=":material/block:")
@@ -271,7 +272,7 @@ def dimensions_section() -> None:
     d_model = left.selectbox("d_model", D_MODELS, key="pitfalls_dmodel", help=t("pitfalls.dims.d_model_help"))
     heads = middle.selectbox(t("pitfalls.dims.heads"), HEADS, key="pitfalls_heads")
     order = st.radio(t("pitfalls.dims.order"), PF.ORDERS, key="pitfalls_order",
-                     format_func=lambda o: t(f"pitfalls.dims.order.{o}"))
+                     format_func=lambda o: text(lang, f"pitfalls.dims.order.{o}"))
     set_url_param("dmodel", d_model)
     set_url_param("heads", heads)
     set_url_param("order", order)

@@ -10,7 +10,7 @@ from app_support import gateway as G
 from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support.gateway import lab
-from app_support.i18n import current_lang, t
+from app_support.i18n import current_lang, t, text
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view
@@ -43,7 +43,7 @@ seed_from_url("training_step", "step", lambda v: TS.nearest_step(steps, url_int(
 if st.session_state.get("training_step") not in steps:  # e.g. the model was retrained with other steps
     st.session_state["training_step"] = steps[-1]
 step = st.select_slider(t("training.slider"), options=steps, key="training_step",
-                        format_func=lambda s: t("training.step_option", step=s),
+                        format_func=lambda s: text(lang, "training.step_option", step=s),
                         help=t("training.slider_help"))
 set_url_param("step", step)
 

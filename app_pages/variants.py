@@ -13,7 +13,7 @@ from app_support import pitfalls as PF
 from app_support import training_scrub as TS
 from app_support import variants as V
 from app_support.gateway import lab
-from app_support.i18n import current_lang, t
+from app_support.i18n import current_lang, t, text
 from app_support.models import model_description, model_label
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page
@@ -73,7 +73,7 @@ st.caption(t("variants.table_caption"))
 
 seed_from_url("variants_axis", "axis", V.axis_from_url, V.AXES[0])
 axis = st.radio(t("variants.axis_pick"), V.AXES, key="variants_axis", horizontal=True,
-                format_func=lambda a: t(f"variants.axis.{a}"), help=t("variants.axis_help"))
+                format_func=lambda a: text(lang, f"variants.axis.{a}"), help=t("variants.axis_help"))
 set_url_param("axis", axis)
 names = V.VARIANT_AXES[axis]
 st.subheader(t(f"variants.axis.{axis}"))
