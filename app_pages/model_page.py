@@ -113,7 +113,7 @@ with tabs[2]:
                     col.metric(evaluation_label(name, k, lang), v)
                 if n is not None:
                     st.caption(t("model.eval.n", name=escape_md(display_name("eval_name", name, lang)), n=n))
-            st.caption(t("model.eval.caption"))
+            st.caption(t("model.eval.caption_lm" if cfg.decoder_only else "model.eval.caption"))
         else:
             st.info(t("model.eval.none"))
         with st.expander(t("model.eval.raw")):

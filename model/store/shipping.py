@@ -85,6 +85,7 @@ def ship(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None, 
     import torch
 
     from ..training.evaluate import evaluate_model
+    from ..training.lm_evaluate import language_model_results
     from ..training.snapshots import copy_snapshots, evaluate_snapshots, snapshot_files
     from .formats.own import load_checkpoint, save_checkpoint
 
@@ -101,7 +102,8 @@ def ship(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None, 
     per_step = ("time", "step_losses", "step_grad_norms")  # the per-step arrays stay in history.json
     curve = [{k: v for k, v in r.items() if k not in per_step} for r in bundle.history if "valid_loss" in r]
     metrics = {"split": "test", "step": bundle.info.get("step"), "weights_dtype": dtype_name,
-               "results": evaluate_model(bundle.model, bundle.task, "test", n=test_sentences),
+               "results": (language_model_results if bundle.cfg.decoder_only else evaluate_model)(
+                   bundle.model, bundle.task, "test", n=test_sentences),
                "training_curve": curve}
     snapshots = snapshot_files(run_dir)
     if snapshots:  # each weight snapshot evaluated as stored (float16), for the training scrubber

@@ -78,6 +78,14 @@ EN = {
     "model.eval.none": "No evaluation results are stored with this model.",
     "model.eval.raw": "Raw metrics and training info",
     # evaluation and history entries (English: the stored names)
+    "model.eval.caption_lm": "Loss: the mean cross-entropy per predicted token on held-out text (nats, lower is "
+    "better); perplexity = e^loss, roughly how many tokens the model hesitates between at each step; tokens: "
+    "how many tokens were predicted.",
+    "model.eval_name.zh": "Chinese",
+    "model.eval_name.en": "English",
+    "model.figure.loss": "loss",
+    "model.figure.perplexity": "perplexity",
+    "model.figure.tokens": "tokens",
     "model.eval_name.task": "task",
     "model.eval_name.zh->en": "zh->en",
     "model.eval_name.en->zh": "en->zh",
@@ -168,6 +176,13 @@ ZH = {
     "（0–100）。对于教学模型，完全匹配率是完全正确的输出所占的比例。",
     "model.eval.none": "这个模型没有保存评测结果。",
     "model.eval.raw": "原始评测指标和训练信息",
+    "model.eval.caption_lm": "损失：在留出文本上每个被预测 token 的平均交叉熵（nats，越低越好）；困惑度 = e 的损失次方，"
+    "大致是模型每一步在多少个 token 之间犹豫；token 数：被预测的 token 个数。",
+    "model.eval_name.zh": "中文",
+    "model.eval_name.en": "英文",
+    "model.figure.loss": "损失",
+    "model.figure.perplexity": "困惑度",
+    "model.figure.tokens": "token 数",
     "model.eval_name.task": "任务",
     "model.eval_name.zh->en": "中译英",
     "model.eval_name.en->zh": "英译中",
