@@ -1,4 +1,7 @@
-"""Head ablation: switch chosen heads off, re-decode, and see what changes; rank every head alone."""
+"""Head ablation: switch chosen heads off, re-decode, and see what changes; rank every head alone.
+On a language model the output is the prompt's continuation, bounded on this page."""
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -8,7 +11,7 @@ from app_support import ablation as AB
 from app_support import gateway as G
 from app_support.ablation import clicked_head
 from app_support.gateway import lab
-from app_support.i18n import current_lang, t
+from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, page_header
@@ -20,9 +23,19 @@ from viz.interventions import attention_change, head_matrix, step_bars, step_pai
 
 view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
-page_header(t("page.ablation.title"), t("ablation.intro"))
-result = current_analysis(view)
 cfg = G.config(view.model)
+lm = cfg.decoder_only  # a language model: its output is the prompt's continuation, bounded here
+page_header(t("page.ablation.title"), t("ablation.intro_lm" if lm else "ablation.intro"))
+max_new = None
+if lm:
+    most = max(view.max_new or AB.LM_DEFAULT_NEW, AB.LM_DEFAULT_NEW)
+    if not 1 <= st.session_state.get("abl_new", 0) <= most:
+        st.session_state["abl_new"] = AB.lm_bound(view.max_new)
+    max_new = int(st.number_input(t("ablation.new_tokens"), 1, most, key="abl_new",
+                                  help=t("ablation.new_tokens_help", default=AB.LM_DEFAULT_NEW)))
+    st.caption(t("ablation.lm_bound", n=max_new, heads=view.n_layers["decoder"] * view.n_heads))
+    view = dataclasses.replace(view, max_new=max_new)  # the analysis shown continues as far as this page
+result = current_analysis(view)
 HEADS = [format_heads([h]) for h in all_heads(cfg)]
 PENDING = "_abl_pending"
 
@@ -68,7 +81,7 @@ cols[2].button(t("ablation.clear"), on_click=lambda: st.session_state.update(abl
 chosen_codes = st.multiselect(t("ablation.heads"), HEADS, key="abl_heads", format_func=head_label,
                               help=t("ablation.heads_help"))
 mode = st.radio(t("ablation.mode"), list(ABLATION_MODES), key="abl_mode", horizontal=True,
-                format_func=lambda m: t(f"ablation.mode.{m}"), help=t("ablation.mode_help"))
+                format_func=lambda m: text(lang, f"ablation.mode.{m}"), help=t("ablation.mode_help"))
 chosen = parse_heads(",".join(chosen_codes), cfg)[0]
 set_url_param("heads", format_heads(chosen))
 set_url_param("mode", mode)
@@ -84,17 +97,17 @@ def effect_section() -> None:
         st.info(t("ablation.none"), icon=":material/touch_app:")
         return
     with st.spinner(t("analysis.running")):
-        ab = lab.ablation.ablate(view.model, view.text, view.direction_arg, tuple(chosen), mode)
+        ab = lab.ablation.ablate(view.model, view.text, view.direction_arg, tuple(chosen), mode, 5, max_new)
     left, right = st.columns(2)
-    left.caption(t("ablation.output_intact"))
+    left.caption(t("ablation.continuation_intact" if lm else "ablation.output_intact"))
     left.markdown(shown(ab.intact_output))
-    right.caption(t("ablation.output_ablated", n=len(chosen)))
+    right.caption(t("ablation.continuation_ablated" if lm else "ablation.output_ablated", n=len(chosen)))
     right.markdown(shown(ab.output))
     st.caption(greedy_here("intervention", view.strategy, current_lang()))
     same = ab.output == ab.intact_output
     st.markdown(t("ablation.summary", kl=f"{ab.mean_kl:.4f}", delta=f"{ab.delta_logprob:+.3f}",
                   verdict=t("ablation.same_output" if same else "ablation.new_output")))
-    if not view.is_translation:
+    if not view.is_translation and not lm:  # a didactic task's test words have one right answer
         with st.spinner(t("analysis.running")):
             intact_em = lab.ablation.exact_match_ablated(view.model, (), mode, AB.EXACT_MATCH_N)
             ablated_em = lab.ablation.exact_match_ablated(view.model, tuple(chosen), mode, AB.EXACT_MATCH_N)
@@ -165,8 +178,15 @@ effect_section()
 
 st.subheader(t("ablation.rank.header"))
 st.markdown(t("ablation.rank.explain", mode=t(f"ablation.mode.{mode}")))
-with st.spinner(t("analysis.running")):
-    effects = lab.ablation.rank_heads(view.model, view.text, view.direction_arg, mode)
+if lm:  # 270 heads on SmolLM2: a slice of layers per cached call, the bar between them
+    working = t("ablation.rank.progress", n=len(HEADS))
+    bar = st.progress(0.0, text=working)
+    effects = AB.rank_heads_lm(view.model, view.text, view.direction_arg, mode, max_new,
+                               view.n_layers["decoder"], lambda share: bar.progress(share, text=working))
+    bar.empty()
+else:
+    with st.spinner(t("analysis.running")):
+        effects = lab.ablation.rank_heads(view.model, view.text, view.direction_arg, mode)
 kl = AB.kl_matrices(effects, view.n_layers, view.n_heads)
 columns = st.columns(len(view.kinds))
 for kind, column in zip(view.kinds, columns, strict=True):

@@ -1,11 +1,16 @@
 """Attribution beside attention: which source tokens each output token used (by gradients), next to
-where cross-attention looks, and how often the two agree over many sentences."""
+where cross-attention looks, and how often the two agree over many sentences. On a language model: which
+prompt tokens each continuation token used, next to its self-attention over the prompt."""
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_support import ablation as AB
 from app_support import attribution as AT
+from app_support import gateway as G
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
@@ -16,26 +21,39 @@ from viz.interventions import attribution_bars, attribution_heatmap, head_matrix
 
 view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
-page_header(t("page.attribution.title"), t("attribution.intro"))
-current_analysis(view)
-if not view.n_layers.get("cross"):
+lm = G.config(view.model).decoder_only  # a language model: the prompt is the source, bounded here
+page_header(t("page.attribution.title"), t("attribution.intro_lm" if lm else "attribution.intro"))
+max_new = AB.lm_bound(view.max_new) if lm else None
+current_analysis(dataclasses.replace(view, max_new=max_new) if lm else view)
+if not view.n_layers.get("cross") and not lm:
     st.info(t("attribution.no_cross"), icon=":material/info:")
     stop_page()
 
-seed_from_url(
-    "attr_steps", "steps", lambda v: url_int(v) if url_int(v) in AT.STEP_CHOICES else None, AT.DEFAULT_STEPS
-)
+seed_from_url("attr_steps", "steps", lambda v: url_int(v) if url_int(v) in AT.STEP_CHOICES else None,
+              AT.LM_DEFAULT_STEPS if lm else AT.DEFAULT_STEPS)
 n_steps = st.select_slider(
     t("attribution.steps"), list(AT.STEP_CHOICES), key="attr_steps", help=t("attribution.steps_help")
 )
 set_url_param("steps", n_steps)
+outputs = None
+if lm:
+    if st.session_state.get("attr_outputs") not in AT.OUTPUT_CHOICES:
+        st.session_state["attr_outputs"] = AT.LM_DEFAULT_OUTPUTS
+    outputs = st.select_slider(t("attribution.outputs"), list(AT.OUTPUT_CHOICES), key="attr_outputs",
+                               help=t("attribution.outputs_help"))
+    st.caption(t("attribution.lm_bound", outputs=outputs, m=n_steps, n=max_new))
 with st.spinner(t("analysis.running")):
-    r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps))
+    if lm:
+        r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps), max_new,
+                                      int(outputs))
+    else:
+        r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps))
+lm_key = "_lm" if lm else ""  # the words that name cross-attention, or a language model's self-attention
 
 # --------------------------------------------------------------------------- 1. every step
 
 st.subheader(t("attribution.all.header"))
-st.markdown(t("attribution.all.explain"))
+st.markdown(t(f"attribution.all.explain{lm_key}"))
 left, right = st.columns(2)
 with left:
     chart(
@@ -114,9 +132,9 @@ st.markdown(t("attribution.step.which", step=step, token=escape_md(r.output_toke
 series = {
     t("attribution.series.ig"): r.integrated[step],
     t("attribution.series.gxi"): r.grad_x_input[step],
-    t("attribution.series.head", l=layer, h=head): r.cross[layer, head, step],
-    t("attribution.series.mean"): r.mean_attention[step],
-    t("attribution.series.rollout"): r.rollout[step],
+    t(f"attribution.series.head{lm_key}", l=layer, h=head): r.cross[layer, head, step],
+    t(f"attribution.series.mean{lm_key}"): r.mean_attention[step],
+    t(f"attribution.series.rollout{lm_key}"): r.rollout[step],
 }
 chart(
     attribution_bars(r.source_tokens, series, title=t("attribution.bars_title", step=step), lang=lang),
@@ -124,13 +142,13 @@ chart(
 )
 target = np.abs(r.integrated[step])
 rho = AT.rank_agreement(series, target)
-head_name = t("attribution.series.head", l=layer, h=head)
+head_name = t(f"attribution.series.head{lm_key}", l=layer, h=head)
 st.markdown(
     t(
-        "attribution.step.rho",
+        f"attribution.step.rho{lm_key}",
         rho_head=f"{rho[head_name]:.2f}",
-        mean=f"{rho[t('attribution.series.mean')]:.2f}",
-        rollout=f"{rho[t('attribution.series.rollout')]:.2f}",
+        mean=f"{rho[t('attribution.series.mean' + lm_key)]:.2f}",
+        rollout=f"{rho[t('attribution.series.rollout' + lm_key)]:.2f}",
         gxi=f"{rho[t('attribution.series.gxi')]:.2f}",
         layer=layer,
         head=head,
@@ -144,16 +162,19 @@ chart(
         r.cross[:, :, step].reshape(-1, r.cross.shape[-1]),
         labels,
         r.source_tokens,
-        title=t("attribution.heads_title", step=step),
+        title=t(f"attribution.heads_title{lm_key}", step=step),
         lang=lang,
     ),
     key="attr_heads",
 )
-st.caption(t("attribution.step.caption"))
+st.caption(t(f"attribution.step.caption{lm_key}"))
 
 # --------------------------------------------------------------------------- 3. agreement over many sentences
 
 st.subheader(t("attribution.agree.header"))
+if lm:  # each prompt costs a backward pass per output token through all layers: not measured here
+    st.info(t("attribution.agree.lm_skipped"), icon=":material/info:")
+    stop_page()
 st.markdown(t("attribution.agree.explain", n=AT.AGREEMENT_SENTENCES, m=AT.AGREEMENT_STEPS))
 measured = st.session_state.setdefault("_attr_measured", set())
 if view.model not in measured:

@@ -5,12 +5,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_support import ablation as AB
 from app_support import gateway as G
 from app_support import models as M
 from app_support import patching as PT
 from app_support.ablation import clicked_head
 from app_support.gateway import lab
-from app_support.i18n import current_lang, note, t
+from app_support.i18n import current_lang, note, t, text
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
@@ -20,7 +21,8 @@ from viz.interventions import head_matrix, step_bars, step_pair_bars
 
 view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
-page_header(t("page.patching.title"), t("patching.intro"))
+lm = G.config(view.model).decoder_only  # a language model: prompts A (clean) and B (corrupted), continued
+page_header(t("page.patching.title"), t("patching.intro_lm" if lm else "patching.intro"))
 
 # Sentence pairs (model input, not interface text): the compare page's presets.
 PRESETS = {True: ("苹果公司发布新品", "我吃了一个苹果", "苹"), False: ("listen", "silent", "")}
@@ -33,7 +35,7 @@ if handoff is not None:  # opened from the compare page: its two sentences and t
 if st.session_state.get("_pat_model") != view.model:
     for key in ("pat_a", "pat_b", "pat_token"):
         st.session_state.pop(key, None)
-    a0, b0, token0 = PRESETS[view.is_translation]
+    a0, b0, token0 = PT.LM_PRESET if lm else PRESETS[view.is_translation]
     if st.session_state.get("_pat_model") is None and "a" in st.query_params and "b" in st.query_params:
         a0, b0 = clip_input(st.query_params["a"])[0], clip_input(st.query_params["b"])[0]
         token0 = st.query_params.get("token", "")
@@ -46,12 +48,11 @@ if "pat_site" not in st.session_state:
     st.session_state["pat_site"] = "resid" if st.query_params.get("site") == "resid" else "head"
 
 ca, cb = st.columns(2)
-text_a = ca.text_input(
-    t("patching.sentence_a"), key="pat_a", max_chars=M.MAX_INPUT_CHARS, help=t("patching.sentence_a_help")
-)
-text_b = cb.text_input(
-    t("patching.sentence_b"), key="pat_b", max_chars=M.MAX_INPUT_CHARS, help=t("patching.sentence_b_help")
-)
+which = "prompt" if lm else "sentence"
+text_a = ca.text_input(t(f"patching.{which}_a"), key="pat_a", max_chars=M.MAX_INPUT_CHARS,
+                       help=t(f"patching.{which}_a_help"))
+text_b = cb.text_input(t(f"patching.{which}_b"), key="pat_b", max_chars=M.MAX_INPUT_CHARS,
+                       help=t(f"patching.{which}_b_help"))
 set_url_param("a", text_a)
 set_url_param("b", text_b)
 
@@ -61,7 +62,8 @@ def _run(text: str, which: str):
         st.info(t("patching.empty", which=which), icon=":material/edit:")
         return None
     try:
-        return G.get_analysis(view.model, text, view.direction_arg)
+        # A language model's tokens are its prompt's: one new token is enough to read them.
+        return G.get_analysis(view.model, text, view.direction_arg, max_new=1 if lm else None)
     except InputError as e:
         st.info(t("patching.input_error", which=which, error=escape_md(note(e.message))))
         return None
@@ -69,6 +71,10 @@ def _run(text: str, which: str):
 
 res_a, res_b = _run(text_a, "A"), _run(text_b, "B")
 if res_a is None or res_b is None:
+    stop_page()
+if lm and len(res_a.source_tokens) != len(res_b.source_tokens):  # positions are paired one to one
+    st.info(t("patching.lm.unequal", len_a=len(res_a.source_tokens), len_b=len(res_b.source_tokens)),
+            icon=":material/link_off:")
     stop_page()
 
 # Tokens of B that A also has, on either side (the source, and the decoder's input).
@@ -84,25 +90,41 @@ if wish is not None:
     st.session_state["pat_token"] = wish if wish in options else (shared[0] if shared else "")
 elif st.session_state.get("pat_token") not in options:
     st.session_state["pat_token"] = ""
-token = st.selectbox(
-    t("patching.token"),
-    options,
-    key="pat_token",
-    help=t("patching.token_help"),
-    format_func=lambda tok: t("patching.token_none") if tok == "" else tok,
-)
-set_url_param("token", token)
+token, position = "", None
+if lm:  # the prompts are paired position by position: all of them, or one
+    prompt_b = res_b.source_tokens
+    if "_pat_pos_wish" in st.session_state:  # a click in the residual grid: patch that position
+        st.session_state["pat_pos"] = st.session_state.pop("_pat_pos_wish")
+    if st.session_state.get("pat_pos", -1) not in range(-1, len(prompt_b)):
+        st.session_state["pat_pos"] = -1
+
+    def _position_label(p: int) -> str:
+        return t("patching.lm.all_positions") if p < 0 else f"{p} · {prompt_b[p]}"
+
+    position = st.selectbox(t("patching.lm.position"), list(range(-1, len(prompt_b))), key="pat_pos",
+                            help=t("patching.lm.position_help"), format_func=_position_label)
+    position = None if position < 0 else position
+else:
+    token = st.selectbox(
+        t("patching.token"),
+        options,
+        key="pat_token",
+        help=t("patching.token_help"),
+        format_func=lambda tok: text(lang, "patching.token_none") if tok == "" else tok,
+    )
+    set_url_param("token", token)
 site_what = st.radio(
     t("patching.site"),
     ["head", "resid"],
     key="pat_site",
     horizontal=True,
-    format_func=lambda w: t(
+    format_func=lambda w: text(
+        lang,
         f"patching.site.{w}",
         kind=view.kind_label,
         layer=view.layer,
         head=view.head,
-        stack=t(f"patching.stack.{get_kind(view.kind).stack}"),
+        stack=text(lang, f"patching.stack.{get_kind(view.kind).stack}"),
     ),
     help=t("patching.site_help"),
 )
@@ -140,14 +162,15 @@ def show_alignment(side: str, tokens_a: list[str], tokens_b: list[str]) -> None:
 
 
 st.subheader(t("patching.align.header"))
-show_alignment(
-    site.side,
-    *(
-        (res_a.source_tokens, res_b.source_tokens)
-        if site.side == "source"
-        else (res_a.target_tokens, res_b.target_tokens)
-    ),
-)
+if lm:
+    n_prompt = len(res_b.source_tokens)
+    st.markdown(t("patching.lm.aligned", n=1 if position is not None else n_prompt, total=n_prompt))
+    st.markdown("A: " + md_tokens(res_a.source_tokens, highlight=position) + "  \nB: "
+                + md_tokens(res_b.source_tokens, highlight=position))
+    st.caption(t("patching.lm.bound", n=AB.lm_bound(view.max_new), most=AB.LM_DEFAULT_NEW))
+else:
+    show_alignment(site.side, *((res_a.source_tokens, res_b.source_tokens) if site.side == "source"
+                                else (res_a.target_tokens, res_b.target_tokens)))
 if site.side == "source":
     st.caption(t("patching.align.steps"))
     show_alignment("target", res_a.target_tokens, res_b.target_tokens)
@@ -163,19 +186,20 @@ st.subheader(
             kind=view.kind_label,
             layer=view.layer,
             head=view.head,
-            stack=t(f"patching.stack.{get_kind(view.kind).stack}"),
+            stack=text(lang, f"patching.stack.{get_kind(view.kind).stack}"),
         ),
     )
 )
 with st.spinner(t("analysis.running")):
-    result = lab.patching.patch(view.model, text_a, text_b, site, token or None, view.direction_arg)
+    result = lab.patching.patch(view.model, text_a, text_b, site, token or None, view.direction_arg,
+                                AB.lm_bound(view.max_new) if lm else None, position)
 cols = st.columns(3)
 for col, label_key, output in (
     (cols[0], "patching.output_a", result.output_a),
     (cols[1], "patching.output_b", result.output_b),
     (cols[2], "patching.output_patched", result.output),
 ):
-    col.caption(t(label_key))
+    col.caption(t(label_key.replace("output", "continuation") if lm else label_key))
     col.markdown(f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*")
 st.caption(greedy_here("intervention", view.strategy, current_lang()))
 if not result.alignment.pairs:
@@ -195,6 +219,12 @@ st.markdown(
         ),
     )
 )
+if result.logit_diff is not None:  # a language model: how far B's first answer token moved toward A's
+    recovered = result.recovered
+    st.markdown(t("patching.lm.answer", a=escape_md(result.answers[0]), b=escape_md(result.answers[1]),
+                  ld_a=f"{result.logit_diff[0]:+.3f}", ld_b=f"{result.logit_diff[1]:+.3f}",
+                  ld_p=f"{result.logit_diff[2]:+.3f}",
+                  recovered=t("patching.toward_none") if recovered is None else f"{recovered:.3f}"))
 tokens = [s.token for s in result.steps]
 chart(
     step_bars(
@@ -242,6 +272,43 @@ st.caption(t("patching.table_caption"))
 
 
 # --------------------------------------------------------------------------- 2. every head
+
+
+def lm_ranking() -> None:
+    """A language model: every head, or the residual stream at every (block, position), patched alone."""
+    column = "head" if site_what == "head" else "position"
+    st.subheader(t(f"patching.lm.rank.header_{column}"))
+    n_cols = view.n_heads if column == "head" else len(res_b.source_tokens)
+    st.markdown(t(f"patching.lm.rank.explain_{column}", sites=view.n_layers["decoder"] * n_cols))
+    working = t("patching.lm.rank.progress")
+    bar = st.progress(0.0, text=working)
+    effects = PT.rank_lm(view.model, text_a, text_b, view.direction_arg, site_what, view.n_layers["decoder"],
+                         lambda share: bar.progress(share, text=working))
+    bar.empty()
+    values = PT.recovered_matrix(effects, view.n_layers["decoder"], n_cols, column)
+    marked = [(view.layer, view.head if column == "head" else position)] if (column == "head" or position
+                                                                              is not None) else []
+    event = chart(head_matrix(values, title=t(f"patching.lm.rank.matrix_title_{column}"),
+                              value_name=t("patching.lm.recovered"), signed=True, marked=marked, lang=lang,
+                              columns=None if column == "head" else res_b.source_tokens,
+                              column_title=None if column == "head" else t("patching.lm.position_axis")),
+                  key=f"pat_lm_rank_{column}", on_select="rerun", selection_mode=("points",))
+    hit = clicked_head(event)
+    if hit is not None and st.session_state.get("pat_lm_rank_handled") != (column, hit):
+        st.session_state["pat_lm_rank_handled"] = (column, hit)
+        if column == "position":
+            st.session_state["_pat_pos_wish"] = hit[1]
+        open_head(hit[0], hit[1] if column == "head" else view.head, "decoder", page=None)
+    elif hit is None:
+        st.session_state["pat_lm_rank_handled"] = None
+    st.caption(t("patching.lm.rank.click"))
+    if all(e.recovered is None for e in effects):
+        st.info(t("patching.lm.same_answer"), icon=":material/info:")
+
+
+if lm:
+    lm_ranking()
+    stop_page()
 
 st.subheader(t("patching.rank.header"))
 st.markdown(t("patching.rank.explain"))

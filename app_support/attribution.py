@@ -11,6 +11,11 @@ from model.lab.attribution import spearman
 #: Integration steps offered (the midpoint rule's error shrinks as they grow; the page prints it).
 STEP_CHOICES = (8, 16, 32, 64, 128)
 DEFAULT_STEPS = 32
+#: A language model's defaults: each output token costs one backward pass through the whole model,
+#: so fewer integration steps and only the first output tokens (the page offers more).
+LM_DEFAULT_STEPS = 16
+OUTPUT_CHOICES = (1, 2, 4, 8)
+LM_DEFAULT_OUTPUTS = 2
 #: Sentences and integration steps of the agreement measurement.
 AGREEMENT_SENTENCES = 12
 AGREEMENT_STEPS = 16

@@ -43,10 +43,13 @@ def head_matrix(
     signed: bool = False,
     zmax: float | None = None,
     lang: str = "en",
+    columns: Sequence[str] | None = None,
+    column_title: str | None = None,
 ) -> go.Figure:
     """A [layer, head] matrix with each cell's value printed; invisible click targets carry
     ``customdata = [layer, head]``. ``signed``: a diverging scale centred on 0 (else 0 = white).
-    ``marked`` heads get a red frame. NaN cells stay blank."""
+    ``marked`` heads get a red frame. NaN cells stay blank. ``columns``/``column_title``: other
+    columns than heads (e.g. a prompt's positions, labelled by their tokens)."""
     v = as_array(values, 2, "values", dims="[layer, head]", dtype=np.float64)
     n_layers, n_heads = v.shape
     finite = v[np.isfinite(v)]
@@ -73,9 +76,9 @@ def head_matrix(
     layout = theme.theme_layout(theme.pick_title(title, ""), height=140 + 56 * n_layers,
                                 width=160 + 64 * n_heads)
     layout.update(
-        xaxis={"title": {"text": label(lang, "axis.head")}, "tickmode": "array",
+        xaxis={"title": {"text": column_title or label(lang, "axis.head")}, "tickmode": "array",
                "tickvals": list(range(n_heads)), "range": [-0.5, n_heads - 0.5], "showgrid": False,
-               "zeroline": False},
+               "zeroline": False, **({"ticktext": [escape_text(c) for c in columns]} if columns else {})},
         yaxis={"title": {"text": label(lang, "axis.layer")}, "tickmode": "array",
                "tickvals": list(range(n_layers)), "range": [n_layers - 0.5, -0.5], "showgrid": False,
                "zeroline": False},

@@ -21,6 +21,14 @@ One forward pass of a batch of m + 2 copies (the m points, the input, the baseli
 pass per output step. The model's weights and settings are not changed (the points are fed in by a
 HookFunction edit on the embeddings' hook point, applied with `intervene`).
 
+A decoder-only language model: the source is the prompt and the output its greedy continuation (at
+most `max_new` new tokens); the inputs are the prompt's token embeddings (`decoder.embed.hook_embed` at
+the prompt's positions; the continuation's stay as they are), the baseline puts the end-of-text token's
+embedding at each of them (zeros would not do: with a pre-norm block and no added positional encoding
+the first norm makes f jump at zero, and the midpoint rule never converged), and attention beside them
+is each step's self-attention row over the prompt (its rollout through the causal self-attention,
+likewise). Each output step costs one backward pass, so `outputs` attributes only the first steps.
+
 Agreement: per cross-attention head and step, the Spearman rank correlation between the head's
 attention row over the source and |integrated gradients| over the source; averaged over the steps of
 many sentences (one short sentence is noise), with the mean over heads and the rollout beside them.
@@ -38,13 +46,15 @@ from ..interventions import HookFunction, intervene
 from ..network.kinds import hook_name, layer_counts
 from ..store.bundle import Bundle
 from . import entry
+from .ablation import LM_NEW_TOKENS
 
 EMBED_HOOK = "encoder.embed.hook_embed"
+LM_EMBED_HOOK = "decoder.embed.hook_embed"
 
 
 @dataclass(frozen=True)
 class Attribution:
-    source_tokens: list[str]  # encoder positions
+    source_tokens: list[str]  # encoder positions (a language model's prompt)
     output_tokens: list[str]  # the token each step chose (the intact output, then <eos>)
     rows: list[int]  # decoder position of each step
     n_steps: int  # integration steps m
@@ -52,7 +62,7 @@ class Attribution:
     grad_x_input: np.ndarray  # [step, src_pos] float64
     f_input: np.ndarray  # [step] log p(token) at the input
     f_baseline: np.ndarray  # [step] log p(token) with zero token embeddings
-    cross: np.ndarray  # [layer, head, step, src_pos] float32, cross-attention rows of the steps
+    cross: np.ndarray  # [layer, head, step, src_pos] float32, cross- (LM: self-)attention rows of the steps
     rollout: np.ndarray  # [step, src_pos] float64, see cross_rollout
 
     @property
@@ -90,40 +100,46 @@ def cross_rollout(cross: np.ndarray, encoder: np.ndarray) -> np.ndarray:
 
 
 @entry
-def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: int = 32) -> Attribution:
-    """Gradient x input and integrated gradients for every step of the greedy output (see module doc).
+def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: int = 32,
+              max_new: int | None = None, outputs: int | None = None) -> Attribution:
+    """Gradient x input and integrated gradients for every step of the greedy output (see module doc),
+    or its first `outputs` steps; a language model continues by at most `max_new` (LM_NEW_TOKENS).
 
-    Raises InputError on unusable input, ValueError for n_steps < 1 or a model without cross-attention.
+    Raises InputError on unusable input, ValueError for n_steps < 1 or a model without cross-attention
+    that is not a decoder-only language model.
     """
     if not isinstance(n_steps, int) or n_steps < 1:
         raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
     model, tok = bundle.model, bundle.tokenizer
     cfg = model.cfg
-    counts = layer_counts(cfg)
-    if not counts["cross"]:
+    counts, lm = layer_counts(cfg), cfg.decoder_only
+    if not counts["cross"] and not lm:
         raise ValueError("the model has no cross-attention: there is no source to attribute to")
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
+    hook, attention = (LM_EMBED_HOOK, "decoder") if lm else (EMBED_HOOK, "cross")
     with model.lock:
         model.eval()
-        with torch.no_grad():
-            generated = greedy_decode(model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
-        full = (prepared.prefix + generated)[: cfg.max_len]
-        stopped = len(prepared.prefix) + len(generated) < cfg.max_len
-        targets = full[len(prepared.prefix):] + ([tok.eos_id] if stopped else [])
-        first = len(prepared.prefix) - 1
-        rows = list(range(first, first + len(targets)))
-        src, tgt = torch.tensor([prepared.source_ids]), torch.tensor([full])  # [1, src_pos], [1, tgt_pos]
+        rows, targets, full = _output_rows(bundle, prepared, (max_new or LM_NEW_TOKENS) if lm else None)
+        rows, targets = rows[:outputs], targets[:outputs]
+        source = prepared.prefix if lm else prepared.source_ids  # a language model reads its prompt
+        n_src = len(source)
+        tgt = torch.tensor([full[: rows[-1] + 1] if lm else full])  # causal: later tokens change no step
+        inputs = (tgt,) if lm else (torch.tensor([prepared.source_ids]), tgt)  # [1, src_pos], [1, tgt_pos]
         with torch.no_grad():
             _, cache = model.run_with_cache(
-                src, tgt, names_filter=lambda n: n == EMBED_HOOK or n.endswith("hook_pattern"))
-        x = cache[EMBED_HOOK][0].double()  # [src_pos, d_model]
+                *inputs, names_filter=lambda n: n == hook or n.endswith("hook_pattern"))
+        x_all = cache[hook][0].double()  # [pos, d_model]
+        x = x_all[:n_src]  # [src_pos, d_model]: what is attributed to
+        base = _eos_embeddings(model, hook, n_src, tok.eos_id) if lm else torch.zeros_like(x)  # like x
         m = n_steps
         alphas = torch.cat([(torch.arange(m, dtype=torch.float64) + 0.5) / m,
                             torch.tensor([1.0, 0.0], dtype=torch.float64)])  # [m + 2]
-        points = (alphas[:, None, None] * x[None]).float().requires_grad_(True)  # [m + 2, src_pos, d_model]
-        feed = HookFunction(EMBED_HOOK, lambda _embedded: points, what="integration points")
+        points = (base + alphas[:, None, None] * (x - base)[None]).float().requires_grad_(True)
+        rest = x_all[None, n_src:].float().expand(m + 2, -1, -1)  # a language model's continuation, as is
+        feed = HookFunction(hook, lambda _embedded: torch.cat([points, rest], 1) if lm else points,
+                            what="integration points")
         with intervene(model, feed), torch.enable_grad():
-            logits = model(src.expand(m + 2, -1), tgt.expand(m + 2, -1))  # [m + 2, tgt_pos, vocab]
+            logits = model(*(t.expand(m + 2, -1) for t in inputs))  # [m + 2, tgt_pos, vocab]
             logp = torch.log_softmax(logits, dim=-1)
             chosen = logp[:, rows, targets]  # [m + 2, step]
             grads = []
@@ -131,25 +147,41 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
                 (g,) = torch.autograd.grad(chosen[:, i].sum(), points, retain_graph=i + 1 < len(rows))
                 grads.append(g.double())  # [m + 2, src_pos, d_model]
     g = torch.stack(grads)  # [step, m + 2, src_pos, d_model]
-    integrated = (g[:, :m].mean(1) * x[None]).sum(-1)  # [step, src_pos]
+    integrated = (g[:, :m].mean(1) * (x - base)[None]).sum(-1)  # [step, src_pos]
     gxi = (g[:, m] * x[None]).sum(-1)
     f = chosen.detach().double()
-    cross = np.stack([cache[hook_name("cross", i, "pattern")][0].float().numpy()[:, rows]
-                      for i in range(counts["cross"])])  # [layer, head, step, src_pos]
-    enc = np.stack([cache[hook_name("encoder", i, "pattern")][0].float().numpy()
-                    for i in range(counts["encoder"])]) if counts["encoder"] else np.zeros((0, 1, 1, 1))
-    return Attribution(
-        source_tokens=tok.tokens(prepared.source_ids),
-        output_tokens=tok.tokens(targets),
-        rows=rows,
-        n_steps=m,
-        integrated=integrated.numpy(),
-        grad_x_input=gxi.numpy(),
-        f_input=f[m].numpy(),
-        f_baseline=f[m + 1].numpy(),
-        cross=cross,
-        rollout=cross_rollout(cross, enc),
-    )
+    cross = np.stack([cache[hook_name(attention, i, "pattern")][0].float().numpy()[:, rows, :n_src]
+                      for i in range(counts[attention])])  # [layer, head, step, src_pos]
+    if lm:  # the causal self-attention's rollout, from each step to the prompt
+        full_self = np.stack([cache[hook_name("decoder", i, "pattern")][0].float().numpy()
+                              for i in range(counts["decoder"])])
+        rollout = self_rollout(full_self)[rows, :n_src]
+    else:
+        enc = np.stack([cache[hook_name("encoder", i, "pattern")][0].float().numpy()
+                        for i in range(counts["encoder"])]) if counts["encoder"] else np.zeros((0, 1, 1, 1))
+        rollout = cross_rollout(cross, enc)
+    return Attribution(source_tokens=tok.tokens(source), output_tokens=tok.tokens(targets),
+                       rows=rows, n_steps=m, integrated=integrated.numpy(), grad_x_input=gxi.numpy(),
+                       f_input=f[m].numpy(), f_baseline=f[m + 1].numpy(), cross=cross, rollout=rollout)
+
+
+def _eos_embeddings(model, hook: str, n: int, eos_id: int) -> torch.Tensor:
+    """[n, d_model] float64: the end-of-text token's embedding at hook, n times (an LM's IG baseline)."""
+    ids = torch.full((1, n), eos_id)
+    with torch.no_grad():
+        return model.run_with_cache(ids, names_filter=lambda name: name == hook)[1][hook][0].double()
+
+
+def _output_rows(bundle: Bundle, prepared, bound: int | None) -> tuple[list[int], list[int], list[int]]:
+    """(decoder rows of the output's steps, the token each predicts, prefix + greedy output)."""
+    cfg, tok, prefix = bundle.cfg, bundle.tokenizer, prepared.prefix
+    with torch.no_grad():
+        generated = greedy_decode(bundle.model, [prepared.source_ids], [prefix], tok.eos_id, bound)[0]
+    full = (prefix + generated)[: cfg.max_len]
+    stopped = len(prefix) + len(generated) < cfg.max_len and (bound is None or len(generated) < bound)
+    targets = full[len(prepared.prefix):] + ([tok.eos_id] if stopped else [])
+    first = len(prepared.prefix) - 1
+    return list(range(first, first + len(targets))), targets, full
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:

@@ -27,6 +27,13 @@ Per step t of B's output (B's own token, teacher-forced):
                 negative = further away. None where the step is not aligned, or where A and B already
                 (nearly) agree (JS below GAP_MIN: a tiny gap makes the ratio meaningless).
 
+A decoder-only language model (prompt A clean, B corrupted): the prompts must have equal token counts
+(positions are paired one to one; nothing is guessed otherwise: reason "prompt_length"), the patch covers
+the prompt (every position, or the one `position`), and the continuation (at most `max_new` new tokens)
+runs live. Only the first step reads aligned prefixes, so toward_a is given there alone, and beside it
+the logit difference of the two answers' first tokens at the end of the prompt, logit(A's) - logit(B's):
+`Patch.recovered` = (patched - B) / (A - B), 1 = B now prefers A's answer as A does.
+
 Over steps the share is a ratio of sums, 1 - sum JS(A, patched) / sum JS(A, B), over the steps that have
 one, so a step with a small gap cannot dominate. Note that A's and B's steps read different prefixes
 (each its own output), so at a later step "toward A" mixes the patch with the prefix.
@@ -44,6 +51,7 @@ from ..interventions import HookFunction, intervene
 from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
 from ..store.bundle import Bundle
 from . import entry
+from .ablation import LM_NEW_TOKENS
 
 SITE_KINDS = ("head", "resid")
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a
@@ -144,18 +152,34 @@ class _Sentence:
     target_tokens: list[str]
 
 
-def _sentence(bundle: Bundle, text: str, direction: str | None) -> _Sentence:
+def _sentence(bundle: Bundle, text: str, direction: str | None, max_new: int | None = None) -> _Sentence:
     model, tok = bundle.model, bundle.tokenizer
     cfg = model.cfg
     p = bundle.task.prepare(text, cfg.max_len, direction)
-    generated = greedy_decode(model, [p.source_ids], [p.prefix], tok.eos_id)[0]
+    bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else None
+    generated = greedy_decode(model, [p.source_ids], [p.prefix], tok.eos_id, bound)[0]
     full = (p.prefix + generated)[: cfg.max_len]
-    stopped = len(p.prefix) + len(generated) < cfg.max_len
+    stopped = len(p.prefix) + len(generated) < cfg.max_len and (bound is None or len(generated) < bound)
     targets = full[len(p.prefix):] + ([tok.eos_id] if stopped else [])
     first = len(p.prefix) - 1
     return _Sentence(p.text, p.source_ids, p.prefix, torch.tensor([p.source_ids]), torch.tensor([full]),
                      list(range(first, first + len(targets))), targets,
                      tok.decode(full[len(p.prefix):]), tok.tokens(p.source_ids), tok.tokens(full))
+
+
+def _inputs(model, s: _Sentence) -> tuple[torch.Tensor, ...]:
+    return (s.tgt,) if model.cfg.decoder_only else (s.src, s.tgt)  # a decoder-only model reads tgt alone
+
+
+def prompt_alignment(a: _Sentence, b: _Sentence, position: int | None = None) -> Alignment:
+    """A language model's pairs: every prompt position (or the one `position`) of B with the same of A,
+    only when the prompts have equal token counts."""
+    n_a, n_b = len(a.prefix), len(b.prefix)
+    if n_a != n_b:
+        return Alignment("target", (), "prompt_length", count_a=n_a, count_b=n_b, _n_b=len(b.target_tokens))
+    chosen = range(n_b) if position is None or not 0 <= position < n_b else [position]
+    reason = "prompt" if len(chosen) == n_b else "position"
+    return Alignment("target", tuple((i, i) for i in chosen), reason, _n_b=len(b.target_tokens))
 
 
 def patch_edit(hook: str, rows_b: list[int], values: torch.Tensor, head: int | None,
@@ -208,6 +232,16 @@ class Patch:
     output_b: str
     output: str  # B re-decoded greedily with the patch
     steps: tuple[PatchStep, ...]
+    answers: tuple[str, str] | None = None  # a language model's: A's and B's first output tokens
+    logit_diff: tuple[float, float, float] | None = None  # logit(A's) - logit(B's): A, B, B patched
+
+    @property
+    def recovered(self) -> float | None:
+        """(patched - B) / (A - B) of the logit difference (None: no answers, or the same one)."""
+        if self.logit_diff is None or self.answers[0] == self.answers[1]:
+            return None
+        a, b, patched = self.logit_diff
+        return (patched - b) / (a - b)
 
     @property
     def mean_kl(self) -> float:
@@ -236,36 +270,49 @@ def _step_pairs(a: _Sentence, b: _Sentence, token: str | None) -> dict[int, int]
     return {pb: pa for pb, pa in target.pairs if pb in b.rows and pa in rows_a}
 
 
+def _answer_logit_diff(a: _Sentence, b: _Sentence, *logits: torch.Tensor) -> tuple[float, ...]:
+    """logit(A's first token) - logit(B's) at the end of each prompt ([1, pos, vocab] logits of A, B, …)."""
+    ta, tb = a.targets[0], b.targets[0]
+    return tuple(float(lg[0, s.rows[0], ta] - lg[0, s.rows[0], tb])
+                 for lg, s in zip(logits, (a,) + (b,) * (len(logits) - 1), strict=True))
+
+
 @entry
 @torch.no_grad()
 def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | None = None,
-          direction: str | None = None) -> Patch:
-    """B run with `site` taken from A at the aligned positions (see the module docstring).
+          direction: str | None = None, max_new: int | None = None, position: int | None = None) -> Patch:
+    """B run with `site` taken from A at the aligned positions (see the module docstring); a language
+    model's at every prompt position, or at `position` alone.
 
     Raises InputError for a sentence the model cannot read, ValueError for a site the model lacks.
     """
     _check_site(bundle, site)
     model, tok = bundle.model, bundle.tokenizer
+    lm = model.cfg.decoder_only
     with model.lock:
         model.eval()
-        a, b = _sentence(bundle, text_a, direction), _sentence(bundle, text_b, direction)
-        logits_a, cache_a = model.run_with_cache(a.src, a.tgt, names_filter=lambda n: n == site.hook)
-        logits_b = model(b.src, b.tgt)
+        a, b = _sentence(bundle, text_a, direction, max_new), _sentence(bundle, text_b, direction, max_new)
+        logits_a, cache_a = model.run_with_cache(*_inputs(model, a), names_filter=lambda n: n == site.hook)
+        logits_b = model(*_inputs(model, b))
         side = "source" if site.side == "source" else "target"
         tokens = {"source": (a.source_tokens, b.source_tokens), "target": (a.target_tokens, b.target_tokens)}
-        alignment = align(*tokens[side], side, token)
+        alignment = prompt_alignment(a, b, position) if lm else align(*tokens[side], side, token)
         rows_b = [pb for pb, _ in alignment.pairs]
         act = cache_a[site.hook][0]  # [pos, (head, d_head) | d_model]
         values = act[[pa for _, pa in alignment.pairs]]
         if site.head is not None:
             values = values[:, site.head]  # [aligned, d_head]
         with intervene(model, patch_edit(site.hook, rows_b, values, site.head)):
-            logits_p = model(b.src, b.tgt)
-            generated = greedy_decode(model, [b.source_ids], [b.prefix], tok.eos_id)[0]
+            logits_p = model(*_inputs(model, b))
+            bound = (max_new or LM_NEW_TOKENS) if lm else None
+            generated = greedy_decode(model, [b.source_ids], [b.prefix], tok.eos_id, bound)[0]
     la = torch.log_softmax(logits_a[0].double(), -1)  # [tgt_pos_a, vocab]
     lb = torch.log_softmax(logits_b[0].double(), -1)  # [tgt_pos_b, vocab]
     lp = torch.log_softmax(logits_p[0].double(), -1)
-    pairs = _step_pairs(a, b, token)
+    if lm:  # only the first step reads aligned prefixes (the prompts)
+        pairs = {b.rows[0]: a.rows[0]} if alignment.reason != "prompt_length" else {}
+    else:
+        pairs = _step_pairs(a, b, token)
     steps = []
     for row, target in zip(b.rows, b.targets, strict=True):
         kl = float((lb[row].exp() * (lb[row] - lp[row])).sum().clamp_min(0.0))
@@ -278,7 +325,10 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
                 toward = 1.0 - moved / gap
         steps.append(PatchStep(row, tok.id_to_token(target), kl, float(lb[row, target].exp()),
                                float(lp[row, target].exp()), toward, a_tok, gap, moved))
-    return Patch(site, alignment, a.text, b.text, a.output, b.output, tok.decode(generated), tuple(steps))
+    answers = (tok.id_to_token(a.targets[0]), tok.id_to_token(b.targets[0])) if lm else None
+    diff = _answer_logit_diff(a, b, logits_a, logits_b, logits_p) if lm else None
+    return Patch(site, alignment, a.text, b.text, a.output, b.output, tok.decode(generated), tuple(steps),
+                 answers, diff)
 
 
 @dataclass(frozen=True)
@@ -289,6 +339,7 @@ class PatchEffect:
     mean_kl: float  # mean over B's steps of KL(B intact || B patched)
     toward_a: float | None  # share of the gap to A closed, as Patch.toward_a (None: no step with a gap)
     aligned: int  # positions of B patched
+    recovered: float | None = None  # a language model's: as Patch.recovered (model/lab/patching_lm.py)
 
 
 @entry
@@ -300,6 +351,8 @@ def rank_patches(bundle: Bundle, text_a: str, text_b: str, token: str | None = N
     One pass per attention module: a batch of n_heads copies of B, row h patching head h (heads of one
     module see the same input, so this equals patching each alone). `batched=False`: one pass per head.
     """
+    if bundle.cfg.decoder_only:  # its clean/corrupted prompts are ranked in model/lab/patching_lm.py
+        raise ValueError("rank a language model's sites with model.lab.patching_lm.rank_heads")
     model = bundle.model
     cfg = model.cfg
     H = cfg.n_heads

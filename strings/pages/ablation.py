@@ -7,6 +7,19 @@ EN = {
     "heads **off** and watch the output: the model is re-run with the chosen heads' outputs removed (the weights "
     "stay untouched) and decodes again. Then every head is removed alone, in turn, and ranked by how much that "
     "changes the output.",
+    "ablation.intro_lm": "Attention weights show where a head looks, not what it does for the continuation. Here "
+    "you switch heads **off** and watch the continuation: the model is re-run with the chosen heads' outputs "
+    "removed (the weights stay untouched) and continues the prompt again. Then every head is removed alone, in "
+    "turn, and ranked by how much that changes the continuation.",
+    "ablation.new_tokens": "New tokens on this page",
+    "ablation.new_tokens_help": "How far the prompt is continued here (by default at most {default}, whatever the "
+    "sidebar says): every head removed alone means one pass over prompt + continuation per layer, so the cost "
+    "grows with each token.",
+    "ablation.lm_bound": "Bound: the continuation has at most **{n}** new tokens on this page, and ranking all "
+    "{heads} heads reads those tokens only. Raise it above for a longer view, at the cost of time.",
+    "ablation.continuation_intact": "Continuation of the intact model",
+    "ablation.continuation_ablated": "Continuation with {n} head(s) switched off (continued again)",
+    "ablation.rank.progress": "Removing each of the {n} heads alone …",
     "ablation.head_label": "{kind} · layer {layer} · head {head}",
     "ablation.bad_heads": "The link names heads this model does not have; they were left out: {parts}",
     "ablation.add_sidebar": "Add {name}",
@@ -77,6 +90,16 @@ ZH = {
     "page.ablation.title": "消融注意力头",
     "ablation.intro": "注意力权重显示一个注意力头看向哪里，但不说明它对输出做了什么。在这里你可以**关掉**一些头并观察输出："
     "模型在去掉所选头的输出后重新运行（权重保持不变）并重新解码。然后每个头依次被单独去掉，按它对输出的改变程度排序。",
+    "ablation.intro_lm": "注意力权重显示一个注意力头看向哪里，但不说明它对续写做了什么。在这里你可以**关掉**一些头并观察续写："
+    "模型在去掉所选头的输出后重新运行（权重保持不变）并重新续写提示。然后每个头依次被单独去掉，按它对续写的改变程度排序。",
+    "ablation.new_tokens": "本页的新 token 数",
+    "ablation.new_tokens_help": "在这里把提示续写多远（默认最多 {default} 个，不论侧边栏怎么设）：每个头单独去掉一次，"
+    "就要在提示 + 续写上每层运行一遍，所以每多一个 token 就多一份开销。",
+    "ablation.lm_bound": "上限：本页的续写最多 **{n}** 个新 token，给全部 {heads} 个头排序也只读这些 token。"
+    "想看得更长可以在上面调高，但会更慢。",
+    "ablation.continuation_intact": "完整模型的续写",
+    "ablation.continuation_ablated": "关掉 {n} 个头后的续写（重新续写）",
+    "ablation.rank.progress": "正在依次单独去掉 {n} 个头中的每一个 …",
     "ablation.head_label": "{kind} · 第 {layer} 层 · 头 {head}",
     "ablation.bad_heads": "链接中有这个模型没有的头，已忽略：{parts}",
     "ablation.add_sidebar": "加入 {name}",

@@ -6,6 +6,33 @@ EN = {
     "each source token **contributed**, from the model's gradients, and puts it next to where cross-attention "
     "**looks**. What is attributed: the log-probability of the model's own token at that step. The inputs: the "
     "source token embeddings (before the positional encoding is added); the baseline replaces them by zeros.",
+    "attribution.intro_lm": "Does attention explain the prediction? For each token of the continuation this page "
+    "measures how much each prompt token **contributed**, from the model's gradients, and puts it next to where "
+    "self-attention **looks** over the prompt. What is attributed: the log-probability of the model's own token at "
+    "that step. The inputs: the prompt's token embeddings; the baseline puts the end-of-text token's embedding at "
+    "every prompt position (zeros would make the first normalisation jump).",
+    "attribution.outputs": "Continuation tokens attributed",
+    "attribution.outputs_help": "Each token of the continuation costs one backward pass through the whole model, so "
+    "only the first ones are attributed by default.",
+    "attribution.lm_bound": "Bound: the first **{outputs}** token(s) of the continuation (of at most {n} new tokens), "
+    "{m} integration steps. Raise either above, at the cost of time.",
+    "attribution.all.explain_lm": "Rows: the continuation's tokens (teacher-forced on the greedy continuation); "
+    "columns: the prompt's tokens. Red raises the token's log-probability, blue lowers it. **Gradient × input** "
+    "uses the gradient at the input only; **integrated gradients** average it along the way from the baseline, so "
+    "their sum equals the change of the log-probability from the baseline to the input (completeness).",
+    "attribution.series.head_lm": "self-attention L{l} H{h}",
+    "attribution.series.mean_lm": "self-attention, mean of all heads",
+    "attribution.series.rollout_lm": "rollout through the self-attention",
+    "attribution.step.rho_lm": "Rank agreement with |integrated gradients| at this step (Spearman ρ), over the "
+    "prompt: self-attention layer {layer} head {head} **{rho_head}**, mean of all heads **{mean}**, rollout "
+    "**{rollout}**, gradient × input **{gxi}**. One step of one prompt is noise.",
+    "attribution.heads_title_lm": "Step {step}: self-attention of every head over the prompt",
+    "attribution.step.caption_lm": "The head in the bars is the sidebar's. The attention shown is the step's row "
+    "over the prompt's positions only (the rest of its weight is on the continuation so far). Rollout: the "
+    "self-attention rolled out through the layers (mean over heads, plus the residual path) — an estimate of "
+    "flow through attention alone, not something the model computes.",
+    "attribution.agree.lm_skipped": "On a language model the agreement over many prompts is not measured here: "
+    "each prompt costs a backward pass through every layer per continuation token.",
     "attribution.no_cross": "This model has no cross-attention, so there is no source for an output token to "
     "draw on. Pick an encoder–decoder model.",
     "attribution.steps": "Integration steps",
@@ -75,6 +102,25 @@ ZH = {
     "attribution.intro": "注意力能解释预测吗？对于每个输出 token，本页根据模型的梯度测量每个源 token **贡献**了多少，"
     "并把它放在交叉注意力**看向**哪里的旁边。被归因的量：这一步模型自己输出的 token 的对数概率。输入：源 token 的嵌入"
     "（在加上位置编码之前）；基线把它们换成零。",
+    "attribution.intro_lm": "注意力能解释预测吗？对于续写中的每个 token，本页根据模型的梯度测量每个提示 token **贡献**了多少，"
+    "并把它放在自注意力在提示上**看向**哪里的旁边。被归因的量：这一步模型自己输出的 token 的对数概率。输入：提示的 token "
+    "嵌入；基线在提示的每个位置放上文本结束 token 的嵌入（换成零会让第一次归一化发生跳变）。",
+    "attribution.outputs": "被归因的续写 token 数",
+    "attribution.outputs_help": "续写中的每个 token 都要在整个模型上做一次反向传播，所以默认只归因前几个。",
+    "attribution.lm_bound": "上限：续写（最多 {n} 个新 token）的前 **{outputs}** 个 token，积分 {m} 步。"
+    "可以在上面调高，但会更慢。",
+    "attribution.all.explain_lm": "行：续写的 token（在贪心解码的续写上用教师强制运行）；列：提示的 token。红色提高这个 token "
+    "的对数概率，蓝色降低它。**梯度 × 输入**只用输入处的梯度；**积分梯度**沿着从基线到输入的路径对梯度取平均，"
+    "所以它们的总和等于对数概率从基线到输入的变化（完备性）。",
+    "attribution.series.head_lm": "自注意力 L{l} H{h}",
+    "attribution.series.mean_lm": "自注意力，所有头的平均",
+    "attribution.series.rollout_lm": "穿过自注意力的注意力展开",
+    "attribution.step.rho_lm": "这一步在提示上与 |积分梯度| 的排序一致程度（斯皮尔曼 ρ）：自注意力第 {layer} 层头 {head} "
+    "**{rho_head}**，所有头的平均 **{mean}**，注意力展开 **{rollout}**，梯度 × 输入 **{gxi}**。一个提示的一步只是噪声。",
+    "attribution.heads_title_lm": "步骤 {step}：每个头的自注意力在提示上的分布",
+    "attribution.step.caption_lm": "条形图中的头是侧边栏选中的头。这里只显示这一步在提示位置上的那一行（其余的权重落在已经写出的续写上）。"
+    "注意力展开：把自注意力逐层展开（对各头取平均，再加上残差连接的路径）——只是对经由注意力的信息流的估计，并不是模型计算的量。",
+    "attribution.agree.lm_skipped": "在语言模型上，本页不测量许多提示上的一致程度：每个提示的每个续写 token 都要在所有层上做一次反向传播。",
     "attribution.no_cross": "这个模型没有交叉注意力，输出 token 没有可以依赖的源。请选择一个编码器–解码器模型。",
     "attribution.steps": "积分步数",
     "attribution.steps_help": "积分梯度在基线和输入之间取这么多个点，对梯度取平均（中点法）。步数越多，完备性误差越小，"

@@ -7,6 +7,47 @@ EN = {
     "at one place take the activation that sentence **A** produced there — one head's output, or the residual "
     "stream after one block — and see how far B's output moves, and whether it moves toward A's. The weights "
     "are never changed; only that activation is swapped, at positions that can be paired between the sentences.",
+    "patching.intro_lm": "Two prompts that differ in one fact: A (clean) and B (corrupted). Run B with one head's "
+    "output (or the residual stream after one block) taken from A, continue it again, and see how far B's answer "
+    "moves toward A's. Then every head, and the residual stream at every block and position, is patched alone "
+    "and ranked by how much of A's answer it brings back.",
+    "patching.prompt_a": "Prompt A, clean (the activation comes from here)",
+    "patching.prompt_a_help": "The prompt whose activation is copied. It must have as many tokens as B: positions "
+    "are paired one to one.",
+    "patching.prompt_b": "Prompt B, corrupted (the run that is patched)",
+    "patching.prompt_b_help": "The prompt that is run again with A's activation, then continued.",
+    "patching.lm.unequal": "The prompts must have equal token counts to be paired position by position: A has "
+    "{len_a} tokens, B has {len_b}. Change a word so that both have the same count.",
+    "patching.lm.position": "Prompt positions patched",
+    "patching.lm.position_help": "Every prompt position at once, or one position alone (a head's output there, or "
+    "the residual stream there). The continuation is always computed live.",
+    "patching.lm.all_positions": "every position of the prompt",
+    "patching.lm.aligned": "**{n}** of the prompt's {total} positions of B take A's activation (position i from "
+    "position i); the continuation's positions are computed live.",
+    "patching.lm.bound": "Bound: A and B are continued by at most {n} new tokens on this page (the sidebar's "
+    "setting, at most {most} here); the rankings below read the prompts alone.",
+    "patching.continuation_a": "Continuation of A",
+    "patching.continuation_b": "Continuation of B",
+    "patching.continuation_patched": "Continuation of B, patched (continued again)",
+    "patching.lm.answer": "First answer tokens: A **{a}**, B **{b}**. Logit difference logit({a}) − logit({b}) at "
+    "the end of the prompt: A {ld_a}, B {ld_b}, B patched {ld_p}; share of A's answer recovered **{recovered}** "
+    "(1 = as much as A, 0 = unmoved).",
+    "patching.lm.rank.header_head": "2 · Every head patched alone",
+    "patching.lm.rank.header_position": "2 · The residual stream at every block and position",
+    "patching.lm.rank.explain_head": "Each head's output over the whole prompt is taken from A, alone ({sites} "
+    "runs of B's prompt, batched); each cell is the share of the logit difference recovered at the end of the "
+    "prompt.",
+    "patching.lm.rank.explain_position": "The residual stream after each block at one prompt position is taken "
+    "from A, alone ({sites} runs of B's prompt, batched); each cell is the share of the logit difference "
+    "recovered at the end of the prompt. Where the answer is carried shows as a path from the differing tokens "
+    "to the last position.",
+    "patching.lm.rank.progress": "Patching every site alone …",
+    "patching.lm.rank.matrix_title_head": "Share of A's answer recovered, per head",
+    "patching.lm.rank.matrix_title_position": "Share of A's answer recovered, per block and position",
+    "patching.lm.rank.click": "Click a cell to patch it alone above (a head also becomes the sidebar's head).",
+    "patching.lm.recovered": "recovered",
+    "patching.lm.position_axis": "position in the prompt (B's token)",
+    "patching.lm.same_answer": "A and B give the same first answer token: there is no logit difference to recover.",
     "patching.sentence_a": "Sentence A (the activation comes from here)",
     "patching.sentence_b": "Sentence B (runs with A's activation)",
     "patching.sentence_a_help": "The compare page sends its two sentences here.",
@@ -87,6 +128,38 @@ ZH = {
     "patching.intro": "两个句子的差别由模型的哪一部分承载？运行句子 **B**，但在某一处换上句子 **A** 在那里产生的激活——"
     "一个头的输出，或某一块之后残差连接上的残差流——然后看 B 的输出移动了多远，是否移向 A 的输出。权重从不改变；"
     "只在两个句子之间能够配对的位置上替换这个激活。",
+    "patching.intro_lm": "两个只差一个事实的提示：A（干净）和 B（被改动）。运行 B 时把一个头的输出（或某一块之后残差连接上的残差流）"
+    "换成 A 的，重新续写，看 B 的答案向 A 的答案移动了多少。然后每个头、以及每一块每个位置上的残差流都被单独修补，"
+    "按它找回多少 A 的答案排序。",
+    "patching.prompt_a": "提示 A，干净（激活从这里取）",
+    "patching.prompt_a_help": "激活被复制的那个提示。它的 token 数必须和 B 相同：位置一一配对。",
+    "patching.prompt_b": "提示 B，被改动（被修补的那次运行）",
+    "patching.prompt_b_help": "用 A 的激活重新运行、然后续写的那个提示。",
+    "patching.lm.unequal": "两个提示的 token 数必须相同才能按位置一一配对：A 有 {len_a} 个 token，B 有 {len_b} 个。"
+    "改一个词，让两者一样多。",
+    "patching.lm.position": "被修补的提示位置",
+    "patching.lm.position_help": "同时修补提示的每个位置，或只修补一个位置（那里的头输出或残差连接上的残差流）。续写部分总是实时计算。",
+    "patching.lm.all_positions": "提示的每个位置",
+    "patching.lm.aligned": "B 的提示 {total} 个位置中有 **{n}** 个取 A 的激活（位置 i 取自位置 i）；续写的位置实时计算。",
+    "patching.lm.bound": "上限：本页 A 和 B 最多续写 {n} 个新 token（侧边栏的设置，这里最多 {most} 个）；下面的排序只读提示本身。",
+    "patching.continuation_a": "A 的续写",
+    "patching.continuation_b": "B 的续写",
+    "patching.continuation_patched": "修补后 B 的续写（重新续写）",
+    "patching.lm.answer": "答案的第一个 token：A 是 **{a}**，B 是 **{b}**。提示末尾两者分数（logits）之差 {a} − {b}："
+    "A {ld_a}，B {ld_b}，修补后的 B {ld_p}；找回的 A 答案比例 **{recovered}**（1 = 和 A 一样，0 = 没有移动）。",
+    "patching.lm.rank.header_head": "2 · 每个头单独修补",
+    "patching.lm.rank.header_position": "2 · 每一块每个位置上的残差流（残差连接）",
+    "patching.lm.rank.explain_head": "每个头在整个提示上的输出单独取自 A（B 的提示共运行 {sites} 次，成批计算）；"
+    "每个格子是在提示末尾找回的分数（logits）之差的比例。",
+    "patching.lm.rank.explain_position": "每一块之后、某一个提示位置上的残差流（残差连接）单独取自 A（B 的提示共运行 {sites} 次，成批计算）；"
+    "每个格子是在提示末尾找回的分数（logits）之差的比例。答案从不同的 token 传到最后一个位置的路径会显现出来。",
+    "patching.lm.rank.progress": "正在逐个单独修补每个位置 …",
+    "patching.lm.rank.matrix_title_head": "每个头找回的 A 答案比例",
+    "patching.lm.rank.matrix_title_position": "每一块每个位置找回的 A 答案比例",
+    "patching.lm.rank.click": "点击一个格子，就在上面单独修补它（头也会成为侧边栏选中的头）。",
+    "patching.lm.recovered": "找回比例",
+    "patching.lm.position_axis": "提示中的位置（B 的 token）",
+    "patching.lm.same_answer": "A 和 B 的第一个答案 token 相同：没有分数（logits）之差可以找回。",
     "patching.sentence_a": "句子 A（激活从这里取）",
     "patching.sentence_b": "句子 B（带着 A 的激活运行）",
     "patching.sentence_a_help": "对比页会把它的两个句子发送到这里。",

@@ -261,3 +261,100 @@ def test_a_click_on_a_head_matrix_names_the_head():
     assert clicked_head({"selection": {"points": [{"customdata": [0, 3]}]}}) == (0, 3)
     assert clicked_head({"selection": {"points": [{"x": 3.0, "y": 1.0}]}}) == (1, 3)
     assert clicked_head({"selection": {"points": []}}) is None and clicked_head(None) is None
+
+
+# --------------------------------------------------------------------------- a decoder-only language model
+
+LM_PROMPT = "The capital of France is"
+CLEAN, CORRUPT = "The Eiffel Tower is in the city of", "The Colosseum is in the city of"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ablation_page_continues_a_language_models_prompt_and_ranks_every_head(lang):
+    from app_support.ablation import LM_DEFAULT_NEW
+
+    b = bundle("smollm2")
+    at = open_page("ablation", {"model": "smollm2", "text": LM_PROMPT, "lang": lang, "heads": "decoder.3.4"})
+    figs = figures(at)
+    ab = ablate(b, LM_PROMPT, None, [("decoder", 3, 4)], "zero", max_new=LM_DEFAULT_NEW)
+    assert len(ab.steps) == LM_DEFAULT_NEW
+    np.testing.assert_allclose(arr(figs[0]["data"][0]["y"]), [s.kl for s in ab.steps], rtol=1e-6, atol=1e-9)
+    text = markdown(at)
+    assert f"**{escape_md(ab.intact_output)}**" in text and f"**{escape_md(ab.output)}**" in text
+    assert tr(lang, "ablation.exact_match", n=200, intact="", ablated="")[:20] not in text  # no test words
+    captions = [c.value for c in at.caption]
+    assert tr(lang, "ablation.lm_bound", n=LM_DEFAULT_NEW, heads=270) in captions
+    effects = rank_heads(b, LM_PROMPT, max_new=LM_DEFAULT_NEW)
+    want = effect_matrices(effects, layer_counts(b.cfg), b.cfg.n_heads)["decoder"]
+    np.testing.assert_allclose(arr(trace(figs[-1], "values")["z"]), want, rtol=1e-4, atol=1e-6)
+    assert f"{effects[0].mean_kl:.4f}" in text
+    if lang == "zh":
+        no_english_left(at, [LM_PROMPT, ab.output, ab.intact_output, *[s.token for s in ab.steps]]
+                        + [tok for s in ab.steps for tok, _ in s.top_intact + s.top_ablated])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_patching_page_patches_a_clean_prompt_into_a_corrupted_one(lang):
+    from model.lab import patching_lm
+
+    b = bundle("smollm2")
+    at = open_page("patching", {"model": "smollm2", "text": LM_PROMPT, "lang": lang, "kind": "decoder",
+                                "layer": "3", "head": "4"})
+    result = patch(b, CLEAN, CORRUPT, Site("head", "decoder", 3, 4), None, None, 6)
+    text = markdown(at)
+    for output in (result.output_a, result.output_b, result.output):
+        assert f"**{escape_md(output)}**" in text
+    assert f"**{result.recovered:.3f}**" in text and result.answers == (" Paris", " Rome")
+    figs = figures(at)
+    np.testing.assert_allclose(arr(figs[0]["data"][0]["y"]), [s.kl for s in result.steps], atol=1e-9)
+    effects = patching_lm.rank_heads(b, CLEAN, CORRUPT)
+    want = np.full((30, 9), np.nan)
+    for e in effects:
+        want[e.layer, e.head] = e.recovered
+    np.testing.assert_allclose(arr(trace(figs[-1], "values")["z"]), want, rtol=1e-4, atol=1e-5)
+    if lang == "zh":
+        no_english_left(at, [LM_PROMPT, CLEAN, CORRUPT, result.output_a, result.output_b, result.output,
+                             *result.answers, *[s.token for s in result.steps]]
+                        + b.tokenizer.tokens(b.task.prepare(CLEAN, 300).prefix)
+                        + b.tokenizer.tokens(b.task.prepare(CORRUPT, 300).prefix))
+
+
+@pytest.mark.slow
+def test_patching_page_on_a_language_model_residual_grid_and_unequal_prompts():
+    from model.lab import patching_lm
+
+    b = bundle("smollm2")
+    at = open_page("patching", {"model": "smollm2", "text": LM_PROMPT, "lang": "en", "site": "resid",
+                                "kind": "decoder", "layer": "20"})
+    grid = patching_lm.rank_residual(b, CLEAN, CORRUPT)
+    want = np.array([[e.recovered for e in grid if e.layer == i] for i in range(30)], dtype=np.float64)
+    fig = figures(at)[-1]
+    np.testing.assert_allclose(arr(trace(fig, "values")["z"]), want, rtol=1e-4, atol=1e-5)
+    assert [t.replace("\\", "") for t in fig["layout"]["xaxis"]["ticktext"]][2] == "osse"
+    at = open_page("patching", {"model": "smollm2", "text": LM_PROMPT, "lang": "en", "a": CLEAN,
+                                "b": "Rome is a city"})
+    assert tr("en", "patching.lm.unequal", len_a=9, len_b=4) in [str(i.value) for i in at.info]
+    assert not figures(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_attribution_page_attributes_a_continuation_to_its_prompt(lang):
+    from app_support import attribution as AT
+
+    b = bundle("smollm2")
+    at = open_page("attribution", {"model": "smollm2", "text": LM_PROMPT, "lang": lang, "layer": "5",
+                                   "head": "2"})
+    r = attribute(b, LM_PROMPT, None, AT.LM_DEFAULT_STEPS, 6, AT.LM_DEFAULT_OUTPUTS)
+    figs = figures(at)
+    np.testing.assert_allclose(arr(trace(figs[0], "attribution")["z"]), r.integrated, rtol=1e-4, atol=1e-5)
+    bars = figs[2]["data"]
+    np.testing.assert_allclose(arr(bars[2]["y"]), normalise_abs(r.cross[5, 2, 0]), atol=1e-6)
+    assert tr(lang, "attribution.lm_bound", outputs=AT.LM_DEFAULT_OUTPUTS, m=AT.LM_DEFAULT_STEPS, n=6) in [
+        c.value for c in at.caption]
+    assert tr(lang, "attribution.agree.lm_skipped") in [str(i.value) for i in at.info]
+    if lang == "zh":
+        shown = analyze(b, LM_PROMPT, max_new=6).output_text
+        no_english_left(at, [LM_PROMPT, *r.source_tokens, *r.output_tokens, shown, *shown.split()])

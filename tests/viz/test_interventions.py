@@ -118,3 +118,13 @@ def test_figures_speak_chinese():
         texts += [t.get("hovertemplate", "") for t in json.loads(fig.to_json())["data"]]
         for text in texts:
             assert not untranslated(text, ["a", "b", "c", "L0", "H0"]), text
+
+
+def test_head_matrix_can_label_its_columns_by_other_things_than_heads():
+    values = np.arange(6, dtype=np.float64).reshape(2, 3)
+    fig = head_matrix(values, columns=["The", "<b>", "of"], column_title="position").to_plotly_json()
+    axis = fig["layout"]["xaxis"]
+    assert axis["title"]["text"] == "position" and len(axis["ticktext"]) == 3
+    assert "<b>" not in axis["ticktext"][1]  # token text is escaped, never read as markup
+    plain = head_matrix(values).to_plotly_json()["layout"]["xaxis"]
+    assert "ticktext" not in plain and plain["title"]["text"] != "position"

@@ -12,6 +12,7 @@ from model.lab.ablation import (
     HeadEffect,
     ablate,
     all_heads,
+    continuation,
     effect_matrices,
     exact_match,
     format_heads,
@@ -173,3 +174,83 @@ def test_heads_in_links_round_trip_and_bad_parts_are_reported(reverse):
         group_heads(cfg, "cross", 5)
     with pytest.raises(ValueError):
         head_edits([("cross", 0, 0)], "replace")
+
+
+# --------------------------------------------------------------------------- decoder-only language models
+
+PROMPT = "The capital of France is"
+
+
+@pytest.fixture(scope="module")
+def induction():
+    return load_model("induction")
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """The small local HF decoder checkpoint (GQA, RoPE, a <bos> in the prompt) of the store's tests."""
+    from tests.model.store.test_hf_decoder import HF_DECODER, _save
+
+    folder = tmp_path_factory.mktemp("llama")
+    _save("llama", folder)
+    return HF_DECODER.load(folder)
+
+
+def _ranked(effects) -> dict:
+    return {(e.kind, e.layer, e.head): e for e in effects}
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+@pytest.mark.parametrize("name, text", [("induction", "qhzmtvbqhzm"), ("llama", "w5 w17 w3")])
+def test_language_model_ranking_starts_each_layer_at_its_block_and_equals_one_pass_per_head(
+        name, text, mode, induction, llama):
+    bundle = {"induction": induction, "llama": llama}[name]
+    fast = _ranked(rank_heads(bundle, text, mode=mode, max_new=5))
+    slow = rank_heads(bundle, text, mode=mode, max_new=5, batched=False)
+    assert len(slow) == bundle.cfg.n_dec_layers * bundle.cfg.n_heads == len(fast)
+    assert any(e.mean_kl > 5e-5 for e in slow)  # the heads do something (a random llama's: ~1e-4 nats)
+    for e in slow:
+        assert fast[(e.kind, e.layer, e.head)].mean_kl == pytest.approx(e.mean_kl, rel=1e-3, abs=1e-9)
+        got = fast[(e.kind, e.layer, e.head)].delta_logprob
+        assert got == pytest.approx(e.delta_logprob, rel=1e-3, abs=1e-7)
+
+
+def test_language_model_ranking_in_slices_equals_the_whole_and_reads_the_given_continuation(induction):
+    whole = rank_heads(induction, "qhzmtvbqhzm", max_new=4)
+    ids = continuation(induction, "qhzmtvbqhzm", None, 4)
+    prompt = induction.task.prepare("qhzmtvbqhzm", induction.cfg.max_len).prefix
+    assert list(ids) == greedy_decode(induction.model, [prompt], [prompt], induction.tokenizer.eos_id, 4)[0]
+    parts = rank_heads(induction, "qhzmtvbqhzm", max_new=4, layers=(0, 1), output=ids)
+    parts += rank_heads(induction, "qhzmtvbqhzm", max_new=4, layers=(1, 2), output=ids)
+    got, want = _ranked(parts), _ranked(whole)
+    assert got.keys() == want.keys()
+    np.testing.assert_allclose([(got[k].mean_kl, got[k].delta_logprob) for k in want],
+                               [(want[k].mean_kl, want[k].delta_logprob) for k in want], rtol=1e-6)
+
+
+def test_smollm2_ranking_of_the_last_layers_equals_one_pass_per_head_and_leaves_the_model_intact():
+    bundle = load_model("smollm2")
+    ids = torch.tensor([bundle.task.prepare(PROMPT, bundle.cfg.max_len).prefix])
+    with torch.no_grad():
+        before = bundle.model(ids)
+    fast = _ranked(rank_heads(bundle, PROMPT, max_new=3, layers=(27, 30)))
+    slow = rank_heads(bundle, PROMPT, max_new=3, layers=(27, 30), batched=False)
+    assert len(slow) == 27 and {e.layer for e in slow} == {27, 28, 29}
+    for e in slow:
+        assert fast[(e.kind, e.layer, e.head)].mean_kl == pytest.approx(e.mean_kl, abs=1e-5)
+    with torch.no_grad():
+        assert torch.equal(bundle.model(ids), before)
+
+
+def test_a_language_model_is_continued_again_under_the_ablation(llama):
+    text, heads = "w5 w17 w3", [("decoder", 0, 1), ("decoder", 1, 3)]
+    none = ablate(llama, text, heads=(), max_new=6)
+    assert none.output == none.intact_output and all(s.kl == pytest.approx(0, abs=1e-9) for s in none.steps)
+    assert len(none.steps) == 6  # the bound reached: no end-of-text step
+    result = ablate(llama, text, heads=heads, max_new=6)
+    model, prompt = llama.model, llama.task.prepare(text, llama.cfg.max_len).prefix
+    with intervene(model, *head_edits(heads)):
+        expected = greedy_decode(model, [prompt], [prompt], llama.tokenizer.eos_id, 6)[0]
+    assert result.output == llama.tokenizer.decode(expected)
+    assert result.intact_output == none.intact_output and result.mean_kl > 0
+    assert exact_match(llama, ()) is None  # a continuation has no one right answer

@@ -123,3 +123,57 @@ def test_attribution_leaves_the_model_untouched_and_checks_its_input(reverse):
     assert all(p.grad is None for p in reverse.model.parameters())
     with pytest.raises(ValueError):
         attribute(reverse, TEXT, n_steps=0)
+
+
+# --------------------------------------------------------------------------- decoder-only language models
+
+IND = "qhzmtvbqhzm"
+
+
+@pytest.fixture(scope="module")
+def induction():
+    return load_model("induction")
+
+
+def test_language_model_integrated_gradients_are_complete_over_the_prompt(induction):
+    r = attribute(induction, IND, n_steps=64, max_new=4)
+    prompt = induction.task.prepare(IND, induction.cfg.max_len).prefix
+    assert r.source_tokens == induction.tokenizer.tokens(prompt) and len(r.output_tokens) == 4
+    assert r.integrated.shape == r.grad_x_input.shape == (4, len(prompt))
+    delta = r.f_input - r.f_baseline
+    assert np.abs(delta).min() > 1.0  # the end-of-text baseline is far from the prompt: a real test
+    assert r.completeness_error.max() < 0.05 * np.abs(delta).max()  # measured ~1e-2 nats at 64 steps
+    coarse = attribute(induction, IND, n_steps=8, max_new=4)
+    assert coarse.completeness_error.max() > r.completeness_error.max()  # the rule's error shrinks
+
+
+def test_language_model_attention_beside_it_is_the_steps_self_attention_over_the_prompt(induction):
+    r = attribute(induction, IND, n_steps=8, max_new=4)
+    analysis = analyze(induction, IND, max_new=4)
+    n = len(r.source_tokens)
+    want = analysis.attention("decoder")[:, :, r.rows][..., :n]  # [layer, head, step, prompt]
+    np.testing.assert_allclose(r.cross, want, atol=1e-5)
+    assert r.output_tokens[:4] == [s.token for s in analysis.steps[:4]]
+    np.testing.assert_allclose(r.f_input, [np.log(s.prob) for s in analysis.steps[:4]], atol=1e-4)
+    assert np.all(r.rollout >= 0) and np.all(r.rollout.sum(-1) <= 1 + 1e-9)
+
+
+def test_attributing_the_first_outputs_only_equals_the_first_rows_of_all(induction):
+    first = attribute(induction, IND, n_steps=8, max_new=4, outputs=1)
+    every = attribute(induction, IND, n_steps=8, max_new=4)
+    assert first.integrated.shape[0] == 1 and every.integrated.shape[0] == 4
+    np.testing.assert_allclose(first.integrated, every.integrated[:1], atol=1e-5)
+    np.testing.assert_allclose(first.cross, every.cross[:, :, :1], atol=1e-6)
+
+
+def test_smollm2_attribution_leaves_the_model_intact():
+    bundle = load_model("smollm2")
+    ids = torch.tensor([bundle.task.prepare("The capital of France is", bundle.cfg.max_len).prefix])
+    with torch.no_grad():
+        before = bundle.model(ids)
+    r = attribute(bundle, "The capital of France is", n_steps=4, max_new=3, outputs=1)
+    assert r.output_tokens == [" Paris"] and r.cross.shape == (30, 9, 1, 5)
+    assert np.isfinite(r.integrated).all() and np.isfinite(r.completeness_error).all()
+    with torch.no_grad():
+        assert torch.equal(bundle.model(ids), before)
+    assert all(not p.requires_grad or p.grad is None for p in bundle.model.parameters())

@@ -119,3 +119,83 @@ def test_sites_the_model_lacks_are_refused(reverse):
         patch(reverse, A, B, Site("head", "cross", 7, 0))
     with pytest.raises(ValueError):
         patch(reverse, A, B, Site("head", "cross", 0, 99))
+
+
+# --------------------------------------------------------------------------- decoder-only language models
+
+from model.lab import patching_lm  # noqa: E402
+
+CLEAN, CORRUPT = "The Eiffel Tower is in the city of", "The Colosseum is in the city of"  # 9 tokens each
+IND_A, IND_B = "qhzmtvbqhzm", "qhzmkwbqhzm"  # the induction model copies what followed "qhzm"
+
+
+@pytest.fixture(scope="module")
+def induction():
+    return load_model("induction")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model("smollm2")
+
+
+def _close(fast, slow, key) -> None:
+    assert len(fast) == len(slow)
+    got = {key(e): e for e in fast}
+    for e in slow:
+        f = got[key(e)]
+        assert f.mean_kl == pytest.approx(e.mean_kl, rel=1e-4, abs=1e-7)
+        assert (f.recovered is None) == (e.recovered is None)
+        if e.recovered is not None:
+            assert f.recovered == pytest.approx(e.recovered, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("layers", [None, (1, 2)])
+def test_language_model_rankings_equal_one_pass_per_site(induction, layers):
+    heads = patching_lm.rank_heads(induction, IND_A, IND_B, layers=layers)
+    _close(heads, patching_lm.rank_heads(induction, IND_A, IND_B, layers=layers, batched=False),
+           lambda e: (e.layer, e.head))
+    assert any(e.recovered is not None and abs(e.recovered) > 0.05 for e in heads)  # sites do move B
+    grid = patching_lm.rank_residual(induction, IND_A, IND_B, layers=layers)
+    _close(grid, patching_lm.rank_residual(induction, IND_A, IND_B, layers=layers, batched=False),
+           lambda e: (e.layer, e.position))
+    end, top = len(induction.task.prepare(IND_B, 64).prefix) - 1, induction.cfg.n_dec_layers - 1
+    for e in (e for e in grid if e.layer == top):  # after the last block only the last position is read
+        assert e.recovered == pytest.approx(1.0 if e.position == end else 0.0, abs=1e-4)
+
+
+def test_smollm2_patching_of_the_last_blocks_equals_one_pass_per_site(smollm2):
+    _close(patching_lm.rank_heads(smollm2, CLEAN, CORRUPT, layers=(28, 30)),
+           patching_lm.rank_heads(smollm2, CLEAN, CORRUPT, layers=(28, 30), batched=False),
+           lambda e: (e.layer, e.head))
+    grid = patching_lm.rank_residual(smollm2, CLEAN, CORRUPT, layers=(28, 30))
+    _close(grid, patching_lm.rank_residual(smollm2, CLEAN, CORRUPT, layers=(28, 30), batched=False),
+           lambda e: (e.layer, e.position))
+    assert len(grid) == 2 * 9 and grid[2].token == "osse"
+
+
+def test_a_language_model_patch_moves_b_to_a_and_continues_it_again(smollm2):
+    whole = patch(smollm2, CLEAN, CORRUPT, Site("resid", "decoder", 29), max_new=4)
+    assert whole.answers == (" Paris", " Rome")
+    assert whole.alignment.reason == "prompt" and len(whole.alignment.pairs) == 9
+    ld_a, ld_b, ld_patched = whole.logit_diff
+    assert ld_patched == pytest.approx(ld_a, abs=1e-4) and whole.recovered == pytest.approx(1.0, abs=1e-5)
+    assert whole.output.startswith(" Paris") and whole.output_b.startswith(" Rome")
+    assert len(whole.steps) == 4 and whole.steps[0].toward_a == pytest.approx(1.0, abs=1e-5)
+    assert all(s.toward_a is None for s in whole.steps[1:])  # later steps read different prefixes
+    one = patch(smollm2, CLEAN, CORRUPT, Site("resid", "decoder", 20), max_new=4, position=2)
+    assert one.alignment.reason == "position" and one.alignment.pairs == ((2, 2),)
+    grid = patching_lm.rank_residual(smollm2, CLEAN, CORRUPT, layers=(20, 21))
+    cell = next(e for e in grid if e.position == 2)
+    assert one.recovered == pytest.approx(cell.recovered, abs=1e-4)
+
+
+def test_prompts_of_different_token_counts_are_not_paired(smollm2):
+    result = patch(smollm2, CLEAN, "Rome is a city", Site("head", "decoder", 3, 4), max_new=3)
+    assert result.alignment.reason == "prompt_length" and not result.alignment.pairs
+    assert (result.alignment.count_a, result.alignment.count_b) == (9, 4)
+    assert result.output == result.output_b and all(s.kl == pytest.approx(0, abs=1e-9) for s in result.steps)
+    with pytest.raises(ValueError, match="equal token counts"):
+        patching_lm.rank_heads(smollm2, CLEAN, "Rome is a city")
+    with pytest.raises(ValueError, match="patching_lm"):  # the encoder-decoder ranking says where to go
+        rank_patches(smollm2, CLEAN, CORRUPT)
