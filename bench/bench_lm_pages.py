@@ -32,30 +32,15 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app_support import pages as page_registry  # noqa: E402
 from bench.bench_grid_paint import CHROMIUM, PAGE, PLOTLY_JS  # noqa: E402
-from bench.bench_long_inputs import Clock, long_text, problems  # noqa: E402
+from bench.bench_long_inputs import Clock, long_text, open_page, problems  # noqa: E402
 from model.store.registry import load_model  # noqa: E402
 
-APP = str(ROOT / "app.py")
 #: Pages measured elsewhere (many model runs per click, bounded by their own settings).
 INTERVENTIONS = ("ablation", "patching", "attribution")
 
 
 def new_tokens(length: int) -> int:
     return min(32, length // 2)
-
-
-def open_page(page: page_registry.PageSpec, model: str, text: str, new: int) -> tuple[AppTest, Clock, Clock]:
-    """(session on the page, the start page's first run, the page's first run)."""
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.query_params.update({"model": model, "text": text, "new": str(new)})
-    with Clock() as start:
-        at.run()
-    with Clock() as first:
-        if page is page_registry.START_PAGE:
-            at.run()
-        else:
-            at.switch_page(page.file).run()
-    return at, start, first
 
 
 def grid_spec(at: AppTest) -> str | None:
@@ -113,7 +98,7 @@ def main() -> None:
     for page in chosen:
         cells, notes = [], []
         for n in args.tokens:
-            at, start, first = open_page(page, args.model, texts[n], new_tokens(n))
+            at, start, first = open_page(page, args.model, texts[n], new=str(new_tokens(n)))
             again = []
             for _ in range(args.repeat):
                 with Clock() as c:

@@ -70,10 +70,12 @@ class Clock:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def open_page(page: page_registry.PageSpec, model: str, text: str) -> tuple[AppTest, Clock, Clock]:
-    """(session on the page, the start page's first run, the page's first run)."""
+def open_page(page: page_registry.PageSpec, model: str, text: str,
+              **params: str) -> tuple[AppTest, Clock, Clock]:
+    """(session on the page, the start page's first run, the page's first run); ``params``: more of
+    the link's parameters."""
     at = AppTest.from_file(APP, default_timeout=600)
-    at.query_params.update({"model": model, "text": text})
+    at.query_params.update({"model": model, "text": text, **params})
     with Clock() as start:
         at.run()
     with Clock() as first:
