@@ -135,7 +135,7 @@ def _patterns(batch) -> None:
     masked_max, worst = 0.0, 0.0
     for i, name in enumerate(NAMES):
         queries, keys = batch.tokens(kind, i)
-        pattern = batch.patterns[kind][i, view.layer, view.head]
+        pattern = batch.head_pattern(kind, i, view.layer, view.head)
         mask = batch.masks[kind][i]
         masked_max = max(masked_max, float(pattern[mask].max()) if mask.any() else 0.0)
         worst = max(worst, float(np.abs(viz.row_sums(pattern) - 1).max()))
@@ -160,11 +160,11 @@ def _left_padding(batch) -> None:
         return
     tokens = left.tokens[i]
     columns = st.columns(2)
-    runs = ((left.as_run, left.applied, "as_run"), (left.masked, left.with_padding, "masked"))
-    for (patterns, masks, key), column in zip(runs, columns, strict=True):
+    runs = ((left.applied, "as_run"), (left.with_padding, "masked"))
+    for (masks, key), column in zip(runs, columns, strict=True):
         with column:
             chart(viz.pattern_with_row_sums(
-                patterns[i, view.layer, view.head], tokens, tokens, masks[i],
+                left.head_pattern(key, i, view.layer, view.head), tokens, tokens, masks[i],
                 title=t(f"masks.lm.left_title.{key}", name=NAMES[i], layer=view.layer, head=view.head),
                 lang=lang), key=f"masks_left_{key}")
     st.caption(t("masks.lm.left_caption", name=NAMES[i], weight=f"{left.pad_weight[i]:.3f}",
@@ -180,10 +180,10 @@ def batch_section() -> None:
         return
     try:
         with st.spinner(t("analysis.running")):
-            # without scores: the page draws the masks and patterns only
+            # without scores, and one kind's one layer: the page draws the masks and that head only
             batch = lab.masks.padded_batch(view.model, [view.text, other], view.direction_arg,
-                                           with_scores=False, **({"max_new": view.max_new} if language_model
-                                                                 else {}))
+                                           with_scores=False, kind=kind, layer=view.layer,
+                                           **({"max_new": view.max_new} if language_model else {}))
     except InputError as e:
         show_input_error(e)
         return
@@ -226,25 +226,25 @@ def demo_section() -> None:
     layer = min(view.layer, view.n_layers["decoder"] - 1)
     head = view.head
     with st.spinner(t("analysis.running")):
-        intact = G.get_analysis(view.model, view.text, view.direction_arg, target=result.output_text)
-        off = (lab.masks.no_causal_analysis(view.model, view.text, view.direction_arg, result.output_text)
-               if causal_off else None)
+        # one layer each: every layer of SmolLM2 at 256 tokens is ~140 MB a run
+        args = (view.model, view.text, view.direction_arg, result.output_text, layer)
+        intact = lab.masks.causal_demo_run(*args)
+        off = lab.masks.causal_demo_run(*args, causal_off=True) if causal_off else None
     st.caption(t("masks.demo.which", layer=layer, head=head))
-    tokens = intact.target_tokens
+    tokens = intact.query_tokens
     runs = [(intact, "with", t("masks.demo.with_title"))]
     if off is not None:
         runs.append((off, "without", t("masks.demo.without_title")))
     columns = st.columns(2)
     for (analysis, key, title), column in zip(runs, columns, strict=False):
-        pattern = analysis.attention("decoder")[layer, head]
-        mask = ~np.isfinite(analysis.attention("decoder", "scores")[layer, head])
         with column:
-            chart(viz.pattern_with_future(pattern, tokens, mask, title=title, lang=lang),
+            chart(viz.pattern_with_future(analysis.pattern[head], tokens, analysis.masked[head], title=title,
+                                          lang=lang),
                   key=f"masks_demo_{key}")
     if off is None:
         st.info(t("masks.demo.off_hint"), icon=":material/toggle_on:")
         return
-    future = viz.future_weight(off.attention("decoder")[layer, head])
+    future = viz.future_weight(off.pattern[head])
     row = int(np.argmax(future))
     st.caption(t("masks.demo.future_caption", layer=layer, head=head, most=f"{future[row]:.3f}", row=row))
 

@@ -28,10 +28,6 @@ def _output(text: str) -> str:
     return f"**{escape_md(text)}**" if text.strip() else f"*{t('io.empty_output')}*"
 
 
-def _mask_of(analysis, kind: str, layer: int, head: int) -> np.ndarray:
-    return ~np.isfinite(analysis.attention(kind, "scores")[layer, head])
-
-
 # ---------------------------------------------------------------------------
 # Sections about models trained with a fault (another part of the lab) go here, before the
 # inference faults below: each section is a function called in order at the end of this file.
@@ -105,12 +101,11 @@ def _pick_fault() -> str:
 
 def _maps(run: PF.FaultRun, kind: str, layer: int, head: int, fault: str) -> None:
     """The intact head and the broken head side by side, and both outputs."""
-    queries, keys = run.intact.tokens_for(kind)
+    queries, keys = run.intact.query_tokens, run.intact.key_tokens
     columns = st.columns(2)
-    for column, analysis, which in zip(columns, (run.intact, run.broken), ("intact", "broken"), strict=True):
-        pattern = analysis.attention(kind)[layer, head]
-        mask = _mask_of(analysis, kind, layer, head)
+    for column, one, which in zip(columns, (run.intact, run.broken), ("intact", "broken"), strict=True):
         title = t(f"pitfalls.map.{which}", kind=t(f"kind.{kind}.label"), layer=layer, head=head)
+        pattern, mask = one.pattern[head], one.masked[head]
         with column:
             if fault == "causal":
                 fig = viz.pattern_with_future(pattern, queries, mask, title=title, lang=lang)
@@ -141,13 +136,13 @@ def _edit_fault(fault: str) -> None:
         st.info(t("pitfalls.no_output"), icon=":material/info:")
         return
     with st.spinner(t("analysis.running")):
-        run = PF.get_fault_run(view.model, view.text, view.direction_arg, fault, causal_mode)
+        run = PF.get_fault_run(view.model, view.text, view.direction_arg, fault, causal_mode, kind, layer)
     st.markdown(t(f"pitfalls.{fault}.explain"))
     _maps(run, kind, layer, head, fault)
-    broken = run.broken.attention(kind)[layer, head].astype(np.float64)
+    broken = run.broken.pattern[head].astype(np.float64)
     if fault == "scaling":
-        with_scaling = PF.head_entropy(run.intact.attention(kind)[layer])
-        without = PF.head_entropy(run.broken.attention(kind)[layer])
+        with_scaling = PF.head_entropy(run.intact.pattern)
+        without = PF.head_entropy(run.broken.pattern)
         bars_title = t("pitfalls.scaling.bars_title", kind=t(f"kind.{kind}.label"), layer=layer)
         chart(viz.entropy_bars(with_scaling, without, lang=lang, title=bars_title), key="pitfalls_entropy")
         st.caption(t("pitfalls.scaling.caption", mean_with=f"{with_scaling.mean():.3f}",

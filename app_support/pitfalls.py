@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app_support import gateway as G
+from app_support.gateway import lab
 from model.lab.pitfalls import (
     BATCH,
     LENGTH,
@@ -14,6 +14,7 @@ from model.lab.pitfalls import (
     TRAINED_WORD,
     VOCAB,
     FaultRun,
+    LayerRun,
     compose_fault_run,
     fault_edits,
 )
@@ -37,12 +38,15 @@ TRAINED_CORRECT = "pitfall-correct"
 TRAINED_VARIANTS = tuple(n for n in PITFALLS if n != TRAINED_CORRECT)
 
 
-def get_fault_run(name: str, text: str, direction: str | None, fault: str, causal_mode: str) -> FaultRun:
-    """``model.lab.pitfalls.fault_run`` from the shared, byte-bounded analysis cache (the intact runs are
-    the ones the other pages read; at 512 tokens each run holds ~150 MB, so a per-fault cache of 32
-    entries could have held gigabytes)."""
-    return compose_fault_run(lambda target, edits: G.get_analysis(name, text, direction, target, edits=edits),
-                             fault_edits(fault, causal_mode))
+def get_fault_run(name: str, text: str, direction: str | None, fault: str, causal_mode: str, kind: str,
+                  layer: int) -> FaultRun:
+    """A fault's four runs (``compose_fault_run``) at one layer of ``kind``, each a cached
+    ``lab.pitfalls.layer_run``: a few MB each where every layer of SmolLM2 at 256 tokens is ~140 MB a
+    run, so four full analyses thrashed the byte-bounded cache and every rerun recomputed them."""
+    def run(target: str | None, edits: tuple) -> LayerRun:
+        return lab.pitfalls.layer_run(name, text, direction, target, edits, kind, layer)
+
+    return compose_fault_run(run, fault_edits(fault, causal_mode))
 
 
 def head_entropy(pattern: np.ndarray) -> np.ndarray:

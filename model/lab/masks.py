@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import Analysis, analyze, attention_only
 from ..data.batches import pad_batch
 from ..data.char_tokenizer import CharTokenizer
 from ..data.tasks import InputError
@@ -27,6 +26,7 @@ from ..network.attention import build_mask
 from ..network.kinds import KINDS, get_kind, hook_name
 from ..store.bundle import Bundle
 from . import entry
+from .pitfalls import LayerRun, layer_run
 
 #: Short second sentences, tried in order: the first whose token count differs from the sidebar's
 #: sentence is the default, so the batch really needs padding.
@@ -52,6 +52,11 @@ class LeftPadded:
     pad_weight: list[float]  # per sentence, as run: the most weight a real query puts on padding keys
     diff_as_run: list[float]  # per sentence: max |real rows - the sentence run alone|, as run
     diff_masked: list[float]  # the same with the padding mask
+    layer: int | None = None  # the one layer as_run and masked hold (their layer axis 1); None: every layer
+
+    def head_pattern(self, run: str, sentence: int, layer: int, head: int) -> np.ndarray:
+        """[pos, pos] weights of one head of ``run`` ("as_run" or "masked")."""
+        return getattr(self, run)[sentence, _layer_index(self.layer, layer), head]
 
 
 @dataclass
@@ -79,12 +84,32 @@ class PaddedBatch:
     # per sentence, max |real rows - the sentence run alone| of the decoder's recorded weights
     right_diff: list[float] | None = None
     left: LeftPadded | None = None  # decoder-only models: the same batch, left-padded
+    # the one layer patterns and scores hold (their layer axis 1), of the kinds asked for; None: every layer
+    layer: int | None = None
+
+    def head_pattern(self, kind: str, sentence: int, layer: int, head: int) -> np.ndarray:
+        """[query_pos, key_pos] weights of one head of one sentence."""
+        return self.patterns[kind][sentence, _layer_index(self.layer, layer), head]
 
     def tokens(self, kind: str, sentence: int) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of one sentence for an attention kind (padding included)."""
         k = get_kind(kind)
         side = {"source": self.source_tokens, "target": self.target_tokens}
         return side[k.queries][sentence], side[k.keys][sentence]
+
+
+def _layer_index(kept: int | None, layer: int) -> int:
+    """Where ``layer`` is on the layer axis of arrays that hold every layer (``kept`` None) or ``kept``."""
+    if kept is None:
+        return layer
+    if layer != kept:
+        raise ValueError(f"layer {layer} was not recorded (only layer {kept})")
+    return 0
+
+
+def _only(layers: np.ndarray, layer: int | None) -> np.ndarray:
+    """[batch, layer, ...] cut to the one ``layer`` (a copy, so the whole stack can be freed)."""
+    return layers if layer is None else layers[:, layer : layer + 1].copy()
 
 
 def _padding(model, ids: torch.Tensor) -> torch.Tensor:
@@ -95,19 +120,23 @@ def _padding(model, ids: torch.Tensor) -> torch.Tensor:
 
 @entry
 def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
-                 with_scores: bool = True, max_new: int | None = None) -> PaddedBatch:
+                 with_scores: bool = True, max_new: int | None = None, kind: str | None = None,
+                 layer: int | None = None) -> PaddedBatch:
     """Prepare both sentences, decode them greedily as one batch, then run the padded batch with a cache.
 
     ``direction`` (None: each sentence's own) applies to both sentences. Raises ``InputError`` for
     a sentence the model cannot read. Without ``with_scores`` the batch's ``scores`` stay empty;
     only the attention patterns are recorded either way. A decoder-only model continues each prompt
     by at most ``max_new`` tokens (None: DEFAULT_NEW_TOKENS, as ``analyze``) and is also left-padded.
+    ``kind`` / ``layer`` (None: all) keep the patterns and scores of that kind / layer only (what the
+    page draws: every layer of SmolLM2's three runs at 256 tokens is ~420 MB, more than the app's
+    cache holds); the masks of every kind and the figures over every layer are kept all the same.
     """
     model, tok, task = bundle.model, bundle.tokenizer, bundle.task
     cfg = model.cfg
     prepared = [task.prepare(text, cfg.max_len, direction) for text in texts]
     if cfg.decoder_only:
-        return _language_model_batch(bundle, prepared, with_scores, max_new)
+        return _language_model_batch(bundle, prepared, with_scores, max_new, layer)
     with model.lock, torch.no_grad():
         model.eval()
         encoder_only = getattr(cfg, "encoder_only", False)  # no decoder: the source side only
@@ -119,7 +148,9 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         counts = model.attention_layer_counts()
         whats = ("pattern", "scores") if with_scores else ("pattern",)
         # Only what the page draws is recorded: at 512 tokens every hook of the batch is ~0.5 GB.
-        wanted = {hook_name(name, i, what) for name in KINDS for i in range(counts[name]) for what in whats}
+        kinds = [name for name in KINDS if counts[name] and kind in (None, name)]
+        layers = {name: range(counts[name]) if layer is None else [layer] for name in kinds}
+        wanted = {hook_name(name, i, what) for name in kinds for i in layers[name] for what in whats}
         _, cache = (model.run_with_cache(src, names_filter=wanted.__contains__) if encoder_only
                     else model.run_with_cache(src, tgt, names_filter=wanted.__contains__))
         src_pad, tgt_pad = _padding(model, src), _padding(model, tgt)
@@ -138,11 +169,13 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
             shape = (2, length[k.queries], length[k.keys])
             masks[name] = (np.zeros(shape, bool) if mask is None
                            else np.broadcast_to(mask[:, 0].numpy(), shape).copy())
+            if name not in kinds:
+                continue
             patterns[name] = np.stack([cache[hook_name(name, i, "pattern")].float().numpy()
-                                       for i in range(counts[name])], axis=1)
+                                       for i in layers[name]], axis=1)
             if with_scores:
                 scores[name] = np.stack([cache[hook_name(name, i, "scores")].float().numpy()
-                                         for i in range(counts[name])], axis=1)
+                                         for i in layers[name]], axis=1)
         causal = build_mask(None, n_tgt, n_tgt, True)[0, 0].numpy()
     ids_src, ids_tgt = src.numpy(), tgt.numpy()
     return PaddedBatch(
@@ -162,6 +195,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         patterns=patterns,
         scores=scores,
         masks_padding=cfg.mask_padding,
+        layer=layer,
     )
 
 
@@ -200,7 +234,7 @@ def _row_diffs(patterns: np.ndarray, alone: list[np.ndarray], starts: list[int])
     return diffs
 
 
-def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray]) -> LeftPadded:
+def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray], layer: int | None) -> LeftPadded:
     cfg = model.cfg
     ids = _left_pad(seqs, cfg.pad_id)  # [2, pos]
     n = ids.shape[1]
@@ -211,18 +245,21 @@ def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray]) -> 
     applied = build_mask(model.attention_padding(ids), n, n, module.causal)
     with_padding = build_mask(padding, n, n, module.causal)
     as_run = _decoder_patterns(model, ids, ("pattern",))["pattern"]
-    masked = _decoder_patterns(model, ids, ("pattern",), _hide_padding(model, padding))["pattern"]
+    # the figures read every layer; only the kept layer stays (each run is cut before the next)
     pad_weight = [float((as_run[i][..., s:, :s]).sum(-1).max()) if s else 0.0 for i, s in enumerate(starts)]
+    diff_as_run, as_run = _row_diffs(as_run, alone, starts), _only(as_run, layer)
+    masked = _decoder_patterns(model, ids, ("pattern",), _hide_padding(model, padding))["pattern"]
+    diff_masked, masked = _row_diffs(masked, alone, starts), _only(masked, layer)
     return LeftPadded(
         ids=ids.numpy(), tokens=[tok.tokens(row.tolist()) for row in ids], padding=padding.numpy(),
         applied=np.broadcast_to(applied[:, 0].numpy(), shape).copy(),
         with_padding=np.broadcast_to(with_padding[:, 0].numpy(), shape).copy(),
-        as_run=as_run, masked=masked, pad_weight=pad_weight,
-        diff_as_run=_row_diffs(as_run, alone, starts), diff_masked=_row_diffs(masked, alone, starts))
+        as_run=as_run, masked=masked, pad_weight=pad_weight, diff_as_run=diff_as_run, diff_masked=diff_masked,
+        layer=layer)
 
 
 def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
-                          max_new: int | None) -> PaddedBatch:
+                          max_new: int | None, layer: int | None) -> PaddedBatch:
     """Each prompt continued greedily on its own (the greedy decoder takes prompts of one length only),
     then prompt + continuation run as one right-padded and one left-padded batch."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
@@ -238,12 +275,14 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         # chat prompt also holds between turns
         padding = torch.arange(n)[None, :] >= torch.tensor([len(s) for s in seqs])[:, None]  # [2, pos]
         whats = ("pattern", "scores") if with_scores else ("pattern",)
-        recorded = _decoder_patterns(model, ids, whats)
         alone = [_decoder_patterns(model, torch.tensor([s]), ("pattern",))["pattern"][0] for s in seqs]
+        recorded = _decoder_patterns(model, ids, whats)
+        right_diff = _row_diffs(recorded["pattern"], alone, [0, 0])
+        recorded = {what: _only(layers, layer) for what, layers in recorded.items()}
         module = model.get_submodule("decoder.blocks.0.self_attn")
         mask = build_mask(model.attention_padding(ids), n, n, module.causal)  # what the model applies
         causal = build_mask(None, n, n, True)[0, 0].numpy()
-        left = _left_padded(model, tok, seqs, alone)
+        left = _left_padded(model, tok, seqs, alone, layer)
     none = np.zeros((2, 0), np.int64)
     return PaddedBatch(
         texts=[p.text for p in prepared], outputs=[tok.decode(g) for g in generated], pad_id=cfg.pad_id,
@@ -255,8 +294,7 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         patterns={"decoder": recorded["pattern"]},
         scores={"decoder": recorded["scores"]} if with_scores else {},
         decoder_only=True, masks_padding=cfg.mask_padding, pad_is_eos=cfg.pad_id == tok.eos_id,
-        right_diff=_row_diffs(recorded["pattern"], alone, [0, 0]),
-        left=left,
+        right_diff=right_diff, left=left, layer=layer,
     )
 
 
@@ -298,7 +336,9 @@ def default_other(bundle: Bundle, text: str, direction: str | None = None) -> st
 
 
 @entry
-def no_causal_analysis(bundle: Bundle, text: str, direction: str | None, target: str) -> Analysis:
-    """The teacher-forced pass over ``target`` with the decoder's causal mask off (a demonstration),
-    recording attention patterns and scores only (what the page draws)."""
-    return analyze(bundle, text, direction, target, edits=(CausalMask("off"),), keep=attention_only)
+def causal_demo_run(bundle: Bundle, text: str, direction: str | None, target: str, layer: int,
+                    causal_off: bool = False) -> LayerRun:
+    """The teacher-forced pass over ``target``, intact or with the decoder's causal mask off (a
+    demonstration): decoder self-attention's ``layer`` (what the page draws) and the steps."""
+    edits = (CausalMask("off"),) if causal_off else ()
+    return layer_run(bundle, text, direction, target, edits, "decoder", layer)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..analysis import Analysis, analyze, attention_only
+from ..analysis import Analysis, Step, analyze, attention_only
 from ..data.char_tokenizer import CharTokenizer
 from ..decoding import greedy_decode
 from ..interventions import (
@@ -60,27 +60,45 @@ def fault_problems(bundle: Bundle, fault: str, causal_mode: str = "reversed") ->
 
 
 @dataclass
-class FaultRun:
-    """The same input, intact and with the fault. ``intact`` and ``broken`` are teacher-forced over the
-    intact model's own output (so both maps have the same rows); ``broken_greedy`` is what the broken
-    model itself writes."""
+class LayerRun:
+    """One layer of one attention kind of a run, with the run's tokens, output and steps: what a page
+    draws of a run (every layer of SmolLM2 at 256 tokens would be ~140 MB a run, thrashing the cache)."""
 
-    intact: Analysis  # teacher-forced over the intact output
-    broken: Analysis  # same pass, with the fault
+    query_tokens: list[str]
+    key_tokens: list[str]
+    output_text: str  # the output written, or the given target when teacher-forced
+    steps: list[Step]
+    edits: tuple[str, ...]  # labels of the interventions it ran under
+    pattern: np.ndarray  # [head, query_pos, key_pos] float32
+    masked: np.ndarray  # same shape, bool: True where the scores are -inf
+
+
+@entry
+def layer_run(bundle: Bundle, text: str, direction: str | None, target: str | None, edits: tuple,
+              kind: str, layer: int) -> LayerRun:
+    """``analyze(...)`` (greedy, or teacher-forced over ``target``) under ``edits``, keeping one layer's
+    patterns and scores of ``kind`` only: the pass is the same, only what is recorded differs."""
+    pattern_hook, scores_hook = hook_name(kind, layer, "pattern"), hook_name(kind, layer, "scores")
+    run = analyze(bundle, text, direction, target, edits=edits, keep={pattern_hook, scores_hook}.__contains__)
+    queries, keys = run.tokens_for(kind)
+    return LayerRun(queries, keys, run.output_text, run.steps, run.edits,
+                    run.activations[pattern_hook][0], ~np.isfinite(run.activations[scores_hook][0]))
+
+
+@dataclass
+class FaultRun:
+    """The same input, intact and with the fault, at one layer. ``intact`` and ``broken`` are
+    teacher-forced over the intact model's own output (so both maps have the same rows);
+    ``broken_output`` is what the broken model itself writes."""
+
+    intact: LayerRun  # teacher-forced over the intact output
+    broken: LayerRun  # same pass, with the fault
     intact_output: str
     broken_output: str
     edits: tuple[str, ...]
 
 
-def fault_run(bundle: Bundle, text: str, direction: str | None, edits: tuple) -> FaultRun:
-    """The four runs of a fault, computed here (the app composes them from its cached analyses)."""
-    def run(target: str | None, edits_: tuple) -> Analysis:
-        return analyze(bundle, text, direction, target, edits=edits_, keep=attention_only)
-
-    return compose_fault_run(run, edits)
-
-
-def compose_fault_run(run: Callable[[str | None, tuple], Analysis], edits: tuple) -> FaultRun:
+def compose_fault_run(run: Callable[[str | None, tuple], LayerRun], edits: tuple) -> FaultRun:
     """The four runs of a fault from ``run(target, edits)``: the greedy output; the intact and the
     broken model both reading it (teacher forcing); the broken model's own greedy output. With no
     output (or no decoder) the broken teacher-forced run is its greedy run: computed once."""

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
-from model.lab.masks import default_other, no_causal_analysis, padded_batch
+from model.interventions import CausalMask
+from model.lab.masks import causal_demo_run, default_other, padded_batch
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts
@@ -33,6 +34,11 @@ def bundle(name: str):
 def batch_of(name: str, text: str):
     b = bundle(name)
     return padded_batch(b, [text, default_other(b, text)])
+
+
+def no_causal(b, text: str, target: str):
+    """The reference: the whole teacher-forced analysis with the causal mask off, every layer kept."""
+    return analyze(b, text, target=target, edits=(CausalMask("off"),))
 
 
 # --------------------------------------------------------------------------- pure functions
@@ -104,7 +110,7 @@ def test_causal_mask_off_sees_the_future_and_leaves_the_model_intact(name, text)
     b = bundle(name)
     greedy = analyze(b, text)
     before = analyze(b, text, target=greedy.output_text)
-    off = no_causal_analysis(b, text, None, greedy.output_text)
+    off = no_causal(b, text, greedy.output_text)
     after = analyze(b, text, target=greedy.output_text)
     assert off.edits and off.target_tokens == before.target_tokens
     scores, pattern = off.attention("decoder", "scores"), off.attention("decoder")
@@ -121,6 +127,15 @@ def test_causal_mask_off_sees_the_future_and_leaves_the_model_intact(name, text)
     assert (before.attention("decoder")[..., upper] == 0).all()
     assert [s.token for s in before.steps] == [s.token for s in off.steps]
     assert any(a.prob != o.prob for a, o in zip(before.steps, off.steps, strict=True))
+    # what the page draws keeps one layer: exactly that layer of the whole analyses, and their steps
+    layer = off.n_layers("decoder") - 1
+    for causal_off, whole in ((False, before), (True, off)):
+        run = causal_demo_run(b, text, None, greedy.output_text, layer, causal_off)
+        assert np.array_equal(run.pattern, whole.attention("decoder")[layer])
+        assert np.array_equal(run.masked, ~np.isfinite(whole.attention("decoder", "scores")[layer]))
+        assert run.query_tokens == whole.target_tokens and run.edits == whole.edits
+        assert [(s.token, s.prob, s.top_ids) for s in run.steps] == [(s.token, s.prob, s.top_ids)
+                                                                     for s in whole.steps]
 
 
 # --------------------------------------------------------------------------- the page
@@ -172,6 +187,9 @@ def test_the_page_draws_the_models_numbers(model, text, kind, layer, head, lang)
     assert len(figs) == 8, [title(f) for f in figs]
     causal, mask_a, mask_b, pattern_a, pattern_b, with_mask, without_mask, bars = figs
     batch = batch_of(model, text)  # the page's default second sentence
+    batch_one = padded_batch(bundle(model), [text, default_other(bundle(model), text)], with_scores=False,
+                             kind=kind, layer=layer)
+    assert set(batch_one.patterns) == {kind} and batch_one.patterns[kind].shape[1] == 1
     # the masks, as 0/1 matrices
     np.testing.assert_array_equal(arr(causal["data"][0]["z"]), batch.causal.astype(np.uint8))
     for i, fig in enumerate((mask_a, mask_b)):
@@ -179,6 +197,7 @@ def test_the_page_draws_the_models_numbers(model, text, kind, layer, head, lang)
     # the recorded weights, exactly, with the grey overlay on the masked cells and the row sums printed
     for i, fig in enumerate((pattern_a, pattern_b)):
         want = batch.patterns[kind][i, layer, head]
+        assert np.array_equal(batch_one.head_pattern(kind, i, layer, head), want)
         got = arr(trace(fig, "pattern")["z"])
         np.testing.assert_array_equal(got, want)
         mask = batch.masks[kind][i]
@@ -192,7 +211,7 @@ def test_the_page_draws_the_models_numbers(model, text, kind, layer, head, lang)
     # the demonstration: the same head with and without the causal mask
     intact = analyze(bundle(model), text)
     tf = analyze(bundle(model), text, target=intact.output_text)
-    off = no_causal_analysis(bundle(model), text, None, intact.output_text)
+    off = no_causal(bundle(model), text, intact.output_text)
     dec_layer = min(layer, tf.n_layers("decoder") - 1)
     np.testing.assert_array_equal(arr(trace(with_mask, "pattern")["z"]),
                                   tf.attention("decoder")[dec_layer, head])
@@ -327,7 +346,7 @@ def test_the_page_on_a_language_model_draws_its_right_and_left_padded_batch(mode
     overlay = arr(trace(left_masked, "masked")["z"])
     np.testing.assert_array_equal(np.isfinite(overlay), batch.left.with_padding[short])
     intact = analyze(b, text, max_new=4)
-    off = no_causal_analysis(b, text, None, intact.output_text)
+    off = no_causal(b, text, intact.output_text)
     np.testing.assert_array_equal(arr(trace(without_mask, "pattern")["z"]),
                                   off.attention("decoder")[layer, head])
     shown = [str(m.value) for m in at.markdown] + [str(c.value) for c in at.caption]
@@ -343,3 +362,30 @@ def test_the_page_on_a_language_model_draws_its_right_and_left_padded_batch(mode
         left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
         left = {s: found for s, found in left.items() if found}
         assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+def _masks_entry(key: tuple) -> bool:
+    return key[0].startswith("model.lab.masks.")
+
+
+@pytest.mark.parametrize("model,text,layer,head", LM_PAGE_CASES)
+def test_a_rerun_computes_nothing_and_keeps_a_few_layers_whatever_the_depth(model, text, layer, head):
+    from app_support.byte_cache import nbytes
+    from app_support.gateway import RESULTS, get_analysis
+
+    RESULTS.discard(_masks_entry)  # only this page's results are counted below
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params.update({"model": model, "text": text, "kind": "decoder", "layer": str(layer),
+                            "head": str(head), "lang": "en", "new": "4"})
+    at.run()
+    at.toggle(key="masks_causal_off").set_value(True).run()
+    assert not at.exception, [e.message for e in at.exception]
+    misses, hits = RESULTS.misses, RESULTS.hits
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert RESULTS.misses == misses and RESULTS.hits > hits, "a rerun with nothing new computes nothing"
+    start = get_analysis(model, text, max_new=4)  # the analysis every page shares
+    own = sum(nbytes(RESULTS.get(key)[1]) for key in RESULTS.keys() if _masks_entry(key))
+    # every layer of the batch's three runs and of the demo's two was 20 layers' worth of the start
+    # analysis on induction, 300 on SmolLM2 (thrashing the cache); one layer each is under six
+    assert own <= 6 * nbytes(start) / start.n_layers("decoder")

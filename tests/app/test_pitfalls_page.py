@@ -61,7 +61,27 @@ def open_page(model: str, text: str, lang: str, kind: str = "encoder", layer: in
     return at
 
 
+def fault_run(b, text: str, fault: str, causal_mode: str = "reversed", kind: str = "cross", layer: int = 0):
+    """A fault's four runs computed here, uncached (the page composes the same from the gateway)."""
+    return LP.compose_fault_run(lambda target, edits: LP.layer_run(b, text, None, target, edits, kind, layer),
+                                LP.fault_edits(fault, causal_mode))
+
+
 # --------------------------------------------------------------------------- pure parts
+
+
+@pytest.mark.parametrize("kind,layer", [("encoder", 1), ("decoder", 0), ("cross", 1)])
+def test_a_layer_run_is_that_layer_of_the_whole_analysis(kind, layer):
+    b = bundle("reverse")
+    greedy = analyze(b, "attention")
+    for target, edits in ((None, ()), (greedy.output_text, (NoScaling(),))):
+        whole = analyze(b, "attention", target=target, edits=edits)
+        one = LP.layer_run(b, "attention", None, target, edits, kind, layer)
+        assert np.array_equal(one.pattern, whole.attention(kind)[layer])
+        assert np.array_equal(one.masked, ~np.isfinite(whole.attention(kind, "scores")[layer]))
+        assert (one.query_tokens, one.key_tokens) == whole.tokens_for(kind)
+        assert one.output_text == whole.output_text and one.edits == whole.edits
+        assert [s.prob for s in one.steps] == [s.prob for s in whole.steps]
 
 
 def test_a_fully_masked_row_is_nan_in_torch_softmax_and_zero_in_the_models():
@@ -205,8 +225,8 @@ def test_the_page_runs_in_both_languages_and_chinese_has_no_english(model, text,
         tokens = list(greedy.source_tokens) + list(greedy.target_tokens) + [text, greedy.output_text]
         fault = params["fault"]
         if fault in PF.EDIT_FAULTS:
-            run = LP.fault_run(b, text, None, LP.fault_edits(fault, params.get("causal", "reversed")))
-            tokens += [run.broken_output, *run.broken.target_tokens]
+            run = fault_run(b, text, fault, params.get("causal", "reversed"))
+            tokens += [run.broken_output, *run.broken.query_tokens, *run.broken.key_tokens]
         if fault == "position":
             run = LP.order_run(b, text, None, 0)
             tokens += run.shuffled_tokens + list(run.outputs.values())
@@ -274,8 +294,8 @@ def test_the_trained_section_in_chinese_has_no_english(variant):
     for n in (PF.TRAINED_CORRECT, f"pitfall-{variant}"):
         run = analyze(bundle(n), "attention")
         tokens += list(run.source_tokens) + list(run.target_tokens) + [run.output_text]
-    fault = LP.fault_run(bundle("reverse"), "attention", None, LP.fault_edits(PF.FAULTS[0]))  # section 1
-    tokens += [fault.broken_output, *fault.broken.target_tokens, "attention"]
+    fault = fault_run(bundle("reverse"), "attention", PF.FAULTS[0])  # section 1
+    tokens += [fault.broken_output, *fault.broken.query_tokens, *fault.broken.key_tokens, "attention"]
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)
@@ -293,3 +313,28 @@ def test_head_entropy_is_the_mean_row_entropy_in_nats():
     uniform = np.full((1, 4, 4), 0.25)
     assert PF.head_entropy(one_hot)[0] == 0.0
     np.testing.assert_allclose(PF.head_entropy(uniform), [np.log(4)], rtol=1e-6)
+
+
+def _pitfalls_entry(key: tuple) -> bool:
+    return key[0].startswith("model.lab.pitfalls.layer_run")
+
+
+@pytest.mark.parametrize("model,text,kind,layer", [
+    ("reverse", "attention", "cross", 1),
+    pytest.param("smollm2", "The cat sat on the mat", "decoder", 5, marks=pytest.mark.slow)])
+def test_a_rerun_computes_nothing_and_each_fault_run_keeps_one_layer(model, text, kind, layer):
+    from app_support.byte_cache import nbytes
+    from app_support.gateway import RESULTS, get_analysis
+
+    RESULTS.discard(_pitfalls_entry)  # only this page's runs are counted below
+    at = open_page(model, text, "en", kind, layer, 0, fault="scaling", new="4")
+    misses, hits = RESULTS.misses, RESULTS.hits
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert RESULTS.misses == misses and RESULTS.hits > hits, "a rerun with nothing new computes nothing"
+    runs = [RESULTS.get(key)[1] for key in RESULTS.keys() if _pitfalls_entry(key)]
+    assert len(runs) == 4  # greedy, intact and broken teacher-forced, broken greedy
+    whole = get_analysis(model, text)
+    # each run holds one layer of the kind: four full analyses (~140 MB each on SmolLM2 at 256 tokens)
+    # thrashed the cache
+    assert max(nbytes(run) for run in runs) <= 1.5 * nbytes(whole) / sum(whole.layer_counts.values())
