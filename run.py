@@ -42,9 +42,10 @@ SYSTEM_PACKAGES = (
     ("chromium", "usr/bin/chromium"),
     ("fonts-noto-cjk", "usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"),
 )
-#: Pytest options of the quick subset: what needs a browser or runs the command line end to end
-#: stays out, and the page sweeps draw one interface language (the full suite sweeps both).
-QUICK_MARKERS = "not browser and not export and not e2e"
+#: Pytest options of the quick subset: what needs a browser, runs the command line end to end or is
+#: marked slow (the page sweeps over MiniLM and the language models) stays out, and the page sweeps draw
+#: one interface language (the full suite sweeps both).
+QUICK_MARKERS = "not browser and not export and not e2e and not slow"
 QUICK_ENV = {"ATTENTION_LENS_TEST_LANGUAGES": "en"}
 #: Set for the tests when the system packages could not be set up: what to run instead, one line.
 SETUP_PROBLEM_ENV = "ATTENTION_LENS_SETUP_PROBLEM"
