@@ -34,8 +34,9 @@ def fixed_test_pairs(bundle):
 
 def test_assets_budget_and_load_time():
     size = sum(f.stat().st_size for f in MODELS_DIR.parent.rglob("*") if f.is_file())
-    # The budget for everything shipped (models of every group, screenshots): 35 MB.
-    assert size < 35 * 1024 * 1024, f"assets/ is {size / 2**20:.1f} MB"
+    # The budget for everything shipped (models of every group, screenshots): 45 MB, raised from 35 MB
+    # for the two decoder-only models of our own (induction, tiny-gpt).
+    assert size < 45 * 1024 * 1024, f"assets/ is {size / 2**20:.1f} MB"
     start = time.perf_counter()
     load_model("default")
     elapsed = time.perf_counter() - start
