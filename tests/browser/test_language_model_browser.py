@@ -19,6 +19,7 @@ from tests.browser.test_browser import CHROMIUM_ARGS, ROOT, X_TICKS_JS, ensure_c
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 HEATMAP = '[data-testid="stPlotlyChart"] .heatmaplayer image'
+CHART = '[data-testid="stPlotlyChart"] .main-svg'
 MOJIBAKE = set("ĠĊèæåçéäĩĶķ")
 
 
@@ -39,12 +40,14 @@ def test_smollm2_pages_in_chromium():
                 ("single head, Chinese prompt", "", {"text": "我吃了一个苹果", "layer": 3, "head": 1}),
                 ("generation step by step", "decoding", {"text": "The capital of France is", "new": 8}),
                 ("all heads, layers 8-15", "heads", {"text": "The capital of France is", "layers": 8}),
+                ("three families, one sentence", "families", {"text": "The capital of France is"}),
             ]
             for what, path, params in views:
                 t0 = time.perf_counter()
                 query = urlencode({"model": "smollm2", **params})
                 page.goto(f"{base}/{path}?{query}", wait_until="domcontentloaded")
-                page.wait_for_selector(HEATMAP, timeout=180_000)
+                # the families page's figures are bars and masks; every other view has a heatmap
+                page.wait_for_selector(CHART if path == "families" else HEATMAP, timeout=180_000)
                 timings.append(f"{what}: {time.perf_counter() - t0:.2f} s")
                 assert not errors, f"JavaScript errors on {what}: {errors}"
                 if path == "":
@@ -54,6 +57,9 @@ def test_smollm2_pages_in_chromium():
                     assert not MOJIBAKE & set(ticks), ticks
                 if path == "decoding":
                     page.wait_for_function("() => document.body.innerText.includes('Paris')", timeout=60_000)
+                if path == "families":  # three columns, one per model, each with its figures
+                    page.wait_for_function("() => document.querySelectorAll("
+                                           "'[data-testid=\"stPlotlyChart\"]').length >= 3", timeout=120_000)
                 if path == "heads":
                     page.wait_for_function("() => document.body.innerText.includes('L8–L15')", timeout=60_000)
             page.wait_for_timeout(300)
