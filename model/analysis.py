@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .attention_stack import AttentionStack
 from .data.tasks import InputError, Prepared
 from .decoding import (
     DEFAULT_NEW_TOKENS,
@@ -28,6 +29,7 @@ from .decoding import (
 from .interventions import Edit, intervene
 from .messages import Message, render
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
+from .network.recorded import AttentionInputs, record_attention
 from .network.trace import parameter_counts, trace_shapes
 from .protocols import HookedModel, Task, Tokenizer
 from .store.budget import with_budget_reason
@@ -85,6 +87,9 @@ class Analysis:
     # (kind, "pattern"/"scores") -> [layer, head, query, key], read-only, when share_stacked() ran
     # (the app's shared cache): attention() then returns it without copying the layers again.
     stacked: dict = field(default_factory=dict, repr=False, compare=False)
+    # Attention module path ("decoder.blocks.3.self_attn") -> what its softmax saw: every head's scores
+    # and pattern are computed from these when asked (width x L kept, not heads x L²).
+    attention_inputs: dict[str, AttentionInputs] = field(default_factory=dict, repr=False)
 
     def tokens_for(self, kind: str | AttentionKind) -> tuple[list[str], list[str]]:
         """(query tokens, key tokens) of an attention kind."""
@@ -97,14 +102,46 @@ class Analysis:
     def n_layers(self, kind: str | AttentionKind) -> int:
         return self.layer_counts[get_kind(kind).name]
 
-    def attention(self, kind: str | AttentionKind, what: str = "pattern") -> np.ndarray:
-        """[layer, head, query_pos, key_pos] of one attention kind ("pattern" or "scores").
+    def attention(self, kind: str | AttentionKind, what: str = "pattern") -> np.ndarray | AttentionStack:
+        """[layer, head, query_pos, key_pos] of one attention kind: "pattern", "scores" (-inf where
+        masked) or "mask" (True where masked).
 
-        A new array, or, after :meth:`share_stacked`, the shared read-only one."""
+        From the recorded hook tensors when the analysis kept them (a new array, or after
+        :meth:`share_stacked` the shared read-only one); otherwise an :class:`AttentionStack` that
+        computes what is indexed from the recorded attention inputs (``stack[layer, head]``: one head)."""
         k = get_kind(kind)
-        if (k.name, what) in self.stacked:
-            return self.stacked[(k.name, what)]
-        return np.stack([self.activations[hook_name(k, i, what)][0] for i in range(self.n_layers(k))])
+        hooks = [hook_name(k, i, "scores" if what == "mask" else what) for i in range(self.n_layers(k))]
+        if hooks and all(h in self.activations for h in hooks):
+            if what == "mask":
+                return ~np.isfinite(self.attention(k, "scores"))
+            if (k.name, what) in self.stacked:
+                return self.stacked[(k.name, what)]
+            return np.stack([self.activations[h][0] for h in hooks])
+        return AttentionStack(self.layer_inputs(k), what)
+
+    def layer_inputs(self, kind: str | AttentionKind) -> list[AttentionInputs]:
+        """What each layer's softmax of one kind saw, layer by layer (KeyError when not recorded)."""
+        k = get_kind(kind)
+        paths = [hook_name(k, i, "pattern").rsplit(".", 1)[0] for i in range(self.n_layers(k))]
+        missing = [p for p in paths if p not in self.attention_inputs]
+        if missing:
+            raise KeyError(f"the analysis recorded no attention inputs for {missing[0]}")
+        return [self.attention_inputs[p] for p in paths]
+
+    def head_attention(self, kind: str | AttentionKind, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, pattern) [query_pos, key_pos] of one head, computed for it alone."""
+        scores = self.attention(kind, "scores")
+        if isinstance(scores, AttentionStack):
+            s, p = scores.layers[layer].compute(head)
+            return s[0].numpy(), p[0].numpy()
+        return scores[layer, head], self.attention(kind)[layer, head]
+
+    def masks_anything(self, kind: str | AttentionKind) -> bool:
+        """Whether any head of ``kind`` has a masked cell (the causal future, padding)."""
+        try:
+            return any(rec.masks_anything() for rec in self.layer_inputs(kind))
+        except KeyError:
+            return bool(np.asarray(self.attention(kind, "mask")).any())
 
     def share_stacked(self, whats: tuple[str, ...] = ("pattern", "scores")) -> Analysis:
         """Stack each attention kind's layers once, read-only, and keep the per-layer activations as
@@ -128,7 +165,7 @@ class Analysis:
         scores = self.attention(k, "scores")
         queries, keys = self.tokens_for(k)
         special = {"source": self.source_special, "target": self.target_special}
-        return KindAttention(k, self.attention(k, "pattern"), scores, ~np.isfinite(scores), queries, keys,
+        return KindAttention(k, self.attention(k, "pattern"), scores, self.attention(k, "mask"), queries, keys,
                              np.array(special[k.queries], dtype=bool), np.array(special[k.keys], dtype=bool))
 
 
@@ -137,23 +174,25 @@ class KindAttention:
     """Everything a page needs about one attention kind of one analysis."""
 
     kind: AttentionKind
-    pattern: np.ndarray  # [layer, head, query_pos, key_pos], softmax over key_pos
-    scores: np.ndarray  # same shape, scaled pre-softmax scores, -inf where masked
-    mask: np.ndarray  # same shape, bool, True where masked (= ~isfinite(scores))
+    # Arrays, or AttentionStacks computing what is indexed (Analysis.attention):
+    pattern: np.ndarray | AttentionStack  # [layer, head, query_pos, key_pos], softmax over key_pos
+    scores: np.ndarray | AttentionStack  # same shape, scaled pre-softmax scores, -inf where masked
+    mask: np.ndarray | AttentionStack  # same shape, bool, True where masked (= ~isfinite(scores))
     query_tokens: list[str]  # rows
     key_tokens: list[str]  # columns
     query_special: np.ndarray  # [query_pos] bool, True at special tokens (from the tokenizer's ids)
     key_special: np.ndarray  # [key_pos] bool
 
 
-#: The hooks the attention pages draw: each head's weights and its scores before the softmax.
-ATTENTION_HOOKS = (".hook_pattern", ".hook_scores")
+#: Prompts of up to this many tokens keep the logits of every position (see analyze).
+FULL_LOGITS_UP_TO = 64
 
 
 def attention_only(hook: str) -> bool:
-    """``keep`` for :func:`analyze`: record attention patterns and scores only (the app's pages draw
-    nothing else from an analysis; q/k/v, MLP and residual tensors would double its size)."""
-    return hook.endswith(ATTENTION_HOOKS)
+    """``keep`` for :func:`analyze` when a page draws attention alone: no hook tensor is kept, since every
+    head's scores and pattern are computed from the recorded attention inputs (q/k/v, MLP and residual
+    tensors, or the L² weights of every head, would grow the analysis for nothing)."""
+    return False
 
 
 def analyze(
@@ -206,8 +245,12 @@ def analyze(
         # A decoder-only model reads prompt + output as one sequence: its prompt is its prefix.
         inputs = [torch.tensor([decoder_in])] if cfg.decoder_only else [
             torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
-        with trace_shapes() as trace:
-            logits, cache = model.run_with_cache(*inputs, names_filter=keep)
+        # A long prompt's logits are kept only from the row that predicts the first output token on:
+        # 2,048 rows over SmolLM2's 49,152 words would be 403 MB, and the steps read none of them.
+        # A short one keeps every row, so its shape trace ends in [B, L_tgt, V] as the model computes.
+        first_row = len(prepared.prefix) - 1 if len(prepared.prefix) > FULL_LOGITS_UP_TO else 0
+        with trace_shapes() as trace, record_attention() as recorded:
+            logits, cache = model.run_with_cache(*inputs, names_filter=keep, logits_from=first_row)
     return Analysis(
         model=bundle.name,
         prepared=prepared,
@@ -216,8 +259,9 @@ def analyze(
         output_text=tok.decode(generated),
         teacher_forced=target is not None,
         stopped=stopped,
-        steps=_decoding_steps(logits[0], len(prepared.prefix), decoder_in, stopped, tok, top_k),
+        steps=_decoding_steps(logits[0], first_row, len(prepared.prefix), decoder_in, stopped, tok, top_k),
         activations=cache.to_numpy(),
+        attention_inputs=recorded,
         trace=trace.to_dicts(),
         trace_sizes=dict(trace.sizes),
         notes=with_budget_reason(bundle, notes),
@@ -268,23 +312,25 @@ def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: 
     return full, generated, stopped
 
 
-def _decoding_steps(logits: torch.Tensor, prefix_len: int, decoder_in: list[int], stopped: bool,
-                    tok: Tokenizer, top_k: int) -> list[Step]:
-    """One Step per output token, and one for what follows the output, from the logits [tgt_pos, vocab]."""
-    probs = torch.softmax(logits, dim=-1)  # [tgt_pos, vocab]
-    mean_nll = -torch.log_softmax(logits.double(), dim=-1).mean(-1)  # [tgt_pos]
+def _decoding_steps(logits: torch.Tensor, first_row: int, prefix_len: int, decoder_in: list[int],
+                    stopped: bool, tok: Tokenizer, top_k: int) -> list[Step]:
+    """One Step per output token, and one for what follows the output, from the logits [row, vocab] of
+    decoder positions first_row on (0, or the prefix's last, which predicts the first output token)."""
+    probs = torch.softmax(logits, dim=-1)  # [row, vocab]
+    mean_nll = -torch.log_softmax(logits.double(), dim=-1).mean(-1)  # [row]
     top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     steps = []
     for pos in range(prefix_len - 1, len(decoder_in)):
+        row = pos - first_row
         if pos + 1 < len(decoder_in):
             chosen = decoder_in[pos + 1]
         else:  # the last row: what follows the output (eos, or the token cut at max_len)
-            chosen = tok.eos_id if stopped else int(probs[pos].argmax())
-        ids = top.indices[pos].tolist()
-        top_probs = [float(p) for p in top.values[pos]]
-        prob = float(probs[pos, chosen])
+            chosen = tok.eos_id if stopped else int(probs[row].argmax())
+        ids = top.indices[row].tolist()
+        top_probs = [float(p) for p in top.values[row]]
+        prob = float(probs[row, chosen])
         steps.append(Step(pos, tok.id_to_token(chosen), chosen, tok.tokens(ids), ids, top_probs, prob,
-                          float(mean_nll[pos])))
+                          float(mean_nll[row])))
     return steps
 
 
@@ -295,7 +341,7 @@ def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Messag
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
     src = torch.tensor([prepared.source_ids])  # [1, src_pos]
-    with model.lock, intervene(model, *edits), trace_shapes() as trace:
+    with model.lock, intervene(model, *edits), trace_shapes() as trace, record_attention() as recorded:
         hidden, cache = model.run_with_cache(src, names_filter=keep)  # [1, src_pos, d_model]
     normalize = bool(bundle.info.get("pooling", {}).get("normalize", True))
     keep = torch.ones(src.shape, dtype=torch.bool)  # [1, src_pos]: one sentence, no padding
@@ -310,6 +356,7 @@ def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Messag
         stopped=True,
         steps=[],
         activations=cache.to_numpy(),
+        attention_inputs=recorded,
         trace=trace.to_dicts(),
         trace_sizes=dict(trace.sizes),
         notes=notes,

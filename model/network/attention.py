@@ -20,6 +20,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .hooks import HookPoint
+from . import recorded
 from .positional import apply_rope, rope_angles
 from .trace import record, tracing
 
@@ -62,6 +63,12 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -
     # which the final where() then zeroes; no NaN reaches values or gradients.
     finite = scores.clamp(min=torch.finfo(scores.dtype).min)
     return torch.where(mask, 0.0, torch.softmax(finite, dim=dim))
+
+
+#: Squares (heads x query_pos x key_pos) from which an unhooked pass uses the fused kernel
+#: (bench/bench_long_contexts.py measures both paths). Below it the explicit steps run, so a short
+#: input's shape trace shows Q K^T, the scaling, the mask and the softmax one by one.
+FUSED_FROM_CELLS = 2**20
 
 
 @dataclass(frozen=True)
@@ -171,24 +178,54 @@ class MultiHeadAttention(nn.Module):
         qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
         kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
         vt = v.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
-        kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
-        steps.heads_first((q, k, v), (qt, kt, vt), kt_all)
+        steps.heads_first((q, k, v), (qt, kt, vt))
 
-        raw = self.hook_raw_scores(qt @ kt_all.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
-        scaled = self._scale(raw)  # raw / sqrt(d_head)
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
-        mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, raw.device)
-        scores = self.hook_scores(scaled if mask is None else scaled.masked_fill(mask, float("-inf")))
-        pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
-        steps.scores(qt, kt_all, raw, scaled, scores, pattern)
-
-        zt = self.dropout(pattern) @ vt_all  # [batch, head, query_pos, d_head]
+        if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
+            recorded.record(self.path, qt, kt, self._scales(), self._causal_mode(), offset, self._softmax_dim(),
+                            key_padding, q_pad)
+        mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
+        if self._fuses(Lq, k.shape[1], key_padding, q_pad):
+            zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]
+            steps.fused(qt, kt, vt, zt)
+        else:
+            kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
+            steps.share(kt, kt_all)
+            raw = self.hook_raw_scores(qt @ kt_all.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
+            scaled = self._scale(raw)  # raw / sqrt(d_head)
+            scores = self.hook_scores(scaled if mask is None else scaled.masked_fill(mask, float("-inf")))
+            pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
+            steps.scores(qt, kt_all, raw, scaled, scores, pattern)
+            zt = self.dropout(pattern) @ vt_all  # [batch, head, query_pos, d_head]
+            steps.weighted_sum(pattern, vt_all, zt)
         z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
         z = self.hook_z(z.contiguous())
         merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
         out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
-        steps.output(pattern, vt_all, zt, z, merged, out)
+        steps.output(zt, z, merged, out)
         return out
+
+    def _fuses(self, n_query: int, n_key: int, key_padding, query_padding) -> bool:
+        """Whether this pass may use the fused kernel: nothing asks for the weights while it runs (no
+        edit, no hook on the scores or pattern, no dropout), no padding (a fully masked row would be NaN
+        there, 0 here), and the squares are large enough for it to pay (FUSED_FROM_CELLS)."""
+        if self.edits is not None or (self.training and self.dropout.p > 0):
+            return False
+        if key_padding is not None or query_padding is not None or self._causal_mode() == "reversed causal":
+            return False
+        if self.n_heads * n_query * n_key < FUSED_FROM_CELLS:
+            return False
+        points = (self.hook_raw_scores, self.hook_scores, self.hook_pattern)
+        return all(p.sink is None and not p.fns for p in points)
+
+    def _fused(self, qt: torch.Tensor, kt: torch.Tensor, vt: torch.Tensor, mask) -> torch.Tensor:
+        """softmax(Q K^T / sqrt(d_head), masked) V in one kernel, which never holds the L x L weights."""
+        n_query, n_key = qt.shape[2], kt.shape[2]
+        causal = mask is not None and n_query == n_key and self._causal_mode() == "causal"
+        allowed = None if mask is None or causal else ~mask  # the kernel's mask says where a query may look
+        return torch.nn.functional.scaled_dot_product_attention(
+            qt, kt, vt, attn_mask=allowed, is_causal=causal, scale=None if self._scales() else 1.0,
+            enable_gqa=self.n_kv_heads != self.n_heads)
 
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
         """[batch, kv_head, key_pos, d_head] -> [batch, head, key_pos, d_head]: under grouped-query
@@ -295,12 +332,15 @@ class _Steps:
             self._step(how.format("Q"), q, q, QH, QH, a.hook_rot_q)
             self._step(how.format("K"), k, k, KH, KH, a.hook_rot_k)
 
-    def heads_first(self, positions_first, heads_first, kt_all: torch.Tensor) -> None:
-        """The transposes of q, k, v (k and v with any cached positions) and, under GQA, the sharing."""
+    def heads_first(self, positions_first, heads_first) -> None:
+        """The transposes of q, k, v (k and v with any cached positions)."""
         (q, k, v), (qt, kt, vt) = positions_first, heads_first
         self._step("transpose Q to heads-first", q, qt, self.QH, self.QT)
         self._step("transpose K to heads-first", k, kt, self.KH, self.KT)
         self._step("transpose V to heads-first", v, vt, self.KH, self.KT)
+
+    def share(self, kt: torch.Tensor, kt_all: torch.Tensor) -> None:
+        """Under GQA, each key/value head copied for the query heads it serves (the explicit path)."""
         a = self.attn
         if a.n_kv_heads != a.n_heads:
             op = f"share each K/V head with {a.n_heads // a.n_kv_heads} query heads (GQA)"
@@ -320,11 +360,18 @@ class _Steps:
         axis = "key positions" if a._softmax_dim() == -1 else "query positions (edit)"
         self._step(f"softmax over {axis}", scores, pattern, SC, SC, a.hook_pattern)
 
-    def output(self, pattern, vt_all, zt, z, merged, out) -> None:
-        """The weighted sum of values, the head outputs and W_o. z is the head outputs as they reach
-        hook_z: transposed back, edited (HeadOutput), made contiguous, all steps that keep its shape."""
-        a, QH = self.attn, self.QH
+    def fused(self, qt, kt, vt, zt) -> None:
+        """The fused kernel: scores, scaling, mask, softmax and weighted sum in one step."""
+        op = "fused attention: softmax(Q K^T / sqrt(d_head), masked) V (scaled_dot_product_attention)"
+        self._step(op, [qt, kt, vt], zt, [self.QT, self.KT, self.KT], self.QT)
+
+    def weighted_sum(self, pattern, vt_all, zt) -> None:
         self._step("weighted sum: pattern @ V", [pattern, vt_all], zt, [self.SC, self.KT_ALL], self.QT)
+
+    def output(self, zt, z, merged, out) -> None:
+        """The head outputs and W_o. z is the head outputs as they reach hook_z: transposed back, edited
+        (HeadOutput), made contiguous, all steps that keep its shape."""
+        a, QH = self.attn, self.QH
         self._step("transpose back to positions-first", zt, z, self.QT, QH)
         if a.edits is not None and a.edits.heads:
             self._step("edit head outputs (edit)", z, z, QH, QH)
@@ -336,7 +383,7 @@ class _Steps:
 class _NoSteps:
     """Outside trace_shapes(): forward's calls to the trace, recording nothing."""
 
-    heads = heads_first = scores = output = staticmethod(lambda *tensors: None)
+    heads = heads_first = share = scores = fused = weighted_sum = output = staticmethod(lambda *tensors: None)
 
 
 _NO_STEPS = _NoSteps()

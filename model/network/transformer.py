@@ -189,20 +189,28 @@ class Transformer(HookedModule):
         src_pad = self.attention_padding(src)
         return self.encoder(src, src_pad), src_pad
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None,
+               logits_from: int = 0) -> torch.Tensor:
         y = self.decoder(tgt, memory, self.attention_padding(tgt), src_pad)
-        logits = self.hook_logits(self.unembed(y))  # [batch, tgt_pos, vocab]
         sym_y, sym_logits = ("B", "L_tgt", "d_model"), ("B", "L_tgt", "V")
+        if logits_from:
+            kept = y[:, logits_from:]  # [batch, out_pos, d_model]
+            record_sizes(L_out=kept.shape[1])
+            record("unembed", f"keep positions {logits_from} on (the rows read)", y, kept, sym_y,
+                   ("B", "L_out", "d_model"))
+            y, sym_y, sym_logits = kept, ("B", "L_out", "d_model"), ("B", "L_out", "V")
+        logits = self.hook_logits(self.unembed(y))  # [batch, tgt_pos - logits_from, vocab]
         record("unembed", "project to vocabulary", y, logits, sym_y, sym_logits, self.hook_logits)
         return logits
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None, logits_from: int = 0) -> torch.Tensor:
         """logits [batch, tgt_pos, vocab]; for an encoder-only model (no tgt) the encoder output
         [batch, src_pos, d_model]; for a decoder-only model forward(ids [batch, pos]) gives logits
-        [batch, pos, vocab]."""
+        [batch, pos, vocab]. ``logits_from``: only the logits of positions from there on (the rows
+        an analysis reads), so a long prompt does not hold a vocabulary-wide row per token."""
         c = self.cfg
         if c.decoder_only:
-            return self._forward_decoder_only(src, tgt)
+            return self._forward_decoder_only(src, tgt, logits_from)
         if c.encoder_only and tgt is not None:
             raise ValueError("this model is encoder-only: forward(src) takes no target")
         if not c.encoder_only and tgt is None:
@@ -222,9 +230,10 @@ class Transformer(HookedModule):
         memory, src_pad = self.encode(src)
         if tgt is None:
             return memory  # [batch, src_pos, d_model]
-        return self.decode(tgt, memory, src_pad)
+        return self.decode(tgt, memory, src_pad, logits_from)
 
-    def _forward_decoder_only(self, ids: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+    def _forward_decoder_only(self, ids: torch.Tensor, extra: torch.Tensor | None,
+                              logits_from: int = 0) -> torch.Tensor:
         c = self.cfg
         if extra is not None:
             raise ValueError("this model is decoder-only: forward(ids) takes one token tensor")
@@ -234,7 +243,7 @@ class Transformer(HookedModule):
             raise ValueError(f"ids has {ids.shape[1]} positions; this model takes at most {c.max_len}")
         record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
                      d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
-        return self.decode(ids, None, None)  # [batch, pos, vocab]
+        return self.decode(ids, None, None, logits_from)  # [batch, pos - logits_from, vocab]
 
     def teacher_forced(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Logits [batch, tgt_pos, vocab] of a training pair: the decoder reads tgt_in after the encoder

@@ -1,12 +1,13 @@
 """What one analysis of a model may hold, and the longest input that follows from it.
 
 The config's size limits bound each number alone (at most 64 layers, 256 heads, 8,192 positions),
-not what running the model costs: an analysis keeps every head's scores and pattern, so its memory
-grows with layers x heads x L². A config within every limit (8 + 8 layers, 64 heads, 8,192
-positions) would need 16 GB for one input. So every model gets an input budget from its config
-before its weights are read: the longest input whose analysis fits in ``ANALYSIS_BUDGET_BYTES``.
-A model that allows more is clamped to it (the cut input gets the usual note, and the model says
-why it reads less than its config); one whose smallest useful input does not fit is refused.
+not what running the model costs. An analysis keeps, per attention layer, the queries and keys its
+softmax saw (width x L, :mod:`model.network.recorded`); a page computes one head's L² scores and
+pattern, or a block of rows of a layer, when it looks. So every model gets an input budget from its
+config before its weights are read: the longest input whose analysis and the largest step computing
+it fit in ``ANALYSIS_BUDGET_BYTES``. A model that allows more is clamped to it (the cut input gets the
+usual note, and the model says why it reads less than its config); one whose smallest useful input
+does not fit is refused. SmolLM2 (30 layers, 9 + 3 heads of 64, 8,192 positions) gets 2,048 tokens.
 """
 
 from __future__ import annotations
@@ -17,24 +18,28 @@ import os
 import torch
 
 from ..messages import Message
+from ..network.attention import FUSED_FROM_CELLS
 from ..network.config import ModelConfig
 from ..network.positional import LearnedPositions, SinusoidalPositions
+from ..network.recorded import BLOCK_BYTES
 from .bundle import Bundle, CheckpointError
 
 MiB = 2**20
-#: Bytes one analysis of one input may hold. The app's result cache holds 320 MiB, so any one
-#: analysis fits in it; a server operator may set another figure (in MiB).
+#: Bytes one analysis of one input may hold, with the largest step computing or reading it. The
+#: app's result cache holds 320 MiB, so any one analysis fits in it; a server operator may set
+#: another figure (in MiB).
 ANALYSIS_BUDGET_BYTES = int(os.environ.get("ATTENTION_LENS_ANALYSIS_MB", "320")) * MiB
 #: The shortest input worth showing: a model that cannot take this many tokens is refused.
 MIN_USEFUL_TOKENS = 16
-#: Square tensors per head an analysis keeps in every attention layer: masked scores and pattern
-#: (the pages' analyses; the command line's ``inspect`` also keeps the raw scores and every
-#: per-position tensor, up to about 1.5 times as much).
-KEPT_SQUARES = 2
-#: Square tensors per head alive while one attention layer computes: Q K^T, its scaling, the mask,
-#: the masked scores, the softmax's exponentials, the pattern, and the allocator's slack around
-#: them (seven is what bench/bench_budget.py measures the peak at).
+#: Square tensors per head alive while one attention layer runs its explicit steps: Q K^T, its
+#: scaling, the mask, the masked scores, the softmax's exponentials, the pattern, and the allocator's
+#: slack around them (seven is what bench/bench_budget.py measured the peak at). Past
+#: FUSED_FROM_CELLS an unhooked pass uses the fused kernel, which holds no square per head.
 PASSING_SQUARES = 7
+#: Square tensors of one head a page computes at once: its scores, its pattern, the mask.
+PAGE_SQUARES = 3
+#: Output rows whose logits a decoder-only analysis holds at most (its output tokens, and one more).
+LM_OUTPUT_ROWS = 256
 FLOAT32 = 4
 
 
@@ -45,15 +50,31 @@ def attention_layers(cfg: ModelConfig) -> int:
     return cfg.n_enc_layers + per_decoder_layer * cfg.n_dec_layers
 
 
+def kept_bytes(cfg: ModelConfig, length: int) -> int:
+    """What an analysis keeps at ``length`` tokens: each attention layer's queries and keys."""
+    return FLOAT32 * length * attention_layers(cfg) * (cfg.n_heads + cfg.kv_heads) * cfg.d_head
+
+
+def pass_bytes(cfg: ModelConfig, length: int) -> int:
+    """What the hooked pass holds besides: the layer being computed (its per-position tensors, its
+    squares while they are explicit, the mask) and the logits of the rows read."""
+    per_position = FLOAT32 * length * (8 * cfg.d_model + 2 * cfg.d_ff)
+    squares = FLOAT32 * PASSING_SQUARES * min(cfg.n_heads * length * length, FUSED_FROM_CELLS)
+    rows = min(length, LM_OUTPUT_ROWS) if cfg.decoder_only else length
+    logits = 0 if cfg.encoder_only else FLOAT32 * rows * cfg.vocab_size
+    return per_position + squares + length * length + logits
+
+
+def page_bytes(cfg: ModelConfig, length: int) -> int:
+    """The most a page computes at once: one head's squares, or a block of rows of a layer."""
+    return max(FLOAT32 * PAGE_SQUARES * length * length, min(BLOCK_BYTES, FLOAT32 * PAGE_SQUARES
+                                                             * cfg.n_heads * length * length))
+
+
 def analysis_bytes(cfg: ModelConfig, length: int) -> int:
-    """Bytes one analysis holds at ``length`` tokens (source and output alike): every head's kept
-    squares in every attention layer, the squares and per-position tensors (queries, keys, values,
-    residual stream, feed-forward) of the layer being computed, and the output's logits."""
-    square = FLOAT32 * length * length
-    kept = KEPT_SQUARES * attention_layers(cfg) * cfg.n_heads * square
-    passing = PASSING_SQUARES * cfg.n_heads * square + FLOAT32 * length * (8 * cfg.d_model + 2 * cfg.d_ff)
-    logits = 0 if cfg.encoder_only else FLOAT32 * length * cfg.vocab_size
-    return kept + passing + logits
+    """Bytes at the peak of one analysis at ``length`` tokens (source and output alike): what it keeps,
+    and the larger of the pass computing it and a page reading it."""
+    return kept_bytes(cfg, length) + max(pass_bytes(cfg, length), page_bytes(cfg, length))
 
 
 def input_limit(cfg: ModelConfig, budget: int | None = None) -> int:

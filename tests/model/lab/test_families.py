@@ -108,7 +108,7 @@ def test_the_word_row_is_the_models_mean_attention_and_causal_only_for_the_decod
     else:
         assert after.sum() > 0, "a bidirectional row reads later tokens too"
     if family == "encoder_decoder":
-        cross = analysis.attention("cross").mean(axis=(0, 1))
+        cross = np.asarray(analysis.attention("cross")).mean(axis=(0, 1))
         np.testing.assert_allclose(column.cross_mean, cross, atol=1e-6)
     else:
         assert column.cross_mean is None

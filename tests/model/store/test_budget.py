@@ -45,8 +45,8 @@ def _upload(folder: Path, example: str = "a" * 8000, **sizes) -> Path:
     return folder
 
 
-#: Within every size limit; its full-length analysis would hold about 19 GiB.
-WIDE = dict(max_len=4096, n_heads=16, n_enc_layers=2, n_dec_layers=2)
+#: Within every size limit; one head's scores and pattern at its full length would take 768 MiB.
+WIDE = dict(max_len=8192, n_heads=16, n_enc_layers=2, n_dec_layers=2)
 
 
 @settings(max_examples=60, deadline=None)
@@ -62,14 +62,29 @@ def test_the_limit_is_the_longest_input_within_the_budget(layers, heads, max_len
         assert budget.analysis_bytes(cfg, limit + 1) > budget_mib * budget.MiB
 
 
-def test_the_cost_grows_with_layers_heads_and_the_square_of_the_length():
+def test_what_an_analysis_keeps_grows_with_width_times_length_not_heads_times_the_square():
     cfg = _config(**WIDE)
-    at = {n: budget.analysis_bytes(cfg, n) for n in (256, 512, 1024)}
-    assert 3.8 < at[1024] / at[512] < 4.0 and 3.8 < at[512] / at[256] < 4.0  # L² rules, the linear part small
-    more_heads = dataclasses.replace(cfg, n_heads=32)
-    assert budget.analysis_bytes(more_heads, 512) > 1.9 * at[512]
+    kept = {n: budget.kept_bytes(cfg, n) for n in (256, 512, 1024)}
+    assert kept[1024] == 2 * kept[512] == 4 * kept[256]  # linear in L
+    more_heads = dataclasses.replace(cfg, n_heads=32, d_model=cfg.d_model * 2)
+    assert budget.kept_bytes(more_heads, 512) == 2 * kept[512]  # heads x d_head, once per layer
+    # the squares computed at once: one head's (a page), or a layer while its steps are explicit
+    assert budget.page_bytes(cfg, 4096) == 3 * 4 * 4096 * 4096  # one head, past a block of rows
+    assert budget.page_bytes(cfg, 1024) == 32 * budget.MiB  # a block of rows of every head
+    assert budget.pass_bytes(cfg, 4096) - budget.pass_bytes(cfg, 2048) < 4 * 16 * 4096 * 4096  # fused: no heads x L²
     assert budget.attention_layers(cfg) == 2 + 2 * 2  # encoder self, decoder self + cross
     assert budget.attention_layers(dataclasses.replace(cfg, n_enc_layers=0, decoder_only=True)) == 2
+
+
+def test_the_budget_follows_what_an_analysis_holds():
+    """The estimate bounds what an analysis really keeps (its arrays, counted)."""
+    from app_support.byte_cache import nbytes
+
+    bundle = load_user_model(_upload(Path(__import__("tempfile").mkdtemp()) / "wide", **WIDE))
+    result = analyze(bundle, "a" * 8000, keep=attention_only)
+    held = sum(rec.nbytes for rec in result.attention_inputs.values())
+    assert nbytes(result.attention_inputs) - held < 4096  # nothing else of any size
+    assert held == budget.kept_bytes(bundle.cfg, bundle.cfg.max_len)
 
 
 @pytest.mark.parametrize("name", [n for n in available_models() if n != "smollm2"])
@@ -85,20 +100,20 @@ def test_a_config_past_the_budget_is_clamped_with_a_note(tmp_path):
     folder = _upload(tmp_path / "wide", pos_encoding="learned", **WIDE)
     bundle = load_user_model(folder)
     limit = budget.input_limit(_config(**WIDE))
-    assert 16 < limit < 4096
+    assert 16 < limit < 8192
     assert bundle.cfg.max_len == limit
     tables = [m.table for m in bundle.model.modules() if isinstance(m, LearnedPositions)]
     assert tables and all(t.shape[0] == limit for t in tables)  # the rows past it are not kept
-    full_mib = round(budget.analysis_bytes(_config(**WIDE), 4096) / budget.MiB)
-    assert bundle.info["budget"] == {"config_max_len": 4096, "max_len": limit, "full_mib": full_mib,
+    full_mib = round(budget.analysis_bytes(_config(**WIDE), 8192) / budget.MiB)
+    assert bundle.info["budget"] == {"config_max_len": 8192, "max_len": limit, "full_mib": full_mib,
                                      "budget_mib": budget.ANALYSIS_BUDGET_BYTES // budget.MiB}
     result = analyze(bundle, "a" * 8000, keep=attention_only)
     assert len(result.source_tokens) == limit
-    assert result.activations["encoder.blocks.0.attn.hook_pattern"].shape[-1] == limit
+    assert result.attention("encoder").shape[-1] == limit
     codes = [n.code for n in result.notes]
     assert "input_truncated" in codes and codes[-1] == "budget_clamped"
     said = render(result.notes[-1])
-    assert f"at most {limit} tokens" in said and "allows 4096" in said, said
+    assert f"at most {limit} tokens" in said and "allows 8192" in said, said
     assert f"{limit}" in render(result.notes[-1], MESSAGES_ZH)
 
 

@@ -1,0 +1,153 @@
+"""What each attention layer's softmax saw, kept so that any head's scores and pattern can be computed
+again, exactly, when a page looks at that head.
+
+An analysis cannot keep every head's L x L pattern of a long input (SmolLM2's 270 heads at 2,048 tokens
+hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attention module hands over
+instead what grows with the model's width x L: its queries and keys as the scores multiplied them
+(after RoPE), whether it divided by sqrt(d_head), and a description of its mask. :class:`AttentionInputs`
+rebuilds one head's (or one block of query rows') scores and pattern from them with the same functions
+the forward pass used (:func:`~model.network.attention.build_mask`,
+:func:`~model.network.attention.masked_softmax`).
+
+Dimensions: batch, head (query heads), kv_head (key heads, fewer under grouped-query attention),
+query_pos, key_pos, d_head.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+#: Bytes of float32 squares one call of :meth:`AttentionInputs.blocks` computes at most: the pages
+#: stream a layer in blocks of query rows, so no step holds one layer's L² for every head at once.
+BLOCK_BYTES = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    """One attention layer's softmax inputs in one pass (numpy, so an analysis stays plain data)."""
+
+    q: np.ndarray  # [batch, head, query_pos, d_head] float32, rotated when the layer rotates
+    k: np.ndarray  # [batch, kv_head, key_pos, d_head] float32 (every key, cached ones included)
+    divisor: float  # the scores were Q K^T / divisor: sqrt(d_head), or 1.0 when unscaled
+    causal: str  # "", "causal" or "reversed causal" (an edit)
+    offset: int  # absolute position of the first query (earlier keys came from a decoding cache)
+    softmax_dim: int  # -1: over keys (intact); -2: over queries (an edit)
+    key_padding: np.ndarray | None = None  # [batch, key_pos] bool, True at padding keys
+    query_padding: np.ndarray | None = None  # [batch, query_pos] bool; read only by a softmax over queries
+
+    @property
+    def n_heads(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def n_queries(self) -> int:
+        return self.q.shape[2]
+
+    @property
+    def n_keys(self) -> int:
+        return self.k.shape[2]
+
+    @property
+    def nbytes(self) -> int:
+        pads = [p.nbytes for p in (self.key_padding, self.query_padding) if p is not None]
+        return int(self.q.nbytes + self.k.nbytes + sum(pads))
+
+    def masks_anything(self, batch: int = 0) -> bool:
+        """Whether any cell of this layer is masked for sentence ``batch``."""
+        if self.key_padding is not None and bool(self.key_padding[batch].any()):
+            return True
+        if self.softmax_dim == -2 and self.query_padding is not None and bool(self.query_padding[batch].any()):
+            return True
+        if self.causal == "causal":  # query i sees keys up to offset + i: the last key hides from the first
+            return self.n_keys > 1 + self.offset
+        if self.causal == "reversed causal":
+            return self.offset > 0 or self.n_queries > 1
+        return False
+
+    def mask(self, batch: int = 0, rows: slice = slice(None)) -> torch.Tensor | None:
+        """[query rows, key_pos] bool, True where a query may not look (None: nowhere)."""
+        from .attention import build_mask
+
+        start, stop, _ = rows.indices(self.n_queries)
+        pad = None if self.key_padding is None else torch.from_numpy(self.key_padding[batch : batch + 1].copy())
+        mask = build_mask(pad, max(0, stop - start), self.n_keys, bool(self.causal), offset=self.offset + start,
+                          reversed_causal=self.causal == "reversed causal")
+        if self.softmax_dim == -2 and self.query_padding is not None:
+            q_rows = torch.from_numpy(self.query_padding[batch : batch + 1, start:stop, None].copy())[None]
+            mask = q_rows if mask is None else (mask | q_rows)
+        return None if mask is None else mask[0, 0]  # [rows, key_pos], or [rows, 1] (query padding only)
+
+    def compute(self, heads: int | slice | Sequence[int] = slice(None), batch: int = 0,
+                rows: slice = slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
+        """(scores, pattern) [head, query rows, key_pos] float32 of the chosen heads: scores scaled and
+        -inf where masked, the pattern their softmax, as the forward pass computed them. ``rows``
+        (a block of query rows) only under a softmax over keys, where rows are independent."""
+        from .attention import masked_softmax
+
+        if rows != slice(None) and self.softmax_dim != -1:
+            raise ValueError("a softmax over queries mixes every row: compute all rows at once")
+        index = np.arange(self.n_heads)[heads]
+        index = np.atleast_1d(index)
+        group = self.n_heads // self.k.shape[1]
+        q = torch.from_numpy(np.ascontiguousarray(self.q[batch, index, rows]))  # [head, rows, d_head]
+        k = torch.from_numpy(np.ascontiguousarray(self.k[batch, index // group]))  # [head, key_pos, d_head]
+        scores = (q @ k.transpose(-2, -1)) / self.divisor  # [head, rows, key_pos]
+        mask = self.mask(batch, rows)
+        if mask is not None:
+            scores = scores.masked_fill(mask, float("-inf"))
+        return scores, masked_softmax(scores, mask, self.softmax_dim)
+
+    def row_blocks(self, n_heads: int | None = None, max_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
+        """Query-row blocks whose scores and pattern for ``n_heads`` heads stay within ``max_bytes``
+        (all rows at once under a softmax over queries)."""
+        if self.softmax_dim != -1:
+            yield slice(0, self.n_queries)
+            return
+        per_row = 4 * 3 * (n_heads or self.n_heads) * max(1, self.n_keys)  # scores, pattern, mask slack
+        step = max(1, max_bytes // per_row)
+        for start in range(0, self.n_queries, step):
+            yield slice(start, min(start + step, self.n_queries))
+
+
+_recording: contextvars.ContextVar[dict[str, AttentionInputs] | None] = contextvars.ContextVar(
+    "attention_recording", default=None)
+
+
+def recording() -> bool:
+    """Whether a :func:`record_attention` block is collecting attention inputs."""
+    return _recording.get() is not None
+
+
+@contextlib.contextmanager
+def record_attention() -> Iterator[dict[str, AttentionInputs]]:
+    """Collect, per attention module path (``decoder.blocks.3.self_attn``), what its softmax saw in
+    every forward pass run inside the block (a later pass of the same module replaces the earlier)."""
+    store: dict[str, AttentionInputs] = {}
+    token = _recording.set(store)
+    try:
+        yield store
+    finally:
+        _recording.reset(token)
+
+
+def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
+    return None if t is None else t.detach().to(dtype).contiguous().cpu().numpy()
+
+
+def record(path: str, qt: torch.Tensor, kt: torch.Tensor, scaled: bool, causal: str, offset: int,
+           softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None) -> None:
+    """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
+    d_head] as the scores use them."""
+    store = _recording.get()
+    if store is None:
+        return
+    store[path] = AttentionInputs(
+        _numpy(qt), _numpy(kt), math.sqrt(qt.shape[-1]) if scaled else 1.0, causal, offset, softmax_dim,
+        _numpy(key_padding, torch.bool), _numpy(query_padding, torch.bool) if softmax_dim == -2 else None)
