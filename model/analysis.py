@@ -1,13 +1,11 @@
 """One request, end to end: text -> tokens -> decoded output -> one hooked, traced pass -> numpy.
 
-The app, `python -m model inspect` and exports all use `analyze`, so they show the same numbers.
+The app, `python -m model inspect` and exports (:mod:`model.archive`) all use `analyze`, so they show
+the same numbers.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,7 +25,7 @@ from .decoding import (
     sample_decode,
 )
 from .interventions import Edit, intervene
-from .messages import Message, render
+from .messages import Message
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.recorded import AttentionInputs, record_attention
 from .network.trace import parameter_counts, trace_shapes
@@ -128,7 +126,8 @@ class Analysis:
             raise KeyError(f"the analysis recorded no attention inputs for {missing[0]}")
         return [self.attention_inputs[p] for p in paths]
 
-    def head_attention(self, kind: str | AttentionKind, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    def head_attention(self, kind: str | AttentionKind, layer: int,
+                       head: int) -> tuple[np.ndarray, np.ndarray]:
         """(scores, pattern) [query_pos, key_pos] of one head, computed for it alone."""
         scores = self.attention(kind, "scores")
         if isinstance(scores, AttentionStack):
@@ -165,7 +164,8 @@ class Analysis:
         scores = self.attention(k, "scores")
         queries, keys = self.tokens_for(k)
         special = {"source": self.source_special, "target": self.target_special}
-        return KindAttention(k, self.attention(k, "pattern"), scores, self.attention(k, "mask"), queries, keys,
+        mask = self.attention(k, "mask")
+        return KindAttention(k, self.attention(k, "pattern"), scores, mask, queries, keys,
                              np.array(special[k.queries], dtype=bool), np.array(special[k.keys], dtype=bool))
 
 
@@ -377,45 +377,3 @@ def model_summary(bundle: Bundle) -> dict:
         "total_parameters": sum(p.numel() for p in bundle.model.parameters()),
         "metrics": bundle.metrics,
     }
-
-
-def inspect_meta(bundle: Bundle, result: Analysis, input_text: str) -> dict:
-    """What meta.json holds next to activations.npz: tokens, output, config, trace, parameters."""
-    summary = model_summary(bundle)
-    return {
-        "model": bundle.name,
-        "input_text": input_text,
-        "model_input_text": result.prepared.text,
-        "direction": result.prepared.direction,
-        "source_tokens": result.source_tokens,
-        "target_tokens": result.target_tokens,
-        "output_text": result.output_text,
-        "teacher_forced": result.teacher_forced,
-        "strategy": result.strategy,
-        "notes": [render(n) for n in result.notes],
-        "note_codes": [n.code for n in result.notes],
-        "steps": [s.__dict__ for s in result.steps],
-        "config": summary["config"],
-        "parameters": summary["parameters"],
-        "total_parameters": summary["total_parameters"],
-        "shape_trace": result.trace,
-        "shape_symbols": result.trace_sizes,
-    }
-
-
-def activations_npz(result: Analysis) -> bytes:
-    """Every hooked tensor of the run as an .npz archive (one float32 array per hook name)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **{k: v.astype(np.float32) for k, v in result.activations.items()})
-    return buffer.getvalue()
-
-
-def export_zip(bundle: Bundle, result: Analysis, input_text: str) -> bytes:
-    """activations.npz + meta.json in one zip: the app's download, same files as `inspect --out`."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("activations.npz", activations_npz(result))
-        archive.writestr(
-            "meta.json", json.dumps(inspect_meta(bundle, result, input_text), ensure_ascii=False, indent=1)
-        )
-    return buffer.getvalue()

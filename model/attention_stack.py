@@ -60,7 +60,8 @@ class AttentionStack:
         """What :func:`np.asarray` of the whole stack would take."""
         return int(np.prod(self.shape)) * self.dtype.itemsize
 
-    def layer(self, i: int, heads: int | slice | Sequence[int] = slice(None), rows: slice = slice(None)) -> np.ndarray:
+    def layer(self, i: int, heads: int | slice | Sequence[int] = slice(None),
+              rows: slice = slice(None)) -> np.ndarray:
         """[head, query rows, key_pos] of layer ``i`` (the chosen heads and block of rows)."""
         rec = self.layers[i]
         if self.what == "mask":

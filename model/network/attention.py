@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from . import recorded
 from .config import ModelConfig
 from .hooks import HookPoint
-from . import recorded
 from .positional import apply_rope, rope_angles
 from .trace import record, tracing
 
@@ -182,8 +182,8 @@ class MultiHeadAttention(nn.Module):
 
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
-            recorded.record(self.path, qt, kt, self._scales(), self._causal_mode(), offset, self._softmax_dim(),
-                            key_padding, q_pad)
+            recorded.record(self.path, qt, kt, self._scales(), self._causal_mode(), offset,
+                            self._softmax_dim(), key_padding, q_pad)
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]

@@ -63,7 +63,8 @@ class AttentionInputs:
         """Whether any cell of this layer is masked for sentence ``batch``."""
         if self.key_padding is not None and bool(self.key_padding[batch].any()):
             return True
-        if self.softmax_dim == -2 and self.query_padding is not None and bool(self.query_padding[batch].any()):
+        rows_padded = self.query_padding is not None and bool(self.query_padding[batch].any())
+        if self.softmax_dim == -2 and rows_padded:
             return True
         if self.causal == "causal":  # query i sees keys up to offset + i: the last key hides from the first
             return self.n_keys > 1 + self.offset
@@ -76,8 +77,10 @@ class AttentionInputs:
         from .attention import build_mask
 
         start, stop, _ = rows.indices(self.n_queries)
-        pad = None if self.key_padding is None else torch.from_numpy(self.key_padding[batch : batch + 1].copy())
-        mask = build_mask(pad, max(0, stop - start), self.n_keys, bool(self.causal), offset=self.offset + start,
+        padding = self.key_padding
+        pad = None if padding is None else torch.from_numpy(padding[batch : batch + 1].copy())
+        mask = build_mask(pad, max(0, stop - start), self.n_keys, bool(self.causal),
+                          offset=self.offset + start,
                           reversed_causal=self.causal == "reversed causal")
         if self.softmax_dim == -2 and self.query_padding is not None:
             q_rows = torch.from_numpy(self.query_padding[batch : batch + 1, start:stop, None].copy())[None]

@@ -203,7 +203,8 @@ class Transformer(HookedModule):
         record("unembed", "project to vocabulary", y, logits, sym_y, sym_logits, self.hook_logits)
         return logits
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None, logits_from: int = 0) -> torch.Tensor:
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None,
+                logits_from: int = 0) -> torch.Tensor:
         """logits [batch, tgt_pos, vocab]; for an encoder-only model (no tgt) the encoder output
         [batch, src_pos, d_model]; for a decoder-only model forward(ids [batch, pos]) gives logits
         [batch, pos, vocab]. ``logits_from``: only the logits of positions from there on (the rows

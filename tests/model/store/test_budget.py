@@ -71,7 +71,8 @@ def test_what_an_analysis_keeps_grows_with_width_times_length_not_heads_times_th
     # the squares computed at once: one head's (a page), or a layer while its steps are explicit
     assert budget.page_bytes(cfg, 4096) == 3 * 4 * 4096 * 4096  # one head, past a block of rows
     assert budget.page_bytes(cfg, 1024) == 32 * budget.MiB  # a block of rows of every head
-    assert budget.pass_bytes(cfg, 4096) - budget.pass_bytes(cfg, 2048) < 4 * 16 * 4096 * 4096  # fused: no heads x L²
+    grown = budget.pass_bytes(cfg, 4096) - budget.pass_bytes(cfg, 2048)
+    assert grown < 4 * 16 * 4096 * 4096  # fused: no heads x L²
     assert budget.attention_layers(cfg) == 2 + 2 * 2  # encoder self, decoder self + cross
     assert budget.attention_layers(dataclasses.replace(cfg, n_enc_layers=0, decoder_only=True)) == 2
 
