@@ -6,6 +6,7 @@ shows each as a visible box, and stops a page with a message when the input cann
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -19,6 +20,7 @@ from app_support.url_state import stop_page
 from model.analysis import Analysis
 from model.data.tasks import InputError
 from model.messages import Message
+from model.network import progress
 
 if TYPE_CHECKING:
     from app_support.view import View
@@ -74,18 +76,36 @@ def show_io(view: View, result: Analysis) -> None:
         st.markdown(f"{len(result.source_tokens)} → {len(result.target_tokens)}{escape_md(direction)}")
 
 
+#: A first analysis that took this long says how long (a long input on a small server: seconds).
+SAY_TIME_FROM_S = 1.0
+
+
 def current_analysis(view: View, *, show: bool = True) -> Analysis:
     """The cached analysis of the sidebar's sentence; on unusable input, explain and stop the page."""
     if not view.text.strip():
         st.info(t("analysis.empty"), icon=":material/edit:")
         stop_page()
+    bar = st.empty()
+    told: list[float] = []
+
+    def tell(fraction: float, stage: str) -> None:  # only while the analysis is computed, not on a hit
+        told.append(fraction)
+        bar.progress(fraction, text=t(f"analysis.progress.{stage}"))
+
+    started = time.perf_counter()
     try:
-        with st.spinner(t("analysis.running")):
+        with st.spinner(t("analysis.running")), progress.reporting(tell):
             result = G.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy,
                               max_new=view.max_new)
     except InputError as e:
+        bar.empty()
         show_input_error(e)
         stop_page()
+    bar.empty()
+    seconds = time.perf_counter() - started
+    if told and seconds >= SAY_TIME_FROM_S:
+        n = len(result.source_tokens) + len(result.target_tokens)
+        st.caption(t("analysis.took", seconds=f"{seconds:.1f}", tokens=f"{n:,}"))
     if show:
         show_io(view, result)
         show_notes(result)

@@ -26,6 +26,7 @@ from .decoding import (
 )
 from .interventions import Edit, intervene
 from .messages import Message
+from .network import progress
 from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
 from .network.recorded import AttentionInputs, record_attention
 from .network.trace import parameter_counts, trace_shapes
@@ -238,7 +239,8 @@ def analyze(
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
         else:
-            generated, search = _decode_output(bundle, prepared, strategy, max_new)
+            with progress.stage(0.0, 0.5, "decode"):
+                generated, search = _decode_output(bundle, prepared, strategy, max_new)
         # The decoder reads prefix + output; the last row predicts what follows (eos when stopped).
         decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, target is None,
                                                      max_new, notes)
@@ -249,7 +251,7 @@ def analyze(
         # 2,048 rows over SmolLM2's 49,152 words would be 403 MB, and the steps read none of them.
         # A short one keeps every row, so its shape trace ends in [B, L_tgt, V] as the model computes.
         first_row = len(prepared.prefix) - 1 if len(prepared.prefix) > FULL_LOGITS_UP_TO else 0
-        with trace_shapes() as trace, record_attention() as recorded:
+        with trace_shapes() as trace, record_attention() as recorded, progress.stage(0.5, 1.0, "read"):
             logits, cache = model.run_with_cache(*inputs, names_filter=keep, logits_from=first_row)
     return Analysis(
         model=bundle.name,

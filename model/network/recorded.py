@@ -6,8 +6,8 @@ hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attenti
 instead what grows with the model's width x L: its queries and keys as the scores multiplied them
 (after RoPE), whether it divided by sqrt(d_head), and a description of its mask. :class:`AttentionInputs`
 rebuilds one head's (or one block of query rows') scores and pattern from them with the same functions
-the forward pass used (:func:`~model.network.attention.build_mask`,
-:func:`~model.network.attention.masked_softmax`).
+the forward pass used (:func:`~model.network.masking.build_mask`,
+:func:`~model.network.masking.masked_softmax`).
 
 Dimensions: batch, head (query heads), kv_head (key heads, fewer under grouped-query attention),
 query_pos, key_pos, d_head.
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from .masking import build_mask, masked_softmax
 
 #: Bytes of float32 squares one call of :meth:`AttentionInputs.blocks` computes at most: the pages
 #: stream a layer in blocks of query rows, so no step holds one layer's L² for every head at once.
@@ -74,8 +76,6 @@ class AttentionInputs:
 
     def mask(self, batch: int = 0, rows: slice = slice(None)) -> torch.Tensor | None:
         """[query rows, key_pos] bool, True where a query may not look (None: nowhere)."""
-        from .attention import build_mask
-
         start, stop, _ = rows.indices(self.n_queries)
         padding = self.key_padding
         pad = None if padding is None else torch.from_numpy(padding[batch : batch + 1].copy())
@@ -92,8 +92,6 @@ class AttentionInputs:
         """(scores, pattern) [head, query rows, key_pos] float32 of the chosen heads: scores scaled and
         -inf where masked, the pattern their softmax, as the forward pass computed them. ``rows``
         (a block of query rows) only under a softmax over keys, where rows are independent."""
-        from .attention import masked_softmax
-
         if rows != slice(None) and self.softmax_dim != -1:
             raise ValueError("a softmax over queries mixes every row: compute all rows at once")
         index = np.arange(self.n_heads)[heads]

@@ -7,6 +7,7 @@ import math
 import torch
 from torch import nn
 
+from . import progress
 from .config import ModelConfig
 from .hooks import HookedModule, HookPoint
 from .kinds import layer_counts
@@ -98,8 +99,9 @@ class Encoder(nn.Module):
 
     def forward(self, src: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
         x = self.embed(src)
-        for block in self.blocks:
+        for i, block in enumerate(self.blocks):
             x = block(x, src_pad)
+            progress.step(i + 1, len(self.blocks))
         return self.hook_out(self.final_norm(x))
 
 
@@ -136,6 +138,7 @@ class Decoder(nn.Module):
         y = self.embed(tgt, offset)
         for i, block in enumerate(self.blocks):
             y = block(y, memory, tgt_pad, src_pad, None if caches is None else caches[i])
+            progress.step(i + 1, len(self.blocks))
         return self.hook_out(self.final_norm(y))
 
 

@@ -1,0 +1,28 @@
+"""The progress an analysis reports: only when asked, never backwards, from the first block to done."""
+
+from __future__ import annotations
+
+from model.analysis import analyze, attention_only
+from model.network import progress
+from model.store.registry import load_model
+
+
+def test_an_analysis_reports_each_stage_forward_to_the_end():
+    told = []
+    with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
+        analyze(load_model("induction"), "a b c d a b", keep=attention_only, max_new=4)
+    fractions = [f for f, _ in told]
+    assert fractions == sorted(fractions) and len(set(fractions)) == len(fractions)
+    assert fractions[-1] == 1.0 and 0.0 < fractions[0] <= 0.5
+    stages = [s for _, s in told]
+    assert stages.index("read") > stages.index("decode") and set(stages) == {"decode", "read"}
+    assert all(f <= 0.5 for f, s in told if s == "decode") and any(0.5 < f < 1.0 for f, s in told)
+
+
+def test_nothing_is_reported_outside_a_reporting_block():
+    told = []
+    with progress.reporting(told.append):
+        pass
+    analyze(load_model("induction"), "a b c", keep=attention_only, max_new=1)  # no reporter: no call
+    progress.step(1, 2)
+    assert told == []
