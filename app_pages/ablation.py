@@ -21,6 +21,15 @@ from model.public import ABLATION_MODES, all_heads, format_heads, group_heads, p
 from viz import attention_heatmap
 from viz.interventions import attention_change, head_matrix, step_bars, step_pair_bars
 
+
+def _change_by_layer(intact, ablated, kind: str) -> np.ndarray:
+    """[layer, head] attention change, one layer of both runs alive at a time (a long input's heads are
+    computed from the recorded queries and keys, never all at once)."""
+    before, after = intact.attention(kind), ablated.attention(kind)
+    layers = range(before.shape[0])
+    return np.concatenate([attention_change(before[i][None], after[i][None]) for i in layers])
+
+
 view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 cfg = G.config(view.model)
@@ -152,7 +161,9 @@ def later_section(intact_output: str) -> None:
     st.markdown(t("ablation.later.explain"))
     columns = st.columns(len(view.kinds))
     for kind, column in zip(view.kinds, columns, strict=True):
-        change = attention_change(intact.attention(kind), ablated.attention(kind))
+        # The intact run is fixed by the ablated one's input and output: the key needs only the kind.
+        change = G.derived(ablated, ("attention_change", kind),
+                           lambda kind=kind: _change_by_layer(intact, ablated, kind))  # [layer, head]
         with column:
             title = t("ablation.later.matrix_title", kind=t(f"kind.{kind}.label"))
             chart(head_matrix(change, title=title, value_name=t("ablation.later.change_name"),

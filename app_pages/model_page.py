@@ -19,7 +19,18 @@ from app_support.model_info import (
 )
 from app_support.ui import chart, escape_md, page_header
 from app_support.view import current_view
-from model.public import InputError
+from model.public import ARCHIVE_LIMIT_BYTES, FUSED_FROM_CELLS, InputError
+
+
+def _part_label(scope) -> str:
+    """One kind, layer or head of the archive, in the page's language."""
+    kind = t(f"kind.{scope.kind}.label")
+    if scope.layer is None:
+        return kind
+    if scope.head is None:
+        return t("model.trace.part_layer", kind=kind, layer=scope.layer)
+    return t("model.trace.part_head", kind=kind, layer=scope.layer, head=scope.head)
+
 
 view = current_view()
 summary = get_summary(view.model)
@@ -67,17 +78,29 @@ with tabs[0]:
         st.dataframe(shown, column_config=trace_columns, hide_index=True, width="stretch",
                      height=min(720, 38 * (len(shown) + 1) + 4))
         st.caption(t("model.trace.count", shown=len(shown), total=len(table)))
+        if any(step["op"].startswith("fused attention") for step in result.trace):
+            st.info(t("model.trace.fused", cells=f"{FUSED_FROM_CELLS:,}"))
         name, sentence, direction, strategy, max_new = (view.model, view.text, view.direction_arg,
                                                         view.strategy, view.max_new)
+        plan = lab.overview.archive_scopes(name, len(result.source_tokens), len(result.target_tokens))
+        part = plan[0][0]
+        if len(plan) > 1 or part.kind is not None:
+            # Labels fixed while the page runs (the widget may format its options again outside the run).
+            labels = {s: t("model.trace.part_option", part=_part_label(s), size=f"{b / 2**20:,.0f}")
+                      for s, b in plan}
+            part = st.selectbox(t("model.trace.part"), list(labels), key="export_zip_part",
+                                format_func=labels.__getitem__)
+            st.caption(t("model.trace.part_caption", limit=f"{ARCHIVE_LIMIT_BYTES / 2**20:,.0f}"))
 
         def export() -> bytes:
-            # Built on click: the cached analysis keeps only attention, the archive has every hook.
-            return lab.overview.archive(name, sentence, direction, strategy, max_new)
+            # Built on click: the cached analysis keeps no hook tensors, the archive has every hook of `part`.
+            return lab.overview.archive(name, sentence, direction, strategy, max_new, part)
 
         st.download_button(
             t("model.trace.download"),
             data=export,
-            file_name=f"attention-lens-{view.model}.zip",
+            file_name=f"attention-lens-{view.model}.zip" if part.kind is None
+            else f"attention-lens-{view.model}-{part.slug}.zip",
             mime="application/zip",
             icon=":material/download:",
             key="export_zip",

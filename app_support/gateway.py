@@ -6,7 +6,7 @@
 * :func:`cached` turns a function of loaded models (its first ``models`` arguments are
   :class:`~model.store.bundle.Bundle`s: an analysis, an experiment of ``model/lab/``) into a
   function of model names whose results live in :data:`RESULTS`, one least-recently-used store
-  shared by every session and bounded in bytes (one MiniLM analysis at 512 tokens is ~150 MB).
+  shared by every session and bounded in bytes (one SmolLM2 analysis at 2,048 tokens is 180 MiB).
   The key is the function, the model names, their weights' stamps and the other arguments as the
   function binds them (defaults filled in), so a value object such as ``Strategy`` keys it as is.
 * Every session gets the same result object: its arrays are made read-only (a page must never
@@ -49,9 +49,10 @@ __all__ = ["RESULTS", "cached", "config", "derived", "forget", "get_analysis", "
 
 configure()
 
-#: Bytes the shared store may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 320 MiB: two MiniLM
-#: analyses at 512 tokens (144 MiB each: patterns and scores of 72 heads), or hundreds of short
-#: ones), so the server stays under 1.5 GB over a long session (bench/bench_memory.py).
+#: Bytes the shared store may hold (ATTENTION_LENS_ANALYSIS_CACHE_MB, default 320 MiB). An analysis
+#: keeps each attention layer's queries and keys, not every head's L x L weights: MiniLM at 512 tokens
+#: holds 9 MiB (it held 144 MiB of patterns and scores before), SmolLM2 at 1,024 tokens 90 MiB, at
+#: 2,048 180 MiB; so the server stays flat over a long session (bench/bench_memory.py).
 RESULTS_CACHE_BYTES = int(float(os.environ.get("ATTENTION_LENS_ANALYSIS_CACHE_MB", "320") or 320) * 2**20)
 RESULTS = ByteLRU(RESULTS_CACHE_BYTES, max_entries=256)
 

@@ -90,7 +90,7 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
 
     def tell(fraction: float, stage: str) -> None:  # only while the analysis is computed, not on a hit
         told.append(fraction)
-        bar.progress(fraction, text=t(f"analysis.progress.{stage}"))
+        bar.progress(fraction, text=t(f"analysis.progress.{stage if stage == 'decode' else 'read'}"))
 
     started = time.perf_counter()
     try:

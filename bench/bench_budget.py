@@ -47,7 +47,8 @@ result = analyze(bundle, example, keep=attention_only)
 answer_s = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({
-    "limit": bundle.cfg.max_len, "config_max_len": bundle.info["budget"]["config_max_len"],
+    "limit": bundle.cfg.max_len,
+    "config_max_len": bundle.info.get("budget", {}).get("config_max_len", bundle.cfg.max_len),
     "tokens": len(result.source_tokens),
     "estimate_mib": analysis_bytes(bundle.cfg, bundle.cfg.max_len) / 2**20,
     "budget_mib": ANALYSIS_BUDGET_BYTES / 2**20, "load_s": loaded_s, "answer_s": answer_s,

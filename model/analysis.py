@@ -343,7 +343,8 @@ def _analyze_encoder_only(bundle: Bundle, prepared: Prepared, notes: list[Messag
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.cfg
     src = torch.tensor([prepared.source_ids])  # [1, src_pos]
-    with model.lock, intervene(model, *edits), trace_shapes() as trace, record_attention() as recorded:
+    with (model.lock, intervene(model, *edits), trace_shapes() as trace, record_attention() as recorded,
+          progress.stage(0.0, 1.0, "read")):
         hidden, cache = model.run_with_cache(src, names_filter=keep)  # [1, src_pos, d_model]
     normalize = bool(bundle.info.get("pooling", {}).get("normalize", True))
     keep = torch.ones(src.shape, dtype=torch.bool)  # [1, src_pos]: one sentence, no padding

@@ -6,6 +6,7 @@ constants. Nothing here runs a model: pages get results through ``app_support/ga
 
 from __future__ import annotations
 
+from .archive import LIMIT_BYTES as ARCHIVE_LIMIT_BYTES
 from .data.tasks import InputError
 from .decoding import GREEDY, BeamResult, SampleResult, Strategy
 from .lab.ablation import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
@@ -13,6 +14,7 @@ from .lab.atlas import LM_NEW_TOKENS, ROLE_STAT, ROLES, STATS
 from .lab.cost import LENGTHS as COST_LENGTHS
 from .lab.families import FAMILY_MODELS, sentence_words
 from .lab.patching import Site
+from .network.attention import FUSED_FROM_CELLS
 from .network.config import ModelConfig
 from .network.kinds import KINDS, AttentionKind, get_kind, hook_name
 from .store.names import UnknownModelError
@@ -24,6 +26,7 @@ __all__ = [
     "ABLATION_MODES", "COST_LENGTHS", "GREEDY", "KINDS", "PITFALLS", "PRESETS", "ROLES", "ROLE_STAT", "STATS",
     "LM_NEW_TOKENS",
     "FAMILY_MODELS", "sentence_words",
+    "ARCHIVE_LIMIT_BYTES", "FUSED_FROM_CELLS",
     "UPLOAD_LIMITS", "VARIANT_AXES", "AttentionKind", "BeamResult", "InputError", "ModelConfig",
     "SampleResult", "Site", "Strategy", "UnknownModelError", "UserModelError", "all_heads",
     "format_heads", "get_kind", "group_heads", "hook_name", "parse_heads",

@@ -106,34 +106,86 @@ def cmd_generate(args) -> int:
     return status
 
 
+def _megabytes(value: str) -> float:
+    """argparse type: a size in MiB above 0 (fractions allowed)."""
+    try:
+        mb = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not mb > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be above 0")
+    return mb
+
+
+def _inspect_scope(args):
+    """The --kind/--layer/--head scope of inspect, or a one-line problem."""
+    from ..archive import Scope
+
+    if args.head is not None and args.layer is None:
+        return "--head needs --layer"
+    if args.layer is not None and args.kind is None:
+        return "--layer needs --kind (encoder, decoder or cross)"
+    return Scope(args.kind, args.layer, args.head)
+
+
 def cmd_inspect(args) -> int:
-    from ..analysis import activations_npz, analyze, inspect_meta
+    from ..analysis import analyze
+    from ..archive import activations_npz, inspect_meta, per_position
 
     try:
         strategy = parse_strategy(args)
     except ValueError as e:
         return fail(str(e))
+    scope = _inspect_scope(args)
+    if isinstance(scope, str):
+        return fail(scope)
     bundle = load_bundle(args)
     direction = None if args.direction == "auto" else args.direction
     if args.form is not None:
         if direction is not None:
             return fail("--form is for language models, --direction for translation: give one of them")
         direction = None if args.form == "raw" else args.form
+    counts = {k: n for k, n in bundle.model.attention_layer_counts().items() if n > 0}
+    if scope.kind is not None and scope.kind not in counts:
+        return fail(f"{bundle.name} has no {scope.kind} attention: choose --kind from {', '.join(counts)}")
+    if scope.layer is not None and not 0 <= scope.layer < counts[scope.kind]:
+        return fail(f"--layer must be from 0 to {counts[scope.kind] - 1}")
+    if scope.head is not None and not 0 <= scope.head < bundle.cfg.n_heads:
+        return fail(f"--head must be from 0 to {bundle.cfg.n_heads - 1}")
     result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy,
-                     max_new=args.max_new_tokens)
+                     max_new=args.max_new_tokens, keep=lambda h: per_position(h) and scope.holds_hook(h))
+    problem = _scope_problem(result, scope, int(args.max_mb * 2**20))
+    if problem:
+        return fail(problem)
     for note in result.notes:
         print(f"warning: {render(note)}", file=sys.stderr)
     out = Path(args.out)
-    meta = inspect_meta(bundle, result, args.text)
-    files = {
-        "activations.npz": activations_npz(result),
-        "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"),
-    }
+    meta = inspect_meta(bundle, result, args.text, scope)
+    data = activations_npz(result, scope)
+    files = {"activations.npz": data,
+             "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")}
     problem = write_files(out, files)
     if problem:
         return fail(problem)
-    print(f"wrote {out / 'activations.npz'} ({len(result.activations)} arrays) and {out / 'meta.json'}")
+    print(f"wrote {out / 'activations.npz'} ({scope.slug}: {len(data):,} bytes) and {out / 'meta.json'}")
     return 0
+
+
+def _scope_problem(result, scope, limit: int) -> str | None:
+    """Why the archive of ``scope`` is not written (past ``limit`` bytes: a part that fits), or None."""
+    from ..archive import ALL, kinds_of, scope_bytes, scopes
+
+    size = scope_bytes(result, scope)
+    if size <= limit or scope.head is not None:  # one head is written whatever its size
+        return None
+    first = scopes(lambda s: scope_bytes(result, s), kinds_of(result), limit)[0]
+    parts = (("kind", first.kind), ("layer", first.layer), ("head", first.head))
+    flags = " ".join(f"--{name} {value}" for name, value in parts if value is not None)
+    what = "every hook" if scope == ALL else scope.slug
+    mib = 2**20
+    return (f"the archive of {what} would hold {size / mib:,.2f} MiB of tensors, past the limit of "
+            f"{limit / mib:,.2f} MiB (--max-mb): write a part, e.g. {flags} "
+            f"({scope_bytes(result, first) / mib:,.2f} MiB)")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -162,6 +214,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--target", default=None, help="teacher-force this output instead of decoding")
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
     s.add_argument("--out", required=True)
+    s.add_argument("--kind", default=None, choices=["encoder", "decoder", "cross"],
+                   help="write this attention kind's stack only (with --layer: one block)")
+    s.add_argument("--layer", type=int, default=None, help="write one block of --kind")
+    s.add_argument("--head", type=int, default=None, help="with --layer: the squares of one head only")
+    s.add_argument("--max-mb", type=_megabytes, default=256, metavar="MB",
+                   help="largest archive written (MiB of tensors; default 256): past it, choose a part")
     _add_lm_args(s, form_default=None)
     add_strategy_args(s)
     s.set_defaults(fn=cmd_inspect)

@@ -145,7 +145,10 @@ def _trace_line(trace: list[dict], family: str, embedding: tuple[int, ...] | Non
 
 
 def _mean(analysis, kind: str) -> np.ndarray:
-    return analysis.attention(kind).astype(np.float64).mean(axis=(0, 1)).astype(np.float32)
+    """[query, key] mean over every layer and head, one layer computed at a time."""
+    stack = analysis.attention(kind)  # [layer, head, query, key]
+    total = sum(np.asarray(stack[i], dtype=np.float64).sum(axis=0) for i in range(stack.shape[0]))
+    return (total / (stack.shape[0] * stack.shape[1])).astype(np.float32)
 
 
 @entry

@@ -102,11 +102,15 @@ EN = {
     "export.scope.all": "all attention kinds",
     "export.scope.kind": "{kind}",
     "export.scope.layer": "{kind}, layer {layer}",
+    "export.scope.head": "{kind}, layer {layer}, head {head}",
     "export.csv": "Weights as CSV",
     "export.npz": "Patterns and scores as NPZ",
     "export.caption": "CSV: one row per weight ({rows} rows), columns kind, layer, head, query, key (positions), "
     "query_token, key_token, weight. The full table of this sentence has {total} rows; above {limit} choose "
-    "one kind or one layer. NPZ: every attention pattern and score array as recorded (float32), one per hook.",
+    "one kind, one layer or one head. NPZ: every attention pattern and score array (float32), one per hook, "
+    "computed layer by layer from the queries and keys the pass recorded.",
+    "export.npz_part": "Every pattern and score of this sentence would take {size} MiB, more than the {limit} MiB "
+    "one file may hold: the NPZ holds {part} ({bytes} MiB), the most around the weights chosen above that fits.",
 }
 
 ZH = {
@@ -191,9 +195,12 @@ ZH = {
     "export.scope.all": "所有注意力种类",
     "export.scope.kind": "{kind}",
     "export.scope.layer": "{kind}，第 {layer} 层",
+    "export.scope.head": "{kind}，第 {layer} 层，第 {head} 个头",
     "export.csv": "权重存为 `CSV`",
     "export.npz": "模式和分数存为 npz",
     "export.caption": "`CSV`：每个权重一行（{rows} 行），列为 `kind, layer, head, query, key`（注意力种类、层、头，查询和键的位置）、"
-    "`query_token, key_token, weight`。这个句子的完整表格有 {total} 行；超过 {limit} 行时请选择一种注意力或一层。"
-    "npz：按记录保存的每个注意力模式和分数数组（`float32`），每个记录点一个。",
+    "`query_token, key_token, weight`。这个句子的完整表格有 {total} 行；超过 {limit} 行时请选择一种注意力、一层或一个头。"
+    "npz：每个注意力模式和分数数组（`float32`），每个记录点一个，由前向计算记录的查询和键逐层算出。",
+    "export.npz_part": "这个句子的全部模式和分数需要 {size} MiB，超过一个文件最多容纳的 {limit} MiB："
+    "npz 只包含{part}（{bytes} MiB）：在上面所选权重的范围内能放下的最大部分。",
 }

@@ -22,7 +22,8 @@ EN = {
     # shape trace
     "model.trace.intro": "Every step of one forward pass on the sidebar's sentence, in order, with the **real "
     "shapes** of its tensors and the **symbolic shapes** the code expects. A hook name marks a tensor "
-    "the model records (the attention pages read the `hook_pattern` and `hook_scores` ones).",
+    "the model can record (the attention pages compute each head's `hook_scores` and `hook_pattern` from the "
+    "recorded queries and keys).",
     "model.trace.empty": "The input is empty. Type a sentence in the sidebar to trace its shapes.",
     "model.trace.symbols": "Symbols in this pass: ",
     "model.trace.filter": "Filter steps (e.g. `cross_attn`, `blocks.1`, `softmax`)",
@@ -31,6 +32,20 @@ EN = {
     "model.trace.download_caption": "The same files as `python -m model inspect --out DIR`: one float32 array per "
     "hook name, and the tokens, output, config, shape trace and parameter counts.",
     "model.trace.symbols_meaning": "What the symbols mean",
+    "model.trace.fused": "This input is long enough (heads x query positions x key positions of at least "
+    "{cells} in a layer) that the pass runs each attention layer as one **fused attention** step "
+    "(`scaled_dot_product_attention`): Q K^T, the scaling, the mask and the softmax happen in one kernel that "
+    "never holds the L x L weights, so the trace shows that one step instead of four. The pass records the "
+    "queries and keys the softmax saw; when a page looks at a head, its scores and pattern are computed again "
+    "from them (the same numbers up to float32 rounding).",
+    "model.trace.part": "Which part to download",
+    "model.trace.part_option": "{part} (about {size} MiB)",
+    "model.trace.part_layer": "{kind}, layer {layer}",
+    "model.trace.part_head": "{kind}, layer {layer}, head {head}",
+    "model.trace.part_caption": "Every hook of this sentence would take more than the {limit} MiB one archive may "
+    "hold (the attention weights grow with the square of its length): the archive holds one kind, one layer "
+    "(its block's tensors and its weights) or one head's weights. `python -m model inspect` takes the same "
+    "choice as `--kind`, `--layer`, `--head`.",
     "model.col.symbol": "symbol",
     "model.col.setting": "setting",
     "model.col.value": "value",
@@ -123,8 +138,8 @@ ZH = {
     "model.tab.config": "配置与评测指标",
     "model.tab.training": "训练曲线",
     "model.trace.intro": "对侧边栏里的句子做一次前向传播，按顺序列出每一步：张量的**实际形状**，以及代码所预期的"
-    "**符号形状**。带钩子名（hook）的张量会被模型记录下来（各个注意力页面读取的就是 `hook_pattern` 和 "
-    "`hook_scores` 这两类）。",
+    "**符号形状**。带钩子名（hook）的张量可以被模型记录下来（各个注意力页面由记录的查询和键算出每个头的 "
+    "`hook_scores` 和 `hook_pattern`）。",
     "model.trace.empty": "输入为空。请在侧边栏输入一个句子，再追踪它的形状。",
     "model.trace.symbols": "本次前向传播中的符号：",
     "model.trace.filter": "筛选步骤（例如 `cross_attn`、`blocks.1`、`softmax`）",
@@ -133,6 +148,17 @@ ZH = {
     "model.trace.download_caption": "与 `python -m model inspect --out DIR` 输出的文件相同：每个钩子名对应一个 "
     "`float32` 数组，另有 token、输出、配置、形状追踪和参数量。",
     "model.trace.symbols_meaning": "各符号的含义",
+    "model.trace.fused": "这个输入足够长（某一层的 头数 x 查询位置数 x 键位置数 至少为 {cells}），所以前向传播把每个"
+    "注意力层作为一个**融合注意力**步骤来计算（`scaled_dot_product_attention`）：Q K^T、缩放、掩码和 softmax "
+    "在同一个内核里完成，不保存 L x L 的权重，因此形状追踪里显示这一步，而不是四步。前向传播记录了 softmax "
+    "看到的查询和键；某个页面查看一个头时，它的分数和模式会由它们重新算出（数值相同，至多差 `float32` 的舍入误差）。",
+    "model.trace.part": "下载哪一部分",
+    "model.trace.part_option": "{part}（约 {size} MiB）",
+    "model.trace.part_layer": "{kind}，第 {layer} 层",
+    "model.trace.part_head": "{kind}，第 {layer} 层，第 {head} 个头",
+    "model.trace.part_caption": "这个句子的全部钩子张量会超过一个压缩包最多容纳的 {limit} MiB（注意力权重随长度的平方"
+    "增长）：压缩包只包含一种注意力、一层（这一块的张量及其权重）或一个头的权重。`python -m model inspect` "
+    "用 `--kind`、`--layer`、`--head` 做同样的选择。",
     "model.col.symbol": "符号",
     "model.col.setting": "配置项",
     "model.col.value": "取值",

@@ -16,7 +16,8 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import deck as DK
 from app_support.i18n import text as tr
-from model.analysis import analyze, inspect_meta
+from model.analysis import analyze
+from model.archive import inspect_meta
 from model.lab.pitfalls import order_run
 from model.network.kinds import hook_name
 from model.store.registry import load_model

@@ -72,6 +72,14 @@ def cli(cli_tmp) -> dict[str, Run]:
         "inspect": (["inspect", *rev, "--text", "attention", "--out", str(tmp / "inspect")], {}),
         "inspect_target": (["inspect", *rev, "--text", "attention", "--target", "hello",
                             "--out", str(tmp / "inspect_target")], {}),
+        "inspect_layer": (["inspect", *rev, "--text", "attention", "--kind", "cross", "--layer", "1",
+                           "--out", str(tmp / "inspect_layer")], {}),
+        "inspect_head": (["inspect", *rev, "--text", "attention", "--kind", "cross", "--layer", "1",
+                          "--head", "2", "--out", str(tmp / "inspect_head")], {}),
+        "inspect_over": (["inspect", *rev, "--text", "attention", "--max-mb", "0.05",
+                          "--out", str(tmp / "inspect_over")], {}),
+        "inspect_no_layer": (["inspect", *rev, "--text", "attention", "--head", "1",
+                              "--out", str(tmp / "x")], {}),
         "evaluate": (["evaluate", *rev, "-n", "50", "--threads", "1"], {}),
         "train_nope": (["train", "--preset", "nope", "--out", str(tmp / "train_nope")], {}),
         "truncated": (["translate", *rev, "attention"], {"models_dir": _corrupt_copy(tmp / "t", _truncate)}),
@@ -261,6 +269,40 @@ def test_inspect_with_target_teacher_forces(cli, cli_tmp):
     assert meta["source_tokens"] == list("attention") + ["<eos>"]
     assert arrays["decoder.blocks.0.cross_attn.hook_pattern"].shape[2:] == (6, 10)
     assert meta["shape_symbols"]["L_tgt"] == 6
+
+
+def test_inspect_of_one_layer_or_head_holds_that_part_of_the_whole(cli, cli_tmp):
+    whole, _ = _inspected(cli, cli_tmp, "inspect")
+    layer, meta = _inspected(cli, cli_tmp, "inspect_layer")
+    assert meta["scope"]["kind"] == "cross" and meta["scope"]["layer"] == 1 and meta["scope"]["head"] is None
+    squares = ("raw_scores", "scores", "pattern")
+    # the block's hooks; of the squares, cross-attention's only
+    assert set(layer) == {name for name in whole if name.startswith("decoder.blocks.1.")
+                          and ("cross_attn" in name or not name.endswith(squares))}
+    for name, value in layer.items():
+        np.testing.assert_array_equal(value, whole[name])
+    head, meta = _inspected(cli, cli_tmp, "inspect_head")
+    assert meta["scope"]["head"] == 2
+    squares = {n for n in head if ".head" in n}
+    assert squares == {f"decoder.blocks.1.cross_attn.hook_{w}.head2" for w in ("raw_scores", "scores",
+                                                                             "pattern")}
+    for name in squares:
+        np.testing.assert_array_equal(head[name], whole[name.removesuffix(".head2")][:, 2:3])
+
+
+def test_inspect_past_its_limit_writes_nothing_and_names_a_part_that_fits(cli, cli_tmp):
+    run = cli["inspect_over"]
+    assert run.returncode == 2 and not (cli_tmp / "inspect_over").exists()
+    assert "past the limit of 0.05 MiB (--max-mb)" in run.stderr, run.stderr
+    suggested = run.stderr.split("e.g. ", 1)[1].split(" (", 1)[0].split()
+    again = _run(["inspect", "--model", "reverse", "--text", "attention", "--max-mb", "0.05", *suggested,
+                  "--out", str(cli_tmp / "inspect_suggested")])
+    assert again.returncode == 0, again
+    arrays, _ = _inspected({"inspect_suggested": again}, cli_tmp, "inspect_suggested")
+    size = sum(a.nbytes for a in arrays.values())
+    assert size <= 0.05 * 2**20
+    no_layer = cli["inspect_no_layer"]
+    assert no_layer.returncode == 2 and "--head needs --layer" in no_layer.stderr
 
 
 # ---------------------------------------------------------------- evaluate, train

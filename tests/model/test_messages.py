@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.analysis import analyze, inspect_meta
+from model.analysis import analyze
+from model.archive import inspect_meta
 from model.data.tasks import EncodeTask, InputError, SyntheticTask, TranslationTask
 from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer

@@ -9,6 +9,7 @@ import io
 import json
 import struct
 import xml.etree.ElementTree as ET
+import zipfile
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import export as AX
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
-from model.analysis import activations_npz, analyze, attention_only
+from model.analysis import analyze, attention_only
+from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, inspect_meta
+from model.lab import overview
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz import export as E
@@ -189,33 +192,121 @@ def test_csv_round_trip_equals_the_cached_weights():
 
 def test_csv_of_one_layer_keeps_the_models_layer_number():
     cached = result()
-    data = AX.csv_bytes(cached, ("cross", 1))
+    data = AX.csv_bytes(cached, ("cross", 1, None))
     back = E.read_attention_csv(data)
     assert set(back) == {"cross"}
     np.testing.assert_array_equal(back["cross"][1], cached.attention("cross")[1])
     assert np.isnan(back["cross"][0]).all()  # only layer 1 was written
 
 
-def test_large_tables_are_offered_one_kind_or_one_layer_at_a_time():
+def test_large_tables_are_offered_one_kind_layer_or_head_at_a_time():
     patterns = AX.patterns_of(result())
     total = E.csv_row_count(patterns)
-    assert AX.scopes(patterns)[0] == (AX.ALL, None)
+    assert AX.row_count(patterns) == total
+    assert AX.scopes(patterns)[0] == (AX.ALL, None, None)
     per_kind = max(p.size for p in patterns.values())
     small = AX.scopes(patterns, limit=per_kind)
-    assert (AX.ALL, None) not in small and ("encoder", None) in small
+    assert (AX.ALL, None, None) not in small and ("encoder", None, None) in small
     tiny = AX.scopes(patterns, limit=per_kind - 1)
-    assert all(layer is not None for _, layer in tiny)
+    assert all(layer is not None and head is None for _, layer, head in tiny)
     assert len(tiny) == sum(p.shape[0] for p in patterns.values())
+    per_layer = max(p[0].size for p in patterns.values())
+    heads = AX.scopes(patterns, limit=per_layer - 1)
+    assert len(heads) == sum(p.shape[0] * p.shape[1] for p in patterns.values())
+    assert all(AX.row_count(patterns, s) == p.shape[2] * p.shape[3] for s in heads for p in [patterns[s[0]]])
     with pytest.raises(ValueError, match="one kind or one layer"):
         E.attention_csv(patterns, {k: result().tokens_for(k) for k in patterns}, limit=total - 1)
 
 
-def test_npz_round_trip_equals_the_cache():
-    cached = analyze(load_model("default"), "我吃了一个苹果", keep=attention_only)
-    with np.load(io.BytesIO(activations_npz(cached))) as archive:
-        assert set(archive.files) == set(cached.activations)
-        for name in archive.files:
-            np.testing.assert_array_equal(archive[name], cached.activations[name])
+def test_csv_of_one_head_is_that_heads_rows_of_its_layers_table(monkeypatch):
+    cached = analyze(load_model("reverse"), "attention", keep=attention_only)
+    monkeypatch.setattr(AX, "CSV_BLOCK_ROWS", 3)  # several blocks of query rows
+    head_lines = AX.csv_bytes(cached, ("decoder", 1, 2)).decode().splitlines()
+    layer_lines = AX.csv_bytes(cached, ("decoder", 1, None)).decode().splitlines()
+    assert head_lines[0] == layer_lines[0]
+    assert head_lines[1:] == [line for line in layer_lines[1:] if line.split(",")[2] == "2"]
+    back = E.read_attention_csv("\n".join(head_lines).encode())
+    np.testing.assert_array_equal(back["decoder"][1, 2], cached.attention("decoder")[1, 2])
+
+
+def _npz(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data)) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+def _assert_same_arrays(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+    assert set(got) == set(want)
+    for name, value in want.items():
+        assert got[name].dtype == np.float32
+        np.testing.assert_array_equal(got[name], value)
+
+
+def test_npz_round_trip_equals_the_patterns_and_scores_the_pass_computed():
+    bundle, text = load_model("default"), "我吃了一个苹果"
+    cached = analyze(bundle, text, keep=attention_only)
+    assert not cached.activations  # the page's analysis keeps no squares: the NPZ computes them
+    # What the cache held before it kept attention inputs instead: every layer's patterns and scores.
+    recorded = analyze(bundle, text, keep=lambda h: h.endswith((".hook_pattern", ".hook_scores")))
+    assert AX.npz_scope(cached, (AX.ALL, None, None)) == Scope()
+    _assert_same_arrays(_npz(AX.npz_bytes(cached)), recorded.activations)
+
+
+@pytest.mark.parametrize("name,text", [("reverse", "attention"), ("tiny-gpt", "hello world"),
+                                       ("minilm", "a short sentence")])
+def test_the_archive_of_a_short_input_is_every_hook_of_the_full_pass(name, text):
+    bundle = load_model(name)
+    full = analyze(bundle, text)  # keep=None: the pass itself records every hook, squares included
+    with zipfile.ZipFile(io.BytesIO(overview.archive(bundle, text, None))) as archive:
+        arrays = _npz(archive.read("activations.npz"))
+        meta = json.loads(archive.read("meta.json"))
+    _assert_same_arrays(arrays, full.activations)  # the squares computed while writing: bit-equal
+    assert meta == json.loads(json.dumps(inspect_meta(bundle, full, text)))
+    plan = overview.archive_scopes(bundle, len(full.source_tokens), len(full.target_tokens))
+    assert plan == [(Scope(), sum(v.nbytes for v in full.activations.values()))]
+
+
+def test_past_the_limit_a_file_holds_one_part_and_its_planned_bytes(monkeypatch):
+    """A limit between one layer's and everything's size: the plan offers layers; each file holds that
+    block's hooks and squares, as many bytes as planned, within the limit."""
+    bundle, text = load_model("reverse"), "attention is all you need"
+    full = analyze(bundle, text)
+    lengths = (len(full.source_tokens), len(full.target_tokens))
+    everything = sum(v.nbytes for v in full.activations.values())
+    limit = everything // 3
+    monkeypatch.setattr(overview, "LIMIT_BYTES", limit)
+    plan = overview.archive_scopes(bundle, *lengths)
+    assert plan and all(s.kind is not None for s, _ in plan)
+    assert any(s.layer is not None for s, _ in plan)  # some kind is offered one layer at a time
+    for scope, planned in plan:
+        assert planned <= limit or scope.head is not None
+        data = overview.archive(bundle, text, None, scope=scope)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            arrays = _npz(archive.read("activations.npz"))
+            meta = json.loads(archive.read("meta.json"))
+        assert sum(a.nbytes for a in arrays.values()) == planned
+        assert meta["scope"] == {"kind": scope.kind, "layer": scope.layer, "head": scope.head,
+                                 "limit_bytes": LIMIT_BYTES}
+        for name, value in arrays.items():  # each array is the full pass's (one head: its slice)
+            hook, _, head = name.partition(".head")
+            want = full.activations[hook]
+            np.testing.assert_array_equal(value, want[:, int(head) : int(head) + 1] if head else want)
+
+
+def test_the_page_npz_past_the_limit_holds_the_chosen_part(monkeypatch):
+    cached = analyze(load_model("reverse"), "attention", keep=attention_only)
+    monkeypatch.setattr(AX, "LIMIT_BYTES", 1)
+    assert AX.npz_scope(cached, (AX.ALL, None, None)) == Scope()  # everything was chosen
+    arrays = _npz(AX.npz_bytes(cached, ("cross", 1, 2)))
+    assert set(arrays) == {f"decoder.blocks.1.cross_attn.hook_{w}.head2" for w in PAGE_SQUARES}
+    np.testing.assert_array_equal(arrays["decoder.blocks.1.cross_attn.hook_pattern.head2"][0, 0],
+                                  cached.attention("cross")[1, 2])
+    whole = _npz(activations_npz(cached, Scope("cross", 1), PAGE_SQUARES, hooks=False))
+    assert whole["decoder.blocks.1.cross_attn.hook_scores"].shape[1] == cached.attention("cross").shape[1]
+    # a limit one layer fits in: a head's choice widens to its layer, the most that fits
+    layer = sum(a.nbytes for a in whole.values())
+    monkeypatch.setattr(AX, "LIMIT_BYTES", layer)
+    assert AX.npz_scope(cached, ("cross", 1, 2)) == Scope("cross", 1)
+    _assert_same_arrays(_npz(AX.npz_bytes(cached, ("cross", 1, 2))), whole)
 
 
 # --------------------------------------------------------------------------- the app's buttons
@@ -246,3 +337,36 @@ def test_a_keyed_chart_offers_offline_html_and_the_page_offers_the_tensors():
     assert any("attention_export_csv" in i for i in ids) and any("attention_export_npz" in i for i in ids)
     html_button = next(d for d in at.get("download_button") if "__html" in d.proto.id)
     assert html_button.proto.label == "HTML (offline)"
+
+
+LONG_PROMPT = "The quick brown fox jumps over the lazy dog. " * 102  # 1,020 tokens on SmolLM2
+
+
+@pytest.mark.slow
+def test_the_exports_of_a_long_input_stay_within_the_limit():
+    """SmolLM2 at 1,021 tokens: every pattern and score is 2.1 GiB, every hook ~4 GiB. The page offers
+    one head's CSV, the widest NPZ that fits and the archive one layer at a time; each file is measured."""
+    bundle = load_model("smollm2")
+    cached = analyze(bundle, LONG_PROMPT, keep=attention_only, max_new=1)
+    n = len(cached.target_tokens)
+    assert n > 1000
+    choices = AX.scopes(AX.patterns_of(cached))
+    assert choices[0] == ("decoder", 0, 0) and len(choices) == bundle.cfg.n_dec_layers * bundle.cfg.n_heads
+    csv = AX.csv_bytes(cached, choices[0])
+    assert csv.count(b"\n") == 1 + n * n
+    part = AX.npz_scope(cached, choices[0])
+    assert part == Scope("decoder", 0)  # one layer's patterns and scores (75 MB) fit, the whole does not
+    npz = AX.npz_bytes(cached, choices[0])
+    assert len(npz) <= LIMIT_BYTES + 4096 and len(_npz(npz)) == 2
+    plan = overview.archive_scopes(bundle, len(cached.source_tokens), n)
+    assert [s for s, _ in plan] == [Scope("decoder", i) for i in range(bundle.cfg.n_dec_layers)]
+    scope, planned = plan[-1]
+    assert planned <= LIMIT_BYTES
+    data = overview.archive(bundle, LONG_PROMPT, None, None, 1, scope)
+    assert len(data) <= LIMIT_BYTES
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert archive.getinfo("activations.npz").file_size <= LIMIT_BYTES
+        arrays = _npz(archive.read("activations.npz"))
+    assert sum(a.nbytes for a in arrays.values()) == planned
+    pattern = arrays[f"decoder.blocks.{scope.layer}.self_attn.hook_pattern"][0]
+    np.testing.assert_allclose(pattern[3], cached.attention("decoder")[scope.layer, 3], rtol=1e-5, atol=1e-6)

@@ -26,3 +26,10 @@ def test_nothing_is_reported_outside_a_reporting_block():
     analyze(load_model("induction"), "a b c", keep=attention_only, max_new=1)  # no reporter: no call
     progress.step(1, 2)
     assert told == []
+
+
+def test_an_encoder_only_analysis_reports_its_one_stage():
+    told = []
+    with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
+        analyze(load_model("minilm"), "a short sentence", keep=attention_only)
+    assert told[-1] == (1.0, "read") and {s for _, s in told} == {"read"}
