@@ -9,6 +9,7 @@ from app_support.gateway import get_analysis
 from app_support.i18n import current_lang, note, t
 from app_support.messages import note_clipped, show_notes
 from app_support.models import MAX_INPUT_CHARS, reads_letters
+from app_support.overview import rank_heads_streamed
 from app_support.patching import FROM_COMPARE
 from app_support.selection import selected_row
 from app_support.strategy import name as strategy_name
@@ -114,13 +115,13 @@ kind, layer, head = view.kind, view.layer, view.head
 # word pieces merged / [CLS], [SEP] hidden if the sidebar says so (the note is written once)
 shown_a = page_attention(res_a, kind, view.display)
 shown_b = page_attention(res_b, kind, view.display, note=False)
-pa, pb = shown_a.pattern, shown_b.pattern
+pa, pb = shown_a.pattern[layer, head], shown_b.pattern[layer, head]  # this head only, in A and in B
 qa, ka = shown_a.query_tokens, shown_a.key_tokens
 qb, kb = shown_b.query_tokens, shown_b.key_tokens
 
 st.subheader(t("compare.subheader", kind=view.kind_label, layer=layer, head=head))
 fig = viz.compare_heatmaps(
-    pa[layer, head], qa, pb[layer, head], qb,
+    pa, qa, pb, qb,
     key_tokens_a=ka, key_tokens_b=kb,
     mask_a=shown_a.mask[layer, head], mask_b=shown_b.mask[layer, head],
     names=(t("compare.sentence_a"), t("compare.sentence_b")),
@@ -152,15 +153,15 @@ st.markdown("A: " + md_tokens(qa, highlight=qa.index(token))
 
 left, right = st.columns([3, 2])
 with left:
-    rd = viz.shared_token_row_diff(pa[layer, head], qa, pb[layer, head], qb, token,
+    rd = viz.shared_token_row_diff(pa, qa, pb, qb, token,
                                    key_tokens_a=ka, key_tokens_b=kb)
     chart(viz.row_diff_figure(rd, names=("A", "B"), lang=lang), key="cmp_rowdiff")
     st.caption(t("compare.row_diff_caption"))
 with right:
     st.markdown(t("compare.ranking_title"))
     try:
-        ranking = viz.rank_heads_by_change(pa, qa, pb, qb, token, key_tokens_a=ka, key_tokens_b=kb,
-                                           lang=lang)
+        # one layer at a time: only the token's row in A and in B of each head is computed
+        ranking = rank_heads_streamed(shown_a, shown_b, token)
     except ValueError as e:
         st.info(escape_md(str(e)))
     else:

@@ -1,10 +1,9 @@
 """Head statistics: numbers that summarise what each head does, and which heads are alike."""
 
-import numpy as np
 import streamlit as st
 
 import viz
-from app_support import gateway as G
+from app_support.head_summaries import head_summaries
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.selection import head_from_scatter_selection, selected_row
@@ -19,14 +18,9 @@ lang = current_lang()
 page_header(t("page.stats.title"), t("stats.intro"))
 result = current_analysis(view)
 
-patterns = result.attention(view.kind)
-scores = result.attention(view.kind, "scores")
-queries, keys = result.tokens_for(view.kind)
-key_special = result.kind_attention(view.kind).key_special
-# computed once per input and kind (G.derived), not on every rerun: seconds at 512 tokens
-df = G.derived(result, ("head_stats", view.kind, lang), lambda: viz.head_stats(
-    patterns, key_mask=~np.isfinite(scores), special_tokens=key_special,
-    sink_tokens=viz.sink_keys(keys, key_special), lang=lang)).copy()
+# one pass over the heads, a block of rows of one layer at a time, once per input and kind
+summary = head_summaries(result, view.kind)
+df = summary.stats.copy()
 labels = viz.column_labels("head_stats", lang)
 units = viz.column_help("head_stats", lang)
 
@@ -82,10 +76,8 @@ with right:
     chart(viz.head_stats_bar(df, bar_col, lang=lang), key="stats_bar_chart")
 
 st.subheader(t("stats.similar_title"))
-sim = G.derived(result, ("head_similarity", view.kind), lambda: viz.head_similarity(patterns)).copy()
-_, head_labels = viz.flatten_heads(patterns)
-chart(viz.head_similarity_heatmap(sim, head_labels, lang=lang), key="stats_similarity")
+chart(viz.head_similarity_heatmap(summary.similarity, summary.labels, lang=lang), key="stats_similarity")
 st.caption(t("stats.similar_caption"))
-n_query_rows = patterns.shape[-2]
-if n_query_rows > viz.MAX_DIVERGENCE_ROWS:
-    st.caption(t("stats.similar_sampled", n=n_query_rows, rows=len(viz.divergence_rows(n_query_rows))))
+rule = "stats.similar_sampled" if summary.rows_compared < summary.n_queries else "stats.similar_every_row"
+st.caption(t(rule, n=summary.n_queries, rows=summary.rows_compared, heads=len(summary.labels),
+             pairs=f"{summary.n_pairs:,}"))

@@ -5,6 +5,7 @@ import streamlit as st
 import viz
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
+from app_support.overview import focus_values
 from app_support.sidebar import clamp_choice
 from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
@@ -17,7 +18,6 @@ page_header(t("page.focus.title"), t("focus.intro"))
 result = current_analysis(view)
 
 shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
-patterns = shown.pattern
 queries, keys = shown.query_tokens, shown.key_tokens
 
 SIDES = {side: text(lang, f"focus.side.{side}") for side in ("from", "to")}
@@ -50,14 +50,16 @@ left, right = st.columns([1, 1])
 with left:
     # Plain text: viz escapes a caller's title (the token is user text).
     me = tokens[idx]
-    grid = viz.token_focus_grid(
-        patterns, idx, side, query_tokens=queries, key_tokens=keys,
+    # this token's row (from) or column (to) of every head, streamed a layer at a time, kept per token
+    values, partners = focus_values(result, view.kind, shown, side, idx)
+    grid = viz.focus.focus_grid_of_values(
+        values, partners, idx, side, query_tokens=queries, key_tokens=keys,
         title=t(f"focus.grid_title.{side}", token=me), lang=lang,
     )
     chart(grid, key="focus_grid")
     st.caption(t("focus.grid_caption"))
 with right:
-    pattern = patterns[view.layer, view.head]
+    pattern = shown.pattern[view.layer, view.head]  # this head only
     arcs = viz.attention_arcs(
         pattern,
         queries,

@@ -20,6 +20,7 @@ import streamlit as st
 from app_support.gateway import derived
 from app_support.i18n import t
 from model.analysis import Analysis
+from model.attention_stack import AttentionStack
 from model.data.tokenizers import WordPieceTokenizer, word_starts
 from model.network.kinds import get_kind
 from viz.wordpieces import Grouping, group_pieces, merge_mask, merge_pieces
@@ -71,9 +72,11 @@ def url_params(display: TokenDisplay) -> dict[str, str]:
 class ShownAttention:
     """One attention kind of one analysis, as drawn: every array over shown rows and columns."""
 
-    pattern: np.ndarray  # [layer, head, shown_query, shown_key]
-    scores: np.ndarray | None  # same shape, pre-softmax; None once pieces are merged (scores do not add up)
-    mask: np.ndarray  # same shape, bool, True where masked (a merged cell: where all its cells are)
+    # [layer, head, shown_query, shown_key]: an AttentionStack (the model's own tokens: index it, a layer
+    # or a head at a time) or an array (one head, merged pieces / hidden specials, kept hook arrays)
+    pattern: np.ndarray | AttentionStack
+    scores: np.ndarray | AttentionStack | None  # same shape, pre-softmax; None once pieces are merged
+    mask: np.ndarray | AttentionStack  # same shape, bool, True where masked (a merged cell: all its cells)
     queries: Grouping  # rows: original positions and text of each shown row
     keys: Grouping  # columns
     query_special: np.ndarray  # [shown_query] bool: the row is a special token
@@ -107,32 +110,52 @@ def _grouping(tokens: list[str], special: np.ndarray, display: TokenDisplay) -> 
     return group_pieces(tokens, merge=display.merge, hidden=hide.tolist(), starts=starts.tolist())
 
 
+def _masked(result: Analysis, kind: str) -> bool:
+    # Looked at once per analysis: an encoder on one sentence masks nothing, and at 512 tokens a look
+    # over 72 x 512 x 512 scores took 0.1 s of every rerun (a stack answers from its masks' description).
+    return derived(result, ("any_masked", get_kind(kind).name), lambda: result.masks_anything(kind))
+
+
+def _model_attention(result: Analysis, kind: str, heads: tuple[int, int] | None,
+                     any_masked: bool) -> tuple[object, object, object]:
+    """(pattern, scores, mask) [layer, head, query, key] of the model's own tokens: stacks as they are
+    (nothing computed until indexed), arrays of one head with ``heads``, or the kept hook arrays."""
+    if heads is not None:
+        scores, pattern = result.head_attention(kind, *heads)  # this head alone: [query, key]
+        pattern, scores = pattern[None, None], scores[None, None]
+        mask = np.isneginf(scores) if any_masked else np.broadcast_to(np.False_, scores.shape)
+        return pattern, scores, mask
+    pattern, scores = result.attention(kind), result.attention(kind, "scores")
+    if isinstance(pattern, AttentionStack):
+        return pattern, scores, result.attention(kind, "mask")
+    # nothing masked: a read-only all-False view that costs no memory
+    mask = np.isneginf(scores) if any_masked else np.broadcast_to(np.False_, scores.shape)
+    return pattern, scores, mask
+
+
+def _per_layer(x: object, fn) -> np.ndarray:
+    """``fn`` of each layer of ``x`` stacked: a stack's layers are computed one at a time."""
+    return np.stack([fn(np.asarray(x[i])) for i in range(x.shape[0])])
+
+
 def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKENIZED,
                     heads: tuple[int, int] | None = None) -> ShownAttention:
     """Pattern, scores, mask and labels of ``kind`` as drawn under ``display``.
 
-    With the default display this is the model's own pattern, unchanged. A sentence made only of
-    special tokens keeps them (there would be nothing left to show). ``heads=(layer, head)``
-    computes that one head only (arrays ``[1, 1, query, key]``): a page that draws one head does
-    not merge all of them.
+    With the default display this is the model's own pattern, unchanged: for an analysis that keeps
+    queries and keys, :class:`~model.attention_stack.AttentionStack` s that compute what a page indexes
+    (never every head at once). A sentence made only of special tokens keeps them (there would be
+    nothing left to show). ``heads=(layer, head)`` computes that one head only (arrays
+    ``[1, 1, query, key]``): a page that draws one head does not compute or merge all of them. Merged
+    word pieces and hidden specials (MiniLM, at most 512 tokens) are computed layer by layer, as arrays.
     """
-    pattern = result.attention(kind)  # [layer, head, query, key]
-    scores = result.attention(kind, "scores")  # same shape, -inf where masked
-    # Whether anything is masked, looked at once per analysis: an encoder on one sentence masks
-    # nothing, and at 512 tokens the look over 72 x 512 x 512 scores took 0.1 s of every rerun.
-    any_masked = derived(result, ("any_masked", get_kind(kind).name),
-                         lambda: bool(np.isneginf(scores).any()))
-    if heads is not None:
-        layer, head = heads
-        pattern = pattern[layer : layer + 1, head : head + 1]
-        scores = scores[layer : layer + 1, head : head + 1]
+    any_masked = _masked(result, kind)
+    pattern, scores, mask = _model_attention(result, kind, heads, any_masked)
     queries, keys = result.tokens_for(kind)
     special = {"source": result.source_special, "target": result.target_special}
     k = get_kind(kind)
     q_special = np.array(special[k.queries], dtype=bool)
     k_special = np.array(special[k.keys], dtype=bool)
-    # [layer, head, query, key]; nothing masked: a read-only all-False view that costs no memory
-    mask = np.isneginf(scores) if any_masked else np.broadcast_to(np.False_, scores.shape)
     q_group = _grouping(queries, q_special, display)
     k_group = _grouping(keys, k_special, display)
     if q_group.is_identity and k_group.is_identity:
@@ -140,14 +163,14 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
                               any_masked)
     q_keep = [ps[0] for ps in q_group.positions]
     k_keep = [ps[0] for ps in k_group.positions]
-    shown = merge_pieces(pattern, q_group, k_group, renormalise=display.renormalise)
+    shown = _per_layer(pattern, lambda p: merge_pieces(p, q_group, k_group, renormalise=display.renormalise))
     if any_masked:
-        mask = merge_mask(mask, q_group, k_group)
+        mask = _per_layer(mask, lambda m: merge_mask(m, q_group, k_group))
     else:  # nothing masked (an encoder on one sentence): nothing to merge
         mask = np.zeros(shown.shape, dtype=bool)
     kept_scores = None
     if not display.merge:  # only rows and columns dropped: the kept scores are the model's own
-        kept_scores = _select(_select(scores, q_keep, -2), k_keep, -1)
+        kept_scores = _per_layer(scores, lambda s: _select(_select(s, q_keep, -2), k_keep, -1))
     return ShownAttention(shown, kept_scores, mask, q_group, k_group, q_special[q_keep], k_special[k_keep],
                           display, any_masked)
 

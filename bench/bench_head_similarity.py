@@ -1,10 +1,11 @@
 """Head similarity (pairwise Jensen-Shannon over 72 heads) at growing input lengths, before/after.
 
-"before" is the previous algorithm: for each head, the full JS divergence (three entropies, in
+"before" is the first algorithm: for each head, the full JS divergence (three entropies, in
 float64) against every other head, over every query row. "after" is ``viz.head_divergence``: row
-entropies once, the mixture entropy over the upper triangle only (float32, float64 sums), and at
-most ``viz.MAX_DIVERGENCE_ROWS`` evenly spaced query rows. Both run in this process, one after
-the other, on the same random patterns; the ratio is what to compare.
+entropies once, the mixture entropy over the upper triangle only, a sampled row at a time over the
+keys some head weights (float32, pairwise float32 sums), and at most ``viz.MAX_DIVERGENCE_ROWS``
+evenly spaced query rows. Both run in this process, one after the other, on the same random
+patterns; the ratio is what to compare. SmolLM2's shape is ``--heads 270 --lengths 1024``.
 
     python bench/bench_head_similarity.py [--lengths 64 128 256 512] [--heads 72]
 """

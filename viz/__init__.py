@@ -6,7 +6,17 @@ Array conventions: one layer's pattern is ``[head, query, key]``, all layers
 ``-inf`` where masked.
 """
 
-from viz.aggregate import attention_rollout, attention_rollout_figure, mean_over_heads, mean_over_heads_figure
+from viz.aggregate import (
+    attention_rollout,
+    attention_rollout_figure,
+    is_lazy,
+    layer_mean_figure,
+    mean_over_heads,
+    mean_over_heads_figure,
+    merged_rollout,
+    rollout_figure,
+    stream_layers,
+)
 from viz.architecture import (
     SPLIT_MERGE,
     architecture_figure,
@@ -75,12 +85,15 @@ from viz.shapes import format_shape, parameter_breakdown_chart, shape_trace_tabl
 from viz.stats import (
     HEAD_STATS_COLUMNS,
     MAX_DIVERGENCE_ROWS,
+    HeadStatsStream,
+    RowSample,
     cosine,
     cosine_similarity_matrix,
     divergence_rows,
     entropy,
     flatten_heads,
     head_divergence,
+    head_labels,
     head_similarity,
     head_stats,
     js_divergence,
@@ -163,6 +176,14 @@ __all__ = [
     "mask_matrix",
     "mean_over_heads",
     "mean_over_heads_figure",
+    "layer_mean_figure",
+    "merged_rollout",
+    "rollout_figure",
+    "stream_layers",
+    "is_lazy",
+    "HeadStatsStream",
+    "RowSample",
+    "head_labels",
     "parameter_breakdown_chart",
     "pe_cosine_similarity",
     "pe_dimension_curves",

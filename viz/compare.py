@@ -22,9 +22,13 @@ from viz.token_alignment import align_tokens, find_query, pick_shared_token, que
 from viz.tokens import escape_text, token_label, token_labels
 
 __all__ = [
+    "ChangePairs",
     "RowDiff",
     "align_tokens",
+    "change_pairs",
     "compare_heatmaps",
+    "head_change",
+    "head_change_table",
     "pick_shared_token",
     "rank_heads_by_change",
     "row_diff_figure",
@@ -317,6 +321,26 @@ def rank_heads_by_change(
         raise ValueError(f"patterns_a has {a.shape[:2]} (layer, head) but patterns_b has {b.shape[:2]}")
     qa, ka = query_key_tokens(a, tokens_a, key_tokens_a, "patterns_a", "A")
     qb, kb = query_key_tokens(b, tokens_b, key_tokens_b, "patterns_b", "B")
+    pairs = change_pairs(qa, ka, qb, kb, token, occurrence)
+    score, n = head_change(a[:, :, pairs.query_a], b[:, :, pairs.query_b], pairs)
+    return head_change_table(score, n)
+
+
+@dataclass(frozen=True)
+class ChangePairs:
+    """Which rows and columns of A and of B :func:`rank_heads_by_change` compares (paired positions)."""
+
+    query_a: np.ndarray
+    query_b: np.ndarray
+    key_a: np.ndarray
+    key_b: np.ndarray
+
+
+def change_pairs(
+    qa: Sequence[str], ka: Sequence[str], qb: Sequence[str], kb: Sequence[str], token: str | None = None,
+    occurrence: int = 0,
+) -> ChangePairs:
+    """The query rows (``token``'s, or every shared query) and the shared key columns of A and B."""
     key_pairs = align_tokens(ka, kb)
     if not key_pairs:
         raise ValueError("the two sentences share no key tokens, so their attention cannot be compared")
@@ -326,19 +350,28 @@ def rank_heads_by_change(
         query_pairs = align_tokens(qa, qb)
         if not query_pairs:
             raise ValueError("the two sentences share no query tokens")
-    kia = np.array([i for i, _ in key_pairs])
-    kib = np.array([j for _, j in key_pairs])
-    qia = np.array([i for i, _ in query_pairs])
-    qib = np.array([j for _, j in query_pairs])
-    rows_a = np.nan_to_num(a[:, :, qia][..., kia].astype(np.float64), nan=0.0)  # [L, H, nq, nk]
-    rows_b = np.nan_to_num(b[:, :, qib][..., kib].astype(np.float64), nan=0.0)
+    return ChangePairs(*(np.array(ix, dtype=np.int64) for ix in (
+        [i for i, _ in query_pairs], [j for _, j in query_pairs],
+        [i for i, _ in key_pairs], [j for _, j in key_pairs])))
+
+
+def head_change(rows_a: np.ndarray, rows_b: np.ndarray, pairs: ChangePairs) -> tuple[np.ndarray, np.ndarray]:
+    """(mean Jensen-Shannon divergence, rows averaged) per head of the paired query rows
+    ``[..., head, query_pair, key]`` of A and B: one layer's heads, or all of them."""
+    rows_a = np.nan_to_num(rows_a[..., pairs.key_a].astype(np.float64), nan=0.0)  # [..., H, nq, nk]
+    rows_b = np.nan_to_num(rows_b[..., pairs.key_b].astype(np.float64), nan=0.0)
     usable = (rows_a.sum(-1) > 0) & (rows_b.sum(-1) > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         js = np.nan_to_num(js_divergence(rows_a, rows_b, axis=-1), nan=0.0)
     n = usable.sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(n > 0, np.where(usable, js, 0.0).sum(-1) / np.maximum(n, 1), np.nan)
-    n_layers, n_heads = a.shape[:2]
+    return score, n
+
+
+def head_change_table(score: np.ndarray, n: np.ndarray) -> pd.DataFrame:
+    """The ranking of :func:`rank_heads_by_change` from its [layer, head] scores and row counts."""
+    n_layers, n_heads = score.shape
     df = pd.DataFrame(
         {
             "layer": np.repeat(np.arange(n_layers), n_heads),

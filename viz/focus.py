@@ -24,6 +24,7 @@ __all__ = [
     "MAX_ARC_LINKS",
     "arc_links",
     "attention_arcs",
+    "focus_grid_of_values",
     "token_focus_grid",
     "token_focus_values",
 ]
@@ -185,17 +186,42 @@ def token_focus_grid(
     """
     p = as_array(patterns_4d, 4, "patterns")
     n_layers, n_heads, n_q, n_k = p.shape
-    q_tokens = check_tokens(
-        query_tokens, n_q, array_name="patterns", axis_name="query rows", token_name="query tokens"
-    )
-    k_tokens = check_tokens(
-        q_tokens if key_tokens is None else key_tokens,
-        n_k,
-        array_name="patterns",
-        axis_name="key columns",
-        token_name="key tokens",
-    )
+    check_tokens(query_tokens, n_q, array_name="patterns", axis_name="query rows", token_name="query tokens")
+    check_tokens(query_tokens if key_tokens is None else key_tokens, n_k, array_name="patterns",
+                 axis_name="key columns", token_name="key tokens")
     values, partners = token_focus_values(p, token_index, direction, other_index)
+    return focus_grid_of_values(values, partners, token_index, direction, query_tokens=query_tokens,
+                                key_tokens=key_tokens, other_index=other_index, click_targets=click_targets,
+                                title=title, lang=lang)
+
+
+def focus_grid_of_values(
+    values: np.ndarray,
+    partners: np.ndarray,
+    token_index: int,
+    direction: str = "from",
+    *,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    other_index: int | None = None,
+    click_targets: bool = True,
+    title: str = "",
+    lang: str = "en",
+) -> go.Figure:
+    """:func:`token_focus_grid` of the ``(values, partners)`` [layer, head] that
+    :func:`token_focus_values` gives: what a page draws from one row or column of every head,
+    streamed a layer at a time."""
+    values = as_array(values, 2, "values")
+    n_layers, n_heads = values.shape
+    partners = np.asarray(partners)
+    if partners.shape != values.shape:
+        raise ValueError(f"partners of shape {partners.shape} do not fit values of shape {values.shape}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'from' or 'to', got {direction!r}")
+    q_tokens = check_tokens(query_tokens, len(query_tokens), array_name="patterns", axis_name="query rows",
+                            token_name="query tokens")
+    k_tokens = q_tokens if key_tokens is None else list(key_tokens)
+    check_index(token_index, len(q_tokens) if direction == "from" else len(k_tokens), "token_index")
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     text = _focus_text(values, partners, token_index, direction, other_index, q_labels, k_labels, lang)
     fig = go.Figure(_focus_heatmap(values, text, _focus_hover(values, text, direction, lang), lang))

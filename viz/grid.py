@@ -41,9 +41,12 @@ __all__ = [
     "POOL_KEY",
     "GridLayout",
     "all_heads_grid",
+    "grid_block",
     "grid_cell_to_head",
     "grid_layout_from_figure",
     "layers_per_figure",
+    "pool_tiles",
+    "pooled_heads_grid",
     "tile_cells_for",
     "tile_heads",
 ]
@@ -89,17 +92,35 @@ def _check_grid_options(gutter: object, zmax: float, hover: str, pool: str) -> N
         raise ValueError(f"pool must be 'max' or 'mean', got {pool!r}")
 
 
-def _masked_and_pooled(
-    p: np.ndarray, mask: np.ndarray | None, block: int, pool: str
+def grid_block(n_q: int, n_k: int, width: int, n_heads: int, max_tile_cells: int | None = None) -> int:
+    """The block size :func:`all_heads_grid` pools ``n_q x n_k`` tiles in (1 = unpooled)."""
+    return block_size(n_q, n_k, tile_cells_for(width, n_heads) if max_tile_cells is None else max_tile_cells)
+
+
+def pool_tiles(
+    p: np.ndarray, mask: np.ndarray | None, block: int, pool: str = "max", *, overwrite: bool = False
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(values, mask)`` of the cells drawn: masked weights are NaN (they take no part in a
-    block), and with ``block > 1`` both are pooled in ``block x block`` blocks."""
-    m = None if mask is None else check_mask(mask, p.shape)
-    values = p if m is None else np.where(m, np.float32(np.nan), p)
+    """``(values, mask)`` of the cells drawn from ``[..., query, key]`` weights: masked weights are NaN
+    (they take no part in a block), and with ``block > 1`` both are pooled in ``block x block``
+    blocks. Rows pool independently in blocks of ``block`` rows, so a caller may pool a layer's rows
+    a block at a time (a multiple of ``block`` rows each) and concatenate: the same cells.
+    ``overwrite``: ``p`` is the caller's own (just computed): masked cells are set to NaN in it, not in a
+    copy. ``mask`` may have fewer leading axes or length-1 ones (one mask for every head)."""
+    if mask is not None:
+        check_mask(mask, p.shape)
+        mask = np.asarray(mask)
+    if mask is None:
+        values = p
+    elif overwrite:
+        values = p
+        np.copyto(values, np.float32(np.nan), where=mask)
+    else:
+        values = np.where(mask, np.float32(np.nan), p)
+    m = mask
     if block > 1:
         values = pool_blocks(values, block, pool)
         m = None if m is None else pool_mask(m, block)
-    return values, m
+    return values, None if m is None else np.broadcast_to(m, values.shape)
 
 
 def _grid_subtitle(layout: GridLayout, pool: str, mask_drawn: bool, lang: str) -> str:
@@ -320,18 +341,49 @@ def all_heads_grid(
     check_tokens(query_tokens, n_q, array_name="patterns", axis_name="query rows", token_name="query tokens")
     check_tokens(key_tokens, n_k, array_name="patterns", axis_name="key columns", token_name="key tokens")
     _check_grid_options(gutter, zmax, hover, pool)
-    if max_tile_cells is None:
-        max_tile_cells = tile_cells_for(width, n_heads)
-    block = block_size(n_q, n_k, max_tile_cells)
-    values, m = _masked_and_pooled(p, mask, block, pool)
-    cells_q, cells_k = values.shape[2:]
+    block = grid_block(n_q, n_k, width, n_heads, max_tile_cells)
+    values, m = pool_tiles(p, mask, block, pool)
+    return pooled_heads_grid(values, m, block, query_tokens, key_tokens, gutter=gutter, zmax=zmax,
+                             title=title, hover=hover, click_targets=click_targets, width=width, pool=pool,
+                             first_layer=first_layer, lang=lang)
+
+
+def pooled_heads_grid(
+    values: np.ndarray,
+    mask: np.ndarray | None,
+    block: int,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    gutter: int = 2,
+    zmax: float = 1.0,
+    title: str = "",
+    hover: str = "head",
+    click_targets: bool = True,
+    width: int = 1000,
+    pool: str = "max",
+    first_layer: int = 0,
+    lang: str = "en",
+) -> go.Figure:
+    """:func:`all_heads_grid` of tiles already pooled by :func:`pool_tiles` (``values`` [layer, head,
+    query_cell, key_cell], masked cells NaN; ``mask`` the pooled mask or None) in ``block x block``
+    blocks of the ``len(query_tokens) x len(key_tokens)`` patterns: what a page draws from tiles it
+    pooled while streaming a long input's heads one layer at a time."""
+    v = as_array(values, 4, "values")
+    n_layers, n_heads, cells_q, cells_k = v.shape
+    n_q, n_k = len(query_tokens), len(key_tokens)
+    if (cells_q, cells_k) != (math.ceil(n_q / block), math.ceil(n_k / block)):
+        raise ValueError(f"tiles of {cells_q} x {cells_k} cells are not {n_q} x {n_k} positions pooled by "
+                         f"{block}")
+    _check_grid_options(gutter, zmax, hover, pool)
+    m = None if mask is None else check_mask(mask, v.shape)
     layout = GridLayout(n_layers, n_heads, cells_q, cells_k, gutter, block, n_q, n_k, first_layer)
     mask_drawn = m is not None and bool(m.any())
 
     fig = go.Figure()
     if mask_drawn:
         fig.add_trace(_mask_trace(m, gutter))
-    fig.add_trace(_weight_trace(values, layout, zmax, hover, pool, lang))
+    fig.add_trace(_weight_trace(v, layout, zmax, hover, pool, lang))
     if click_targets:
         fig.add_trace(_tile_click_targets(layout, lang))
     if block > 1:

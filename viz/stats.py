@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from viz._validate import as_array, check_mask
+from viz.aggregate import Blocks, is_lazy, stack_shape, stream_layers
 from viz.labels import label
 
 LN2 = float(np.log(2.0))
@@ -112,6 +113,19 @@ def flatten_heads(patterns: np.ndarray, dtype: type = np.float32) -> tuple[np.nd
     ]
 
 
+def head_labels(n_layers: int, n_heads: int) -> list[str]:
+    """``["L0H0", "L0H1", ...]``: the names of ``n_layers x n_heads`` heads, layer-major."""
+    return [f"L{li}H{h}" for li in range(n_layers) for h in range(n_heads)]
+
+
+def _as_stack(patterns: object) -> object:
+    """A lazy stack as given; an array as float32 ``[layer, head, query, key]`` (3-D: one layer)."""
+    if is_lazy(patterns):
+        return patterns
+    p = as_array(patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]")
+    return p[None] if p.ndim == 3 else p
+
+
 def _valid_rows(p: np.ndarray, key_mask: np.ndarray | None, query_mask: np.ndarray | None) -> np.ndarray:
     """``[..., q]`` True where a row is a real attention distribution to average over."""
     total = p.sum(axis=-1)
@@ -141,31 +155,89 @@ def _bool_vector(values: np.ndarray | None, n: int, name: str) -> np.ndarray | N
     return arr
 
 
-def _normalised_entropy(ent: np.ndarray, km: np.ndarray | None, n_k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's entropy over log(number of attendable keys), 0 where one key is left; and that
-    number of keys ``[L, H, q]``."""
-    n_keys = (~km).sum(axis=-1) if km is not None else np.full(ent.shape, n_k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ent_norm = np.where(n_keys > 1, ent / np.log(np.maximum(n_keys, 2)), 0.0)
-    return ent_norm, n_keys
+def _mask_source(key_mask: object, shape: tuple[int, ...]) -> object:
+    """A key mask to slice ``[layer, :, rows]``: a lazy stack as given, an array broadcast (a view)."""
+    if key_mask is None or not is_lazy(key_mask):
+        return None if key_mask is None else check_mask(key_mask, shape, "key_mask")
+    if tuple(key_mask.shape) != tuple(shape):
+        raise ValueError(f"key_mask of shape {tuple(key_mask.shape)} does not fit the patterns {shape}")
+    return key_mask
 
 
-def _weight_at_offset(w: np.ndarray, back: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's weight on key k = q − ``back`` ``[L, H, q]`` (0 where that key does not exist) and
-    the query rows where it exists ``[q]``."""
-    n_q, n_k = w.shape[-2:]
-    qi = np.arange(n_q)
-    rows = (qi >= back) & (qi - back < n_k)
-    vals = np.zeros(w.shape[:-1], dtype=np.float64)
-    vals[..., rows] = w[..., qi[rows], qi[rows] - back]
-    return vals, rows
+#: Per-row values :class:`HeadStatsStream` keeps ``[layer, head, query]`` until the means are taken.
+_PER_ROW = ("entropy", "entropy_norm", "max_weight", "mean_distance", "first_token", "special_tokens",
+            "sinks", "diagonal", "previous_token")
 
 
-def _weight_on(w: np.ndarray, keys: np.ndarray | None, valid: np.ndarray) -> np.ndarray:
-    """Mean over valid rows of the total weight on ``keys`` (bool ``[key]``); NaN without keys."""
-    if keys is None:
-        return np.full(valid.shape[:-1], np.nan)
-    return _row_mean(w @ keys.astype(np.float64), valid)
+class HeadStatsStream:
+    """:func:`head_stats` fed a block of query rows at a time (:meth:`add`), read once every row was
+    added (:meth:`table`); it keeps a few numbers per head and row, never a block."""
+
+    def __init__(self, shape: tuple[int, int, int, int], *, key_mask: object = None,
+                 query_mask: np.ndarray | None = None, special_tokens: np.ndarray | None = None,
+                 sink_tokens: np.ndarray | None = None):
+        self.shape = n_layers, n_heads, n_q, n_k = tuple(shape)
+        self.key_mask = _mask_source(key_mask, self.shape)
+        self.query_mask = _bool_vector(query_mask, n_q, "query_mask")
+        self.special = _bool_vector(special_tokens, n_k, "special_tokens")
+        self.sinks = _bool_vector(sink_tokens, n_k, "sink_tokens")
+        self.values = {name: np.zeros((n_layers, n_heads, n_q)) for name in _PER_ROW}
+        self.valid = np.zeros((n_layers, n_heads, n_q), dtype=bool)
+        self.many_keys = np.zeros((n_layers, n_heads, n_q), dtype=bool)  # more than one attendable key
+        self.seen = np.zeros((n_layers, n_q), dtype=bool)
+
+    def add(self, layer: int, rows: slice, block: np.ndarray) -> None:
+        """Take the statistics of ``block`` = ``[head, rows, key]`` of ``layer`` (``rows``: a slice)."""
+        p = np.asarray(block, dtype=np.float32)
+        n_k = self.shape[3]
+        km = None if self.key_mask is None else np.asarray(self.key_mask[layer, :, rows], dtype=bool)
+        qm = None if self.query_mask is None else self.query_mask[rows]
+        q = np.arange(rows.start, rows.stop)  # absolute query positions of the block
+        out = {name: v[layer, :, rows] for name, v in self.values.items()}  # views: [head, rows]
+        total = p.sum(axis=-1)  # [head, rows]: NaN where a row holds NaN
+        n_keys = n_k - np.count_nonzero(km, axis=-1) if km is not None else np.full(total.shape, n_k)
+        valid = np.isfinite(total) & (total > 0) & (n_keys > 0)
+        self.valid[layer, :, rows] = valid if qm is None else valid & ~qm
+        w = p if np.isfinite(total).all() else np.nan_to_num(p, nan=0.0)  # [head, rows, key]
+        distance = np.abs(q[:, None] - np.arange(n_k)[None, :]).astype(np.float64)  # [rows, key]
+        logs = np.log(np.maximum(w, np.finfo(np.float32).tiny))  # 0 · log(tiny) = 0 where w = 0
+        out["entropy"][:] = ent = -np.multiply(logs, w, out=logs).sum(axis=-1, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["entropy_norm"][:] = np.where(n_keys > 1, ent / np.log(np.maximum(n_keys, 2)), 0.0)
+        self.many_keys[layer, :, rows] = n_keys > 1
+        out["max_weight"][:] = w.max(axis=-1)
+        out["mean_distance"][:] = np.einsum("hqk,qk->hq", w, distance, dtype=np.float64)
+        out["first_token"][:] = w[..., 0]
+        for name, keys in (("special_tokens", self.special), ("sinks", self.sinks)):
+            if keys is not None:
+                out[name][:] = w[..., np.flatnonzero(keys)].sum(axis=-1, dtype=np.float64)
+        for name, back in (("diagonal", 0), ("previous_token", 1)):  # key k = q, k = q - 1
+            there = (q >= back) & (q - back < n_k)
+            out[name][:, there] = w[:, np.flatnonzero(there), q[there] - back]
+        self.seen[layer, rows] = True
+
+    def table(self, lang: str = "en") -> pd.DataFrame:
+        """The statistics table (see :func:`head_stats`); ValueError if some rows were never added."""
+        if not self.seen.all():
+            raise ValueError(f"{int((~self.seen).sum())} query rows of some layers were never added")
+        n_layers, n_heads, n_q, n_k = self.shape
+        q = np.arange(n_q)
+        v, valid = self.values, self.valid
+        table = {
+            "layer": np.repeat(np.arange(n_layers), n_heads),
+            "head": np.tile(np.arange(n_heads), n_layers),
+            "entropy_norm": _row_mean(v["entropy_norm"], valid & self.many_keys),
+            "diagonal": _row_mean(v["diagonal"], valid & (q < n_k)),
+            "previous_token": _row_mean(v["previous_token"], valid & (q >= 1) & (q - 1 < n_k)),
+            "n_rows": valid.sum(axis=-1),
+        }
+        for name in ("entropy", "max_weight", "mean_distance", "first_token"):
+            table[name] = _row_mean(v[name], valid)
+        for name, keys in (("special_tokens", self.special), ("sinks", self.sinks)):
+            table[name] = np.full((n_layers, n_heads), np.nan) if keys is None else _row_mean(v[name], valid)
+        df = pd.DataFrame({k: np.asarray(table[k]).reshape(-1) for k in HEAD_STATS_COLUMNS})
+        df.attrs["units"] = {col: label(lang, f"help.head_stats.{col}") for col in HEAD_STATS_COLUMNS}
+        return df
 
 
 def head_stats(
@@ -176,57 +248,26 @@ def head_stats(
     special_tokens: np.ndarray | None = None,
     sink_tokens: np.ndarray | None = None,
     lang: str = "en",
+    blocks: Blocks | None = None,
 ) -> pd.DataFrame:
     """One row per head with summary statistics (see :data:`HEAD_STATS_COLUMNS`).
 
-    ``patterns``: ``[layer, head, query, key]`` (3-D ``[head, query, key]`` = one layer).
-    ``key_mask``: bool, True = masked key, shape ``[key]``, ``[query, key]`` or the full shape
-    (e.g. ``~np.isfinite(scores)``); rows with every key masked are skipped and the number of
-    attendable keys feeds ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded
-    query row to skip. ``special_tokens``: bool ``[key]``, True for special tokens.
-    ``sink_tokens``: bool ``[key]``, True for the usual attention sinks (see :func:`sink_keys`).
-    Each statistic is the mean over valid query rows; entropies are in nats. The table's
-    ``attrs["units"]`` repeats the column meanings, in ``lang`` ("en" or "zh"). The column names
-    are the same in every language (the data's identifiers); show them with
-    ``viz.column_labels("head_stats", lang)``.
+    ``patterns``: ``[layer, head, query, key]`` (3-D = one layer), an array or a lazy stack, read a
+    block of query rows of one layer at a time (:func:`viz.aggregate.stream_layers`, ``blocks``).
+    ``key_mask``: bool, True = masked key, ``[key]``, ``[query, key]`` or the full shape (or a lazy
+    mask stack); rows with every key masked are skipped and the number of attendable keys feeds
+    ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded query row to skip.
+    ``special_tokens`` / ``sink_tokens``: bool ``[key]`` (see :func:`sink_keys`). Each statistic is
+    the mean over valid query rows, in float32 (the model's precision) with float64 sums; entropies
+    in nats. ``attrs["units"]`` holds the column meanings in ``lang``; the column names are the
+    data's identifiers in every language (shown with ``viz.column_labels("head_stats", lang)``).
     """
-    # float32 (the model's own precision) with float64 sums: a float64 copy of 72 heads at 512
-    # tokens would be 150 MB per temporary (results agree to ~1e-6; tests/test_long_inputs.py)
-    p = as_array(
-        patterns, (3, 4), "patterns", dims="[head, query, key] or [layer, head, query, key]", dtype=np.float32
-    )
-    if p.ndim == 3:
-        p = p[None]
-    n_layers, n_heads, n_q, n_k = p.shape
-    km = None if key_mask is None else check_mask(key_mask, p.shape, "key_mask")
-    qm = _bool_vector(query_mask, n_q, "query_mask")
-    sp = _bool_vector(special_tokens, n_k, "special_tokens")
-    sinks = _bool_vector(sink_tokens, n_k, "sink_tokens")
-
-    valid = _valid_rows(p, km, qm)  # [L, H, q]
-    w = np.nan_to_num(p, nan=0.0) if np.isnan(p).any() else p  # [L, H, q, k]
-    distance = np.abs(np.arange(n_q)[:, None] - np.arange(n_k)[None, :]).astype(np.float64)  # [q, k]
-    ent = entropy(w)
-    ent_norm, n_keys = _normalised_entropy(ent, km, n_k)
-    diag_vals, diag_rows = _weight_at_offset(w, 0)  # key k = q
-    prev_vals, prev_rows = _weight_at_offset(w, 1)  # key k = q − 1
-    table = {
-        "layer": np.repeat(np.arange(n_layers), n_heads),
-        "head": np.tile(np.arange(n_heads), n_layers),
-        "entropy": _row_mean(ent, valid),
-        "entropy_norm": _row_mean(ent_norm, valid & (n_keys > 1)),
-        "max_weight": _row_mean(w.max(axis=-1), valid),
-        "mean_distance": _row_mean(np.einsum("lhqk,qk->lhq", w, distance, dtype=np.float64), valid),
-        "first_token": _row_mean(w[..., 0], valid),
-        "special_tokens": _weight_on(w, sp, valid),
-        "sinks": _weight_on(w, sinks, valid),
-        "diagonal": _row_mean(diag_vals, valid & diag_rows),
-        "previous_token": _row_mean(prev_vals, valid & prev_rows),
-        "n_rows": valid.sum(axis=-1),
-    }
-    df = pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in table.items()})
-    df.attrs["units"] = {col: label(lang, f"help.head_stats.{col}") for col in HEAD_STATS_COLUMNS}
-    return df
+    patterns = _as_stack(patterns)
+    stream = HeadStatsStream(stack_shape(patterns), key_mask=key_mask, query_mask=query_mask,
+                             special_tokens=special_tokens, sink_tokens=sink_tokens)
+    for layer, rows, block in stream_layers(patterns, blocks):
+        stream.add(layer, rows, block)
+    return stream.table(lang)
 
 
 def sink_keys(tokens: list[str], special: np.ndarray) -> np.ndarray:
@@ -263,56 +304,95 @@ def _plogp_sum(p: np.ndarray) -> np.ndarray:
     return np.einsum("...k,...k->...", p, np.log(safe), dtype=np.float64)
 
 
-def head_divergence(
-    patterns: np.ndarray,
-    *,
-    query_mask: np.ndarray | None = None,
-    max_rows: int | None = MAX_DIVERGENCE_ROWS,
-) -> np.ndarray:
-    """Pairwise Jensen-Shannon divergence between heads -> ``[n, n]`` in nats (0 = identical).
+class RowSample:
+    """The query rows :func:`head_divergence` compares (:func:`divergence_rows`), every head's, taken
+    from blocks of rows as they stream by (:meth:`add`): ``[heads, sampled rows, key]`` float32."""
 
-    ``patterns``: ``[n_heads_total, q, k]`` (or ``[layer, head, q, k]``, flattened layer-major).
-    For each pair of heads the JS divergence of their attention rows is averaged over the
-    query rows that are valid in both (non-zero, finite, not in ``query_mask``); with more than
-    ``max_rows`` query rows, over evenly spaced ones (:func:`divergence_rows`; None = every row).
+    def __init__(self, shape: tuple[int, int, int, int], max_rows: int | None = MAX_DIVERGENCE_ROWS):
+        n_layers, self.n_heads, n_q, n_k = shape
+        self.n_queries = n_q
+        self.rows = divergence_rows(n_q, max_rows)
+        self.data = np.zeros((n_layers * self.n_heads, len(self.rows), n_k), dtype=np.float32)
+        self.seen = np.zeros((n_layers, len(self.rows)), dtype=bool)
 
-    ``JS(p, q) = H((p+q)/2) − (H(p) + H(q)) / 2``: the entropies of single rows are computed
-    once, so only the mixture term is pairwise; it runs over the upper triangle in float32 with
-    float64 sums (differences to a float64 computation ~1e-7 nats).
-    """
-    p, _ = flatten_heads(patterns, dtype=np.float32)
-    n, n_q, _ = p.shape
-    rows = divergence_rows(n_q, max_rows)
-    p = p[:, rows].astype(np.float64)  # [n, r, k]: only the rows used, in float64
-    valid = _valid_rows(p, None, None)  # [n, r]
-    if query_mask is not None:
-        valid &= ~_bool_vector(query_mask, n_q, "query_mask")[rows]
-    w = np.nan_to_num(p, nan=0.0)
+    def add(self, layer: int, rows: slice, block: np.ndarray) -> None:
+        """Keep the sampled rows that ``block`` = ``[head, rows, key]`` of ``layer`` holds."""
+        pick = (self.rows >= rows.start) & (self.rows < rows.stop)
+        heads = slice(layer * self.n_heads, (layer + 1) * self.n_heads)
+        self.data[heads, pick] = np.asarray(block, dtype=np.float32)[:, self.rows[pick] - rows.start]
+        self.seen[layer, pick] = True
+
+    def divergence(self, query_mask: np.ndarray | None = None) -> np.ndarray:
+        """Pairwise JS divergence ``[n, n]`` in nats over the sampled rows (see :func:`head_divergence`)."""
+        if not self.seen.all():
+            raise ValueError("some sampled rows were never added")
+        valid = _valid_rows(self.data, None, None)  # [n, r]
+        if query_mask is not None:
+            valid &= ~_bool_vector(query_mask, self.n_queries, "query_mask")[self.rows]
+        w = self.data
+        for i in range(len(w)):  # renormalised in float64 a head at a time (no float64 copy of all)
+            h = np.nan_to_num(w[i].astype(np.float64), nan=0.0)
+            total = h.sum(axis=-1, keepdims=True)
+            w[i] = np.where(total > 0, h / np.where(total > 0, total, 1.0), 0.0)
+        return _pairwise_js(w, valid)
+
+
+def _pairwise_js(w: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """JS divergence of every pair of heads ``[n, n]`` averaged over the rows valid in both, from rows
+    ``w [n, r, k]`` float32 that sum to 1 (or are 0).
+
+    ``JS = ½ Σ (p log p + q log q) − Σ m log m`` with ``m = s / 2``, ``s = p + q``: the single rows'
+    terms once per head, the mixture's per pair as ``½ Σ s log s − ½ log 2 Σ s``, over the keys any
+    head weights in that row (the others add exact zeros: half the keys of a causal row), in float32
+    with pairwise float32 sums (within ~1e-6 nats of a float64 computation)."""
+    n, n_rows, _ = w.shape
+    neg_h = _plogp_sum(w)  # [n, r]: −H of each head's rows
+    totals = w.sum(axis=-1, dtype=np.float64)  # [n, r]: 1, or 0 for a row that is not a distribution
+    upper = np.triu(np.ones((n, n), dtype=bool))
+    js_sum, n_both = np.zeros((n, n)), np.zeros((n, n))
+    tiny = np.finfo(np.float32).tiny  # where s = 0, tiny · log(tiny) = -1e-36: far below float32 rounding
+    for r in range(n_rows):
+        cols = np.flatnonzero(w[:, r].any(axis=0))
+        if not len(cols):
+            continue
+        rows = np.ascontiguousarray(w[:, r][:, cols])  # [n, keys used]
+        s_buf, log_buf = np.empty_like(rows), np.empty_like(rows)
+        s_log_s = np.zeros((n, n))
+        for i in range(n):
+            s = np.add(rows[i:], rows[i] + tiny, out=s_buf[: n - i])  # s + tiny: log never sees 0
+            logs = np.log(s, out=log_buf[: n - i])
+            s_log_s[i, i:] = np.multiply(s, logs, out=logs).sum(axis=-1)
+        m_log_m = 0.5 * s_log_s - 0.5 * LN2 * (totals[:, r, None] + totals[None, :, r])
+        js = np.clip(0.5 * (neg_h[:, r, None] + neg_h[None, :, r]) - m_log_m, 0.0, LN2)
+        both = valid[:, r, None] & valid[None, :, r] & upper
+        js_sum += np.where(both, js, 0.0)
+        n_both += both
     with np.errstate(divide="ignore", invalid="ignore"):
-        total = w.sum(axis=-1, keepdims=True)
-        w = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)  # renormalised rows
-    w32 = w.astype(np.float32)  # [n, r, k]
-    neg_h = _plogp_sum(w32)  # [n, r]: −H of each head's rows
-    out = np.zeros((n, n), dtype=np.float64)
-    for i in range(n):
-        mix = 0.5 * (w32[i][None] + w32[i:])  # [n−i, r, k]
-        js = 0.5 * (neg_h[i][None] + neg_h[i:]) - _plogp_sum(mix)  # [n−i, r]
-        js = np.clip(js, 0.0, LN2)
-        both = valid[i][None] & valid[i:]
-        out[i, i:] = _row_mean(js, both)
+        out = np.where(n_both > 0, js_sum / np.maximum(n_both, 1), np.nan)
     out = np.triu(out) + np.triu(out, 1).T
     np.fill_diagonal(out, np.where(valid.any(axis=-1), 0.0, np.nan))
     return out
 
 
-def head_similarity(
-    patterns: np.ndarray,
-    *,
-    query_mask: np.ndarray | None = None,
-    max_rows: int | None = MAX_DIVERGENCE_ROWS,
-) -> np.ndarray:
-    """Pairwise head similarity ``1 − JS / log 2`` in ``[0, 1]`` (1 = identical patterns).
+def head_divergence(patterns: np.ndarray, *, query_mask: np.ndarray | None = None,
+                    max_rows: int | None = MAX_DIVERGENCE_ROWS, blocks: Blocks | None = None) -> np.ndarray:
+    """Pairwise Jensen-Shannon divergence between heads -> ``[n, n]`` in nats (0 = identical).
 
-    See :func:`head_divergence` for how rows are compared and averaged.
+    ``patterns``: ``[n_heads_total, q, k]`` or ``[layer, head, q, k]`` (flattened layer-major), an
+    array or a lazy stack read a block of rows at a time. For each pair of heads the JS divergence of
+    their attention rows is averaged over the query rows valid in both (non-zero, finite, not in
+    ``query_mask``); with more than ``max_rows`` query rows, over the same evenly spaced ones for
+    every head (:func:`divergence_rows`; None = every row), each compared over every key.
     """
-    return 1.0 - head_divergence(patterns, query_mask=query_mask, max_rows=max_rows) / LN2
+    patterns = _as_stack(patterns)
+    sample = RowSample(stack_shape(patterns), max_rows)
+    for layer, rows, block in stream_layers(patterns, blocks):
+        sample.add(layer, rows, block)
+    return sample.divergence(query_mask)
+
+
+def head_similarity(patterns: np.ndarray, *, query_mask: np.ndarray | None = None,
+                    max_rows: int | None = MAX_DIVERGENCE_ROWS, blocks: Blocks | None = None) -> np.ndarray:
+    """Pairwise head similarity ``1 − JS / log 2`` in ``[0, 1]`` (1 = identical patterns); rows compared
+    and averaged as in :func:`head_divergence`."""
+    return 1.0 - head_divergence(patterns, query_mask=query_mask, max_rows=max_rows, blocks=blocks) / LN2

@@ -19,7 +19,9 @@ EN = {
     "their mean.",
     "aggregates.rollout_caption": "Row i estimates how much the top layer's token i draws on each input token, by "
     "multiplying the head-averaged attention of every layer (with the residual path). "
-    "It is an estimate of information flow, not an attention pattern of the model.",
+    "It is an estimate of information flow, not an attention pattern of the model.",    "aggregates.rollout_streamed": "Computed exactly at every length, not from pooled blocks: one layer's mean "
+    "over heads at a time (a block of rows of that layer's heads at a time), multiplied into the product, then "
+    "remembered for this input. On a long input the first view takes seconds (every head is computed once).",
 }
 
 ZH = {
@@ -39,5 +41,7 @@ ZH = {
     "再像其他图一样合并词片、隐藏特殊 token：指向一个词的权重 = 它各个 token 的和，来自一个词的权重 = 它们的平均。",
     "aggregates.rollout_caption": "第 i 行估计最顶层的第 i 个 token 在多大程度上取自每个输入 token："
     "做法是把每一层按头平均后的注意力逐层相乘（并计入残差连接这条通路）。"
-    "它是对信息流动的一种估计，而不是模型的某个注意力模式。",
+    "它是对信息流动的一种估计，而不是模型的某个注意力模式。",    "aggregates.rollout_streamed": "在任何长度下都精确计算，而不是用合并后的区块近似：每次只算一层按头平均的注意力"
+    "（每次只算这一层各个头的一块行），乘进累积的乘积里，然后为这个输入记住结果。输入很长时，第一次查看要花几秒"
+    "（每个注意力头都要算一遍）。",
 }

@@ -17,6 +17,8 @@ EN = {
     "heads.layer_page_help": "{shown} of the model's {n_layers} layers at a time, so the figure stays light; "
     "every head of a layer is shown, and a click still opens the head.",
     "heads.open": "Open this head →",
+    "heads.pooling": "Computing the {n} heads' patterns one layer at a time and pooling them into tiles "
+    "(once per sentence)…",
 }
 
 ZH = {
@@ -36,4 +38,5 @@ ZH = {
     "heads.layer_page_help": "每次显示模型 {n_layers} 层中的 {shown} 层，让图保持轻巧；每一层的所有注意力头都会显示，"
     "点击仍然可以打开那个头。",
     "heads.open": "打开这个注意力头 →",
+    "heads.pooling": "正在逐层计算 {n} 个注意力头的模式，并把它们汇聚成小图（每个句子只算一次）……",
 }

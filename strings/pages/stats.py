@@ -18,8 +18,11 @@ EN = {
     "stats.similar_caption": "Similarity = 1 − Jensen-Shannon divergence / log 2 between two heads' attention rows, "
     "averaged over the queries: 1 means the two heads attend identically on this sentence, 0 means they never "
     "look at the same keys. Blocks of similar heads are redundant for this input.",
-    "stats.similar_sampled": "This input has {n} query rows: the similarity averages {rows} evenly spaced ones "
-    "(each row compared over every key), which keeps the pairwise comparison of all heads fast.",
+    "stats.similar_sampled": "Every pair of the {heads} heads is compared ({pairs} pairs). This input has {n} query "
+    "rows: the similarity averages the same {rows} evenly spaced ones for every head (each row compared over every "
+    "key), which keeps the comparison fast; it estimates the mean over all rows. The table and the charts above use "
+    "every row of every head. Heads are computed one block of rows of one layer at a time, never all at once.",
+    "stats.similar_every_row": "Every pair of the {heads} heads is compared ({pairs} pairs), over all {n} query rows.",
 }
 
 ZH = {
@@ -39,6 +42,9 @@ ZH = {
     "stats.similar_caption": "相似度 = 1 − 两个头的注意力行之间的 Jensen-Shannon 散度 / `log 2`，再对所有查询"
     "（query）取平均：1 表示这两个头在这个句子上的注意力完全相同，0 表示它们从不看向相同的键（key）。"
     "成块出现的相似头，对这个输入来说是冗余的。",
-    "stats.similar_sampled": "这个输入有 {n} 个查询行：相似度只对其中均匀分布的 {rows} 行取平均"
-    "（每一行仍比较全部的键），这样两两比较所有头时仍然很快。",
+    "stats.similar_sampled": "{heads} 个注意力头两两都做了比较（共 {pairs} 对）。这个输入有 {n} 个查询行："
+    "相似度对每个头都只取同样的 {rows} 个均匀分布的行求平均（每一行仍比较全部的键），这样比较起来很快；"
+    "它是对全部行平均值的估计。上面的表格和图表用的是每个头的每一行。注意力头每次只算一层中的一块行，"
+    "从不一次算出全部。",
+    "stats.similar_every_row": "{heads} 个注意力头两两都做了比较（共 {pairs} 对），用的是全部 {n} 个查询行。",
 }

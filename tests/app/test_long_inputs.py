@@ -137,10 +137,11 @@ def test_the_app_cache_holds_attention_only_read_only_and_shared(small_cache):
     first = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     again = G.get_analysis(DEFAULT_MODEL, "我们走吧")
     assert again is first and len(cache) == 1
-    assert first.activations and all(k.endswith((".hook_pattern", ".hook_scores")) for k in first.activations)
-    pattern = next(iter(first.activations.values()))
+    # what each layer's softmax saw (queries, keys), not every head's L x L pattern and scores
+    assert first.attention_inputs and not first.activations
+    inputs = next(iter(first.attention_inputs.values()))
     with pytest.raises(ValueError):
-        pattern[...] = 0  # a page can never write into what other sessions read
+        inputs.q[...] = 0  # a page can never write into what other sessions read
     assert cache.nbytes == nbytes(cache.get(cache.keys()[0]))
 
 
@@ -322,8 +323,9 @@ def test_head_divergence_on_the_sampled_rows_equals_the_full_float64_one_on_thos
 
 def test_shared_stacks_equal_the_layers_and_cost_no_copy():
     bundle = load_model(DEFAULT_MODEL)
-    fresh = analyze(bundle, "我们走吧", keep=attention_only)
-    shared = analyze(bundle, "我们走吧", keep=attention_only).share_stacked()
+    # an analysis that keeps its hook tensors (the CLI's inspect, the export archive)
+    fresh = analyze(bundle, "我们走吧")
+    shared = analyze(bundle, "我们走吧").share_stacked()
     for kind in ("encoder", "decoder", "cross"):
         for what in ("pattern", "scores"):
             stack = shared.attention(kind, what)
@@ -391,19 +393,3 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
             np.testing.assert_allclose(shown[col].to_numpy(), expected[col].to_numpy(), rtol=1e-6)
         at.run()
         assert not at.exception
-
-
-def test_shown_attention_says_whether_anything_is_masked_and_keeps_the_mask_exact():
-    from app_support.token_display import shown_attention
-    from model.analysis import analyze
-    from model.store.registry import load_model
-
-    encoder = analyze(load_model("reverse"), "attention")
-    shown = shown_attention(encoder, "encoder")
-    assert not shown.any_masked and not shown.mask.any() and shown.mask.shape == shown.pattern.shape
-    decoder = analyze(load_model("reverse"), "attention")
-    shown = shown_attention(decoder, "decoder")
-    assert shown.any_masked
-    np.testing.assert_array_equal(shown.mask, np.isneginf(decoder.attention("decoder", "scores")))
-    one = shown_attention(decoder, "decoder", heads=(0, 1))
-    np.testing.assert_array_equal(one.mask[0, 0], np.isneginf(decoder.attention("decoder", "scores")[0, 1]))
