@@ -25,11 +25,13 @@ kind_note = t(f"positional.kind.{cfg.pos_encoding}") if cfg.pos_encoding in KIND
 st.info(t("positional.setting", value=cfg.pos_encoding, note=kind_note))
 
 DIMS = [16, 32, 64, 128, 256, 512]
-seed_from_url("pe_len", "len", lambda v: url_int(v, 4, 512), max(cfg.max_len, 8))
+MAX_POSITIONS = 512  # the lab's own tables: a model's longer context (SmolLM2 reads 2,048) starts at this
+seed_from_url("pe_len", "len", lambda v: url_int(v, 4, MAX_POSITIONS),
+              min(max(cfg.max_len, 8), MAX_POSITIONS))
 seed_from_url("pe_dim", "dim", lambda v: url_int(v) if url_int(v) in DIMS else None,
               cfg.d_model if cfg.d_model in DIMS else 64)
 c1, c2 = st.columns(2)
-n_pos = c1.slider(t("positional.positions"), 4, 512, key="pe_len")
+n_pos = c1.slider(t("positional.positions"), 4, MAX_POSITIONS, key="pe_len")
 d = c2.select_slider("d_model", DIMS, key="pe_dim")
 set_url_param("len", n_pos)
 set_url_param("dim", d)
