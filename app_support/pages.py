@@ -45,7 +45,7 @@ class Redirect:
 
 #: Section ids in menu order. Titles (sections and pages) are interface text: the string tables hold
 #: them as ``section.<id>`` and ``page.<key>.title``.
-SECTIONS = ("attention", "decoding", "how", "intervene", "hood")
+SECTIONS = ("attention", "decoding", "probe", "how", "intervene", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
@@ -82,6 +82,11 @@ PAGES: tuple[PageSpec, ...] = (
              ("a", "b", "token", "site"), needs_decoder=True),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
              ("step", "steps"), needs_decoder=True),
+    PageSpec("lens", "app_pages/logit_lens.py", ":material/layers:", "probe", "lens", ("pos", "lens_view")),
+    PageSpec("detectors", "app_pages/head_detectors.py", ":material/label:", "probe", "detectors",
+             ("role", "probe")),
+    PageSpec("versus", "app_pages/model_vs_model.py", ":material/difference:", "probe", "versus",
+             ("other", "pair")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )

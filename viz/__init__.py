@@ -49,6 +49,7 @@ from viz.cost import (
     score_memory_bytes,
 )
 from viz.decoding import beam_tree, cross_attention_step, sampling_bars, token_losses, topk_bar
+from viz.detectors import detector_map as detector_map
 from viz.focus import attention_arcs, token_focus_grid, token_focus_values
 from viz.grid import (
     GridLayout,
@@ -59,6 +60,7 @@ from viz.grid import (
     tile_heads,
 )
 from viz.heatmap import attention_heatmap, hidden_cells
+from viz.logit_lens import lens_heatmap, lens_position_figure  # noqa: F401 (logit lens page)
 from viz.masks import (
     future_weight,
     mask_matrix,
@@ -103,6 +105,7 @@ from viz.stats_figures import head_similarity_heatmap, head_stats_bar, head_stat
 from viz.tokens import escape_text, token_labels
 from viz.typed_arrays import decode_plotly_array
 from viz.variants import alignment_timeline, kv_cache_bars, scrub_timeline, variant_bars, variant_loss_curves
+from viz.versus import head_label, moved_map, versus_heads  # noqa: F401 (model vs model page)
 from viz.worked import (
     WorkedRow,
     kv_head_of,

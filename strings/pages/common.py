@@ -7,6 +7,7 @@ EN = {
     # navigation sections and page titles (keys: app_support.pages)
     "section.attention": "Attention",
     "section.decoding": "Decoding & comparison",
+    "section.probe": "What the model knows",
     "section.how": "How it works",
     "section.hood": "Under the hood",
     "page.single.title": "Single head",
@@ -90,6 +91,7 @@ ZH = {
     "app.about": "Attention Lens：每一个注意力头、每一个张量形状，都在浏览器里。",
     "section.attention": "注意力",
     "section.decoding": "解码与对比",
+    "section.probe": "模型知道什么",
     "section.how": "原理演示",
     "section.hood": "模型内部",
     "page.single.title": "单个注意力头",

@@ -232,6 +232,11 @@ def test_chinese_pages_have_no_english_left(page, model, text):
 
         broken = analyze(bundle(model), text, edits=(NoScaling(),))
         tokens += [broken.output_text, *broken.output_text.split(), *broken.target_tokens]
+    if page == "detectors":  # its seeded probes are random tokens of the model's vocabulary: data too
+        from model.lab.detectors import probe_scores
+        from tests.app.test_app_pages import bundle
+
+        tokens += [tok for probe in probe_scores(bundle(model), 0).tokens for tok in probe]
     left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
     left = {s: found for s, found in left.items() if found}
     assert not left, json.dumps(left, ensure_ascii=False, indent=1)

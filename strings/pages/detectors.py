@@ -1,0 +1,126 @@
+"""Head detectors page: a score per role for every head, on seeded probes and on the user's text."""
+
+EN = {
+    "page.detectors.title": "Head detectors",
+    "detectors.intro": "What is each head **for**? Four roles that are easy to measure from attention alone, "
+    "and one from the head's output, are scored for every head. Each score has a definition and a threshold "
+    "(a rule of thumb, not a law); the map shows one role, every head at once. Click a head to open it on "
+    "the input it was scored on.",
+    "detectors.role": "Role",
+    "detectors.role_help": "The role whose score colours the map (in the link as `role`).",
+    "detectors.role.previous": "previous token",
+    "detectors.role.first": "first token (sink)",
+    "detectors.role.duplicate": "duplicate token",
+    "detectors.role.induction": "induction",
+    "detectors.role.copying": "copying (logit effect)",
+    "detectors.def.previous": "Mean attention weight from each position *i* ≥ 1 on position *i* − 1.",
+    "detectors.def.first": "Mean attention weight from each position *i* ≥ 1 on position 0 (the start token "
+    "where the model reads one, else the first token). Heads that park their attention there act as a "
+    "*sink*.",
+    "detectors.def.duplicate": "For each position whose token already occurred earlier: the total weight "
+    "on those earlier copies of the same token; averaged over such positions.",
+    "detectors.def.induction": "On a repeated sequence: from a token of the second copy, the weight on the "
+    "token that **followed** its earlier copy (the token that comes next). Averaged over the second copy's "
+    "tokens that have a next token.",
+    "detectors.def.copying": "At the same positions: the head's **direct effect on the logit** of the token "
+    "that comes next. The head's output there (its weighted values times its slice of W_O) is sent through "
+    "the final norm with that position's scale held fixed (a linear approximation), then onto that token's "
+    "row of the output embedding minus the mean row, so a shift of every logit does not count. In logits "
+    "(nats); above 0 the head raises the token. Not the full vocabulary × vocabulary OV matrix: one token, "
+    "one position at a time.",
+    "detectors.threshold": "Threshold: **{threshold}** ({mark} on the map). Heads at or above it: {heads}.",
+    "detectors.none_above": "none",
+    "detectors.seed": "Probe seed",
+    "detectors.seed_help": "The probes are random tokens drawn with this seed (in the link as `probe`); "
+    "another seed draws other tokens.",
+    "detectors.probe_header": "On the probes",
+    "detectors.probe_explain": "**{n} probes**, each **{k} random tokens of the model's vocabulary written "
+    "twice**{bos}; the tokens are drawn so that the text reads back as exactly these tokens. Every role is "
+    "scored on them, averaged over the probes.",
+    "detectors.bos": ", after the start token the model reads first",
+    "detectors.probe_tokens": "The first probe, as the model reads it:",
+    "detectors.kind": "Scored: **{kind}**.",
+    "detectors.encdec": "This encoder-decoder model's decoder reads its own output, which a probe cannot "
+    "choose: its encoder self-attention is scored; the decoder and cross-attention are not.",
+    "detectors.copying_none.no_unembed": "No copying score: this model's self-attention is an encoder's, "
+    "whose output reaches no output embedding (no next-token logits to raise).",
+    "detectors.copying_none.post_norm": "No copying score: the model normalises after each layer, so a "
+    "head's output has no direct path to the logits.",
+    "detectors.computed": "{heads} heads scored in {seconds} s.",
+    "detectors.map_caption": "Click a head to open it on the single-head page with the first probe as "
+    "input; the table below links each listed head too.",
+    "detectors.top_header": "Best heads: {role}",
+    "detectors.col.layer": "layer",
+    "detectors.col.head": "head",
+    "detectors.col.score": "score",
+    "detectors.col.above": "at threshold",
+    "detectors.col.open": "open",
+    "detectors.open": "open on the single-head page",
+    "detectors.text_header": "On your text",
+    "detectors.text_explain": "Previous-token, first-token and duplicate-token scores need no repeated "
+    "sequence, so they are also measured on the sidebar's text ({n} tokens, as the model reads it; a "
+    "language model's continuation is not included).",
+    "detectors.text_needs_probe": "The {role} score needs a sequence written twice: it is measured on the "
+    "probes only. Choose previous token, first token or duplicate token to see your text.",
+    "detectors.text_no_dup": "No token of your text occurs twice, so the duplicate-token score is undefined "
+    "(empty cells).",
+    "detectors.text_caption": "Click a head to open it on your text.",
+    "detectors.no_self": "This model has no self-attention to score.",
+}
+
+ZH = {
+    "page.detectors.title": "注意力头探测器",
+    "detectors.intro": "每个注意力头是**做什么的**？这里为每个头计算几种角色的得分：四种只看注意力权重就能测量，"
+    "一种看头的输出。每个得分都有定义和阈值（经验值，不是定律）；热力图一次显示所有头在一种角色上的得分。"
+    "点击一个头，就能在计算得分所用的输入上打开它。",
+    "detectors.role": "角色",
+    "detectors.role_help": "热力图着色所用的角色（链接中的 `role`）。",
+    "detectors.role.previous": "前一个 token",
+    "detectors.role.first": "首个 token（汇聚点）",
+    "detectors.role.duplicate": "重复 token",
+    "detectors.role.induction": "归纳",
+    "detectors.role.copying": "复制（对对数几率的作用）",
+    "detectors.def.previous": "每个位置 *i* ≥ 1 分给位置 *i* − 1 的注意力权重的平均值。",
+    "detectors.def.first": "每个位置 *i* ≥ 1 分给位置 0 的注意力权重的平均值（模型读起始 token 时位置 0 就是它，"
+    "否则是第一个 token）。把注意力停放在那里的头起到*汇聚点*（sink）的作用。",
+    "detectors.def.duplicate": "对每个此前已出现过的 token 所在的位置：它分给同一 token 之前各次出现的权重之和；"
+    "再对这些位置取平均。",
+    "detectors.def.induction": "在重复的序列上：从第二遍中的一个 token 出发，分给它第一次出现时**后面那个**token"
+    "（也就是接下来该出现的 token）的权重。对第二遍中后面还有 token 的位置取平均。",
+    "detectors.def.copying": "在同样的位置上：这个头对下一个 token 的对数几率的**直接作用**。把该位置上这个头的输出"
+    "（加权后的值向量乘以它在 W_O 中的那一块）送过最终归一化层，并固定该位置的缩放系数（线性近似），"
+    "再投影到输出嵌入中该 token 那一行减去所有行的平均（所有对数几率同时平移不算数）。单位是对数几率（nats）；"
+    "大于 0 表示这个头提高了该 token 的对数几率。这不是完整的“词表 × 词表”值-输出矩阵：每次只看一个 token、一个位置。",
+    "detectors.threshold": "阈值：**{threshold}**（热力图上标 {mark}）。达到或超过阈值的头：{heads}。",
+    "detectors.none_above": "无",
+    "detectors.seed": "探针随机种子",
+    "detectors.seed_help": "探针是用这个种子抽取的随机 token（链接中的 `probe`）；换一个种子就抽到别的 token。",
+    "detectors.probe_header": "在探针上",
+    "detectors.probe_explain": "**{n} 条探针**，每条是**从模型词表中随机抽取的 {k} 个 token，写两遍**{bos}；"
+    "抽取时保证文本重新分词后正好还是这些 token。所有角色都在探针上计算，并对各条探针取平均。",
+    "detectors.bos": "，前面是模型先读的起始 token",
+    "detectors.probe_tokens": "第一条探针（模型读到的样子）：",
+    "detectors.kind": "计算对象：**{kind}**。",
+    "detectors.encdec": "这个编码器-解码器模型的解码器读的是它自己的输出，探针无法指定："
+    "这里计算的是编码器自注意力；解码器自注意力和交叉注意力不计算。",
+    "detectors.copying_none.no_unembed": "没有复制得分：这个模型的自注意力属于编码器，其输出不经过输出嵌入"
+    "（没有可以提高的下一个 token 的对数几率）。",
+    "detectors.copying_none.post_norm": "没有复制得分：这个模型在每层之后做归一化，头的输出没有直达对数几率的路径。",
+    "detectors.computed": "已为 {heads} 个头计算得分，用时 {seconds} 秒。",
+    "detectors.map_caption": "点击一个头，以第一条探针为输入在单头页面上打开它；下表中列出的头也都有链接。",
+    "detectors.top_header": "得分最高的头：{role}",
+    "detectors.col.layer": "层",
+    "detectors.col.head": "头",
+    "detectors.col.score": "得分",
+    "detectors.col.above": "达到阈值",
+    "detectors.col.open": "打开",
+    "detectors.open": "在单头页面上打开",
+    "detectors.text_header": "在你的文本上",
+    "detectors.text_explain": "前一个 token、首个 token 和重复 token 这三种得分不需要重复的序列，所以也在侧栏的文本上"
+    "计算（{n} 个 token，即模型读到的样子；语言模型续写的部分不包括在内）。",
+    "detectors.text_needs_probe": "{role}得分需要写两遍的序列：只在探针上计算。选择前一个 token、首个 token 或"
+    "重复 token，就能看到你的文本上的得分。",
+    "detectors.text_no_dup": "你的文本中没有出现两次的 token，所以重复 token 得分没有定义（格子为空）。",
+    "detectors.text_caption": "点击一个头，在你的文本上打开它。",
+    "detectors.no_self": "这个模型没有可以计算的自注意力。",
+}
