@@ -11,7 +11,7 @@ from app_support import detectors as DT
 from app_support import gateway as G
 from app_support import pages
 from app_support.gateway import lab
-from app_support.i18n import current_lang, t
+from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.selection import head_from_scatter_selection
 from app_support.sidebar import clamp_choice
@@ -38,13 +38,17 @@ with left:
     seed = int(st.number_input(t("detectors.seed"), 0, DT.MAX_SEED, key="det_seed",
                                help=t("detectors.seed_help")))
 set_url_param("probe", seed)
-scores = lab.detectors.probe_scores(view.model, seed)
+try:
+    scores = lab.detectors.probe_scores(view.model, seed)
+except InputError:  # a vocabulary with no tokens that read back as themselves (a tiny uploaded one)
+    st.info(t("detectors.no_probe"), icon=":material/info:")
+    stop_page()
 roles = [r for r in DT.ROLES if r in scores.scores]
 seed_from_url("det_role", "role", None, "induction")
 clamp_choice("det_role", roles, "induction")
 with right:
     role = st.selectbox(t("detectors.role"), roles, key="det_role", help=t("detectors.role_help"),
-                        format_func=lambda r: t(f"detectors.role.{r}"))
+                        format_func=lambda r: text(lang, f"detectors.role.{r}"))
 set_url_param("role", role)
 role_name = t(f"detectors.role.{role}")
 if scores.copying_note:

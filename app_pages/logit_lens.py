@@ -10,7 +10,7 @@ import streamlit as st
 from app_support import gateway as G
 from app_support import logit_lens as LL
 from app_support.gateway import lab
-from app_support.i18n import current_lang, t
+from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
@@ -47,7 +47,7 @@ rows = row_labels(lens.n_rows, lang)
 
 seed_from_url("lens_view", "lens_view", LL.parse_view, LL.DEFAULT_VIEW)
 shown = st.segmented_control(t("lens.view"), list(LL.VIEWS), key="lens_view", help=t("lens.view_help"),
-                             format_func=lambda v: t(f"lens.view.{v}")) or LL.DEFAULT_VIEW
+                             format_func=lambda v: text(lang, f"lens.view.{v}")) or LL.DEFAULT_VIEW
 set_url_param("lens_view", shown)
 values = {"top": lens.top_probs[:, :, 0], "final": lens.final_prob, "entropy": lens.entropy}[shown]
 zmax = float(max(np.max(lens.entropy), 1e-6)) if shown == "entropy" else 1.0
@@ -71,7 +71,8 @@ elif hit is None:
 st.caption(t("lens.click"))
 
 pos = st.selectbox(t("lens.pos"), positions, key="lens_pos", help=t("lens.pos_help"),
-                   format_func=lambda p: t("lens.pos_option", pos=p, token=lens.tokens[p - positions[0]]))
+                   format_func=lambda p: text(lang, "lens.pos_option", pos=p,
+                                              token=lens.tokens[p - positions[0]]))
 set_url_param("pos", pos)
 column = pos - positions[0]
 final = lens.words[int(lens.final_ids[column])]

@@ -1,6 +1,7 @@
 """Head detectors page: a score per role for every head, on seeded probes and on the user's text."""
 
 EN = {
+    "detectors.no_probe": "No probe can be written from this model's vocabulary: too few of its tokens read back as themselves when decoded and encoded again, so its heads are not scored.",
     "page.detectors.title": "Head detectors",
     "detectors.intro": "What is each head **for**? Four roles that are easy to measure from attention alone, "
     "and one from the head's output, are scored for every head. Each score has a definition and a threshold "
@@ -69,6 +70,7 @@ EN = {
 }
 
 ZH = {
+    "detectors.no_probe": "无法用这个模型的词表写出探针：解码后再编码仍得到自己的 token 太少，所以这里不给它的注意力头打分。",
     "page.detectors.title": "注意力头探测器",
     "detectors.intro": "每个注意力头是**做什么的**？这里为每个头计算几种角色的得分：四种只看注意力权重就能测量，"
     "一种看头的输出。每个得分都有定义和阈值（经验值，不是定律）；热力图一次显示所有头在一种角色上的得分。"
