@@ -22,8 +22,9 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -33,6 +34,8 @@ from plotly.colors import sample_colorscale
 from viz import theme
 from viz.heatmap import attention_heatmap
 from viz.labels import label
+
+T = TypeVar("T")
 
 FORMATS = ("png", "svg", "html")
 #: Pixel ratio of PNG files: 2x or more stays sharp on a projector and in slides.
@@ -203,17 +206,42 @@ def _kaleido_ready(fmt: str) -> None:
                              "pip install 'kaleido>=1,<2'") from e
 
 
+#: Times a render is tried when the browser's page was not ready (see :func:`_rendered`).
+RENDER_TRIES = 3
+
+
+def _page_not_ready(error: BaseException) -> bool:
+    """kaleido (1.5) can send the figure to a tab whose drawing script has not loaded yet: on a busy
+    machine the page's JavaScript context it picks is still the blank one. The call then fails with
+    ``kaleido_scopes is not defined``; a fresh browser draws the same figure."""
+    return type(error).__name__ == "JavascriptError" and "kaleido_scopes is not defined" in str(error)
+
+
+def _rendered(fmt: str, draw: Callable[[], T]) -> T:
+    """``draw()`` under :func:`_browser_failures`, tried again (up to :data:`RENDER_TRIES` in all) when the
+    browser's page was not ready yet."""
+    for attempt in range(1, RENDER_TRIES + 1):
+        try:
+            with _browser_failures(fmt):
+                return draw()
+        except BrowserRunError as e:
+            if attempt == RENDER_TRIES or not _page_not_ready(e.__cause__):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 @contextlib.contextmanager
 def _browser_failures(fmt: str) -> Iterator[None]:
     """kaleido's and choreographer's errors (a browser that exits at once, closes, or cannot draw) as one
     :class:`BrowserRunError` naming the browser, so callers handle them like a missing browser."""
     from choreographer.errors import ChannelClosedError
+    from kaleido._kaleido_tab._errors import JavascriptError
     from kaleido.errors import BrowserClosedError, BrowserFailedError, ChromeNotFoundError, KaleidoError
 
     try:
         yield
     except (BrowserClosedError, BrowserFailedError, ChromeNotFoundError, ChannelClosedError,
-            KaleidoError) as e:
+            KaleidoError, JavascriptError) as e:
         first = next((str(a) for a in e.args if str(a).strip()), type(e).__name__)
         reason = " ".join(first.split())
         raise BrowserRunError(f"cannot draw {fmt.upper()}: the browser at {os.environ.get('BROWSER_PATH')} "
@@ -231,9 +259,8 @@ def figure_image(fig: go.Figure, fmt: str, *, scale: float = PNG_SCALE) -> bytes
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
     _kaleido_ready(fmt)
     width, height = figure_size(fig)
-    with _browser_failures(fmt):
-        return pio.to_image(fig, format=fmt, scale=scale if fmt == "png" else 1, width=width, height=height,
-                            validate=False)
+    return _rendered(fmt, lambda: pio.to_image(fig, format=fmt, scale=scale if fmt == "png" else 1,
+                                               width=width, height=height, validate=False))
 
 
 def write_figure_images(figs: Sequence[go.Figure], paths: Sequence[Path], fmt: str = "png", *,
@@ -245,9 +272,9 @@ def write_figure_images(figs: Sequence[go.Figure], paths: Sequence[Path], fmt: s
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
     _kaleido_ready(fmt)
     sizes = [figure_size(f) for f in figs]
-    with _browser_failures(fmt):
-        pio.write_images(list(figs), [str(p) for p in paths], format=fmt, scale=scale if fmt == "png" else 1,
-                         width=[w for w, _ in sizes], height=[h for _, h in sizes], validate=False)
+    _rendered(fmt, lambda: pio.write_images(list(figs), [str(p) for p in paths], format=fmt,
+                                            scale=scale if fmt == "png" else 1, width=[w for w, _ in sizes],
+                                            height=[h for _, h in sizes], validate=False))
 
 
 # --------------------------------------------------------------------------- vector heatmap

@@ -251,3 +251,39 @@ def test_a_browser_that_fails_while_drawing(monkeypatch):
         assert str(caught.value) == (f"cannot draw SVG: the browser at /usr/bin/some-chromium failed "
                                      f"({' '.join(str(error.args[0]).split())})")
         assert isinstance(caught.value, E.NoBrowserError)  # the command line prints it as one error line
+
+
+def test_a_page_not_ready_is_drawn_again_and_other_script_errors_are_one_line(monkeypatch):
+    """kaleido can run the figure in a tab whose script has not loaded (a busy machine): that render is
+    tried again, up to RENDER_TRIES times; any other script error is a BrowserRunError at once."""
+    from kaleido._kaleido_tab._errors import JavascriptError
+
+    from viz import export as E
+
+    monkeypatch.setenv("BROWSER_PATH", "/usr/bin/some-chromium")
+    not_ready = "{'description': 'ReferenceError: kaleido_scopes is not defined'}"
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < E.RENDER_TRIES:
+            raise JavascriptError(not_ready)
+        return b"drawn"
+
+    assert E._rendered("png", flaky) == b"drawn" and len(calls) == E.RENDER_TRIES
+
+    def failing(message):
+        def draw():
+            calls.append(1)
+            raise JavascriptError(message)
+        return draw
+
+    calls.clear()
+    with pytest.raises(E.BrowserRunError, match="kaleido_scopes"):
+        E._rendered("png", failing(not_ready))
+    assert len(calls) == E.RENDER_TRIES  # gives up after the last try, with the browser's reason
+
+    calls.clear()
+    with pytest.raises(E.BrowserRunError, match="x is not a function"):
+        E._rendered("svg", failing("x is not a function"))
+    assert len(calls) == 1  # a different failure is not retried
