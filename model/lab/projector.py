@@ -1,0 +1,315 @@
+"""The representation projector: one word's hidden state at every layer, over many sentences, in 2-D.
+
+Each sentence is read by the model's self-attention stack (an encoder-only model's encoder, the
+translation model's encoder, a decoder-only model's decoder); the word's vector at a row is its state in
+the residual stream there: row 0 = ``{stack}.embed.hook_resid_in`` (the embeddings the first block
+receives), row r = ``{stack}.blocks.{r-1}.hook_resid_post`` (after block r). A word the tokenizer cuts
+into several tokens (on SmolLM2 苹果 is four byte tokens) is the **mean** of those tokens' states. The
+word is found in the model's own tokens (each token's characters in the decoded ids); where it occurs
+more than once the first occurrence is used. A sentence whose tokens do not hold the word is skipped,
+with the reason.
+
+Sentences run as right-padded batches: padding is masked out of every key and a causal row never reaches
+the padding after it, so each sentence's states are those of the sentence run alone (float32 rounding).
+
+Per row, :func:`project` fits a PCA on the word vectors (centred, SVD, two components) and measures how
+far the senses lie apart: the mean **cosine distance** (1 - cos) between sentences of different senses
+over the mean between sentences of the same sense. Cosine is scale-free, and the residual stream's norm
+grows by orders of magnitude through a decoder's layers, so Euclidean ratios of two rows would not compare.
+
+    states = word_states(bundle, "bank", sentences)       # torch: the forward passes
+    view = project(states, labels)                       # numpy: PCA and the ratio per row
+    view.coords[r]        # [sentence, 2] at row r;  view.ratio[r]  # between / within
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..data.batches import pad_batch
+from ..data.tasks import InputError
+from ..store.bundle import Bundle
+from . import entry
+from .families import token_spans
+
+__all__ = ["BATCH_TOKENS", "MAX_SENTENCES", "ZERO_DISTANCE", "Projection", "Skipped", "WordStates",
+           "cosine_distances", "find_word", "pca_2d", "project", "row_hooks", "sense_ratio", "word_states"]
+
+#: Sentences read at once at most: 50 on SmolLM2 take ~2 s on one thread; the page says the cap.
+MAX_SENTENCES = 64
+#: Mean cosine distances at or below this are rounding (the same float32 vectors): nothing is divided by it.
+ZERO_DISTANCE = 1e-9
+#: Padded tokens per batch (rows x longest): large enough that each matrix product runs at full speed,
+#: small enough that the longest sentence pads few others (sentences run sorted by length).
+BATCH_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A sentence left out: ``index`` in the input, ``reason`` one of "absent" (the word is not in the
+    sentence), "lost" (it is, but not in the model's tokens: e.g. [UNK]), "cut" (past the tokens the
+    model reads), "unreadable" (the model refuses the text)."""
+
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class WordStates:
+    """The word's vector at every row in each sentence that holds it (numpy only)."""
+
+    word: str
+    stack: str  # "encoder" or "decoder": the stack read
+    n_inputs: int  # sentences given
+    kept: list[int]  # input index of each sentence read
+    texts: list[str]  # each kept sentence as the model reads it
+    pieces: list[list[str]]  # the tokens averaged in each kept sentence
+    positions: list[list[int]]  # their positions
+    repeated: list[int]  # input indices whose sentence holds the word more than once (the first is used)
+    # input indices whose sentence begins with the word: a causal model has read nothing before it there
+    # (the same vector in each such sentence), and without <bos> it is the first position, where the
+    # model's attention sink sits (a vector unlike every other)
+    at_start: list[int]
+    skipped: list[Skipped]
+    states: np.ndarray  # [row, kept sentence, d_model] float32; row 0 = embeddings, row r = after block r
+    batches: int  # forward passes run
+    seconds: float
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.states.shape[0])
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What the page draws from :class:`WordStates` and one label per kept sentence."""
+
+    labels: list[str]  # per kept sentence ("" = unlabelled: drawn, not in the ratio)
+    senses: list[str]  # distinct labels in first-seen order ("" left out)
+    coords: np.ndarray  # [row, sentence, 2] float32, PCA coordinates per row
+    explained: np.ndarray  # [row, 2] share of the row's variance each component holds
+    between: np.ndarray  # [row] mean cosine distance between sentences of different senses (NaN: none)
+    within: np.ndarray  # [row] mean cosine distance between sentences of one sense (NaN: none)
+    ratio: np.ndarray  # [row] between / within (NaN where either is missing)
+
+    def peak(self) -> int | None:
+        """The row where the senses lie farthest apart (None: no ratio)."""
+        finite = np.isfinite(self.ratio)
+        return int(np.argmax(np.where(finite, self.ratio, -np.inf))) if finite.any() else None
+
+
+# --------------------------------------------------------------------------- finding the word
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+
+
+def word_pattern(word: str) -> re.Pattern:
+    """The word in a text, case-insensitive. A word of letters must not be part of a longer one
+    ("bank" is not in "banking"); Chinese has no spaces, so a Chinese word may sit anywhere. Between
+    characters a tokenizer's decoding may add spaces (WordPiece writes 苹果 back as "苹 果")."""
+    word = unicodedata.normalize("NFC", word.strip())
+    parts = []
+    for i, ch in enumerate(word):
+        if ch.isspace():
+            if parts and parts[-1] != r"\s+":
+                parts.append(r"\s+")
+            continue
+        if i and not word[i - 1].isspace() and (_is_cjk(ch) or _is_cjk(word[i - 1]) or not ch.isalnum()
+                                                 or not word[i - 1].isalnum()):
+            parts.append(r"\s*")
+        parts.append(re.escape(ch))
+    body = "".join(parts)
+    if word[:1].isalnum() and not _is_cjk(word[0]):
+        body = r"(?<!\w)" + body
+    if word[-1:].isalnum() and not _is_cjk(word[-1]):
+        body += r"(?!\w)"
+    return re.compile(body, re.IGNORECASE)
+
+
+def find_word(tok, ids: Sequence[int], word: str) -> tuple[list[int], int, bool]:
+    """(positions of the tokens that hold the word's first occurrence, how many occurrences the tokens
+    hold, whether that occurrence begins the text). A token that holds part of the word counts (a byte
+    token of 苹, a piece "##bank")."""
+    decoded, spans = token_spans(tok, list(ids))
+    found = list(word_pattern(word).finditer(decoded))
+    if not found:
+        return [], 0, False
+    a, b = found[0].span()
+    at_start = not decoded[:a].strip()
+    return [i for i, (s, e) in enumerate(spans) if e > s and s < b and e > a], len(found), at_start
+
+
+def row_hooks(stack: str, n_layers: int) -> list[str]:
+    """Hook names of the rows, in order: the embeddings, then after each block."""
+    return [f"{stack}.embed.hook_resid_in"] + [f"{stack}.blocks.{i}.hook_resid_post" for i in range(n_layers)]
+
+
+def read_stack(bundle: Bundle) -> str:
+    """The self-attention stack whose states are read: a decoder-only model's decoder, else the encoder
+    (the translation model's encoder reads the sentence; its decoder reads the translation)."""
+    return "decoder" if bundle.cfg.decoder_only else "encoder"
+
+
+# --------------------------------------------------------------------------- the forward passes
+
+
+def _batches(lengths: list[int], budget: int | None = None) -> list[list[int]]:
+    """Sentence indices sorted by length, cut into batches of at most ``budget`` padded tokens
+    (:data:`BATCH_TOKENS` when None)."""
+    budget = BATCH_TOKENS if budget is None else budget
+    out: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda k: lengths[k]):
+        if out and (len(out[-1]) + 1) * lengths[i] <= budget:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def _run_batch(bundle: Bundle, seqs: list[list[int]], positions: list[list[int]], stack: str) -> torch.Tensor:
+    """[row, batch, d_model]: the mean state of each sequence's ``positions`` at every row."""
+    model, cfg = bundle.model, bundle.cfg
+    ids = pad_batch(seqs, cfg.pad_id)  # [batch, pos], right-padded
+    weights = torch.zeros(ids.shape, dtype=torch.float32)  # [batch, pos]: 1/n on the word's tokens
+    for b, pos in enumerate(positions):
+        weights[b, pos] = 1.0 / len(pos)
+    names = row_hooks(stack, cfg.n_dec_layers if stack == "decoder" else cfg.n_enc_layers)
+    rows: dict[str, torch.Tensor] = {}
+
+    def keep(name: str):
+        def fn(x: torch.Tensor, _point) -> None:
+            # only the word's mean is kept: [batch, d_model], not every position's state
+            rows[name] = torch.einsum("bp,bpd->bd", weights, x.float())
+        return fn
+
+    with model.lock, torch.no_grad(), model.hooks([(n, keep(n)) for n in names]):
+        if stack == "decoder":
+            model(ids, logits_from=ids.shape[1] - 1)  # one position's logits: none is read
+        else:
+            model.encode(ids)
+    return torch.stack([rows[n] for n in names])
+
+
+@entry
+def word_states(bundle: Bundle, word: str, sentences: tuple[str, ...]) -> WordStates:
+    """The word's state at every row in each of ``sentences`` (at most :data:`MAX_SENTENCES`; more is a
+    ValueError, as is an empty word). Sentences that do not hold it are listed in ``skipped``."""
+    word = word.strip()
+    if not word:
+        raise ValueError("no word to look for")
+    if len(sentences) > MAX_SENTENCES:
+        raise ValueError(f"{len(sentences)} sentences; at most {MAX_SENTENCES} are read")
+    start = time.perf_counter()
+    cfg, tok = bundle.cfg, bundle.tokenizer
+    stack = read_stack(bundle)
+    pattern = word_pattern(word)
+    kept, texts, seqs, positions, pieces, repeated, at_start, skipped = [], [], [], [], [], [], [], []
+    for i, sentence in enumerate(sentences):
+        try:
+            prepared = bundle.task.prepare(sentence, cfg.max_len)
+        except InputError:
+            skipped.append(Skipped(i, "unreadable"))
+            continue
+        ids = list(prepared.prefix if cfg.decoder_only else prepared.source_ids)
+        pos, count, first = find_word(tok, ids, word)
+        if not pos:
+            in_text = pattern.search(prepared.text) is not None
+            reason = "absent" if not in_text else "cut" if prepared.truncated_from else "lost"
+            skipped.append(Skipped(i, reason))
+            continue
+        if count > 1:
+            repeated.append(i)
+        if first:
+            at_start.append(i)
+        kept.append(i)
+        texts.append(prepared.text)
+        seqs.append(ids)
+        positions.append(pos)
+        pieces.append(tok.tokens([ids[p] for p in pos]))
+    n_layers = cfg.n_dec_layers if stack == "decoder" else cfg.n_enc_layers
+    states = np.zeros((n_layers + 1, len(kept), cfg.d_model), np.float32)
+    batches = _batches([len(s) for s in seqs])
+    for batch in batches:
+        out = _run_batch(bundle, [seqs[k] for k in batch], [positions[k] for k in batch], stack)
+        states[:, batch] = out.numpy()
+    return WordStates(word=word, stack=stack, n_inputs=len(sentences), kept=kept, texts=texts, pieces=pieces,
+                      positions=positions, repeated=repeated, at_start=at_start, skipped=skipped,
+                      states=states, batches=len(batches), seconds=time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------- the projection (numpy)
+
+
+def pca_2d(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coordinates [n, 2], explained-variance shares [2]) of the rows of ``x`` [n, d] on their first
+    two principal components (centred; SVD). Each component's sign is fixed so that its loading of
+    largest magnitude is positive (the same points give the same picture on every call); fewer than two
+    components (one point, or all alike) leave zeros."""
+    x = np.asarray(x, np.float64)
+    centred = x - x.mean(0, keepdims=True)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    k = min(2, s.shape[0])
+    coords = np.zeros((x.shape[0], 2))
+    explained = np.zeros(2)
+    total = float((s**2).sum())
+    for c in range(k):
+        sign = 1.0 if vt[c, np.argmax(np.abs(vt[c]))] >= 0 else -1.0
+        coords[:, c] = sign * u[:, c] * s[c]
+        explained[c] = s[c] ** 2 / total if total > 0 else 0.0
+    return coords, explained
+
+
+def cosine_distances(x: np.ndarray) -> np.ndarray:
+    """[n, n] 1 - cos between the rows of ``x`` (a zero row is at distance 1 from every other)."""
+    x = np.asarray(x, np.float64)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    unit = np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+    d = np.clip(1.0 - unit @ unit.T, 0.0, 2.0)
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
+def sense_ratio(x: np.ndarray, labels: Sequence[str]) -> tuple[float, float, float]:
+    """(between, within, between / within): mean cosine distance over the pairs of labelled points with
+    different labels, over the pairs with one label; unlabelled ("") points take no part. NaN where a
+    kind of pair is missing or the within distance is 0 (at most :data:`ZERO_DISTANCE`: rounding)."""
+    lab = np.asarray(list(labels), dtype=object)
+    use = np.flatnonzero(lab != "")
+    d = cosine_distances(np.asarray(x)[use])
+    same = lab[use][:, None] == lab[use][None, :]
+    upper = np.triu(np.ones(d.shape, bool), 1)
+    pairs_between, pairs_within = upper & ~same, upper & same
+    between = float(d[pairs_between].mean()) if pairs_between.any() else float("nan")
+    within = float(d[pairs_within].mean()) if pairs_within.any() else float("nan")
+    usable = np.isfinite(between) and np.isfinite(within) and within > ZERO_DISTANCE
+    ratio = between / within if usable else float("nan")
+    return between, within, ratio
+
+
+def project(states: WordStates, labels: Sequence[str]) -> Projection:
+    """PCA and the sense ratio at every row; ``labels`` has one label per input sentence (the skipped
+    ones' are dropped)."""
+    if len(labels) != states.n_inputs:
+        raise ValueError(f"{len(labels)} labels for {states.n_inputs} sentences")
+    kept_labels = [str(labels[i]).strip() for i in states.kept]
+    n_rows, n = states.states.shape[:2]
+    coords = np.zeros((n_rows, n, 2), np.float32)
+    explained = np.zeros((n_rows, 2), np.float32)
+    between, within, ratio = (np.full(n_rows, np.nan, np.float32) for _ in range(3))
+    for r in range(n_rows):
+        if n:
+            c, e = pca_2d(states.states[r])
+            coords[r], explained[r] = c, e
+            between[r], within[r], ratio[r] = sense_ratio(states.states[r], kept_labels)
+    senses = list(dict.fromkeys(label for label in kept_labels if label))
+    return Projection(labels=kept_labels, senses=senses, coords=coords, explained=explained, between=between,
+                      within=within, ratio=ratio)
