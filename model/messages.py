@@ -56,6 +56,10 @@ ENGLISH: dict[str, str] = {
     "unknown_words": "{count} word(s) unknown to this model's vocabulary, shown as [UNK]: {shown}",
     "input_uncased": "This model is uncased: it reads the input lower-cased, accents removed.",
     "no_decoder": "This model is encoder-only: it has no decoder, so it produces no output text.",
+    "input_prefixed": (
+        "e5 was trained to read a text after the prefix \"{prefix}\", so it reads your text after it: "
+        "the first {tokens} tokens after the start token are the prefix, not your text."
+    ),
 }
 
 

@@ -32,4 +32,8 @@ MESSAGES_ZH: dict[str, str] = {
     "unknown_words": "有 {count} 个词不在这个模型的词表里，显示为 `[UNK]`：{shown}",
     "input_uncased": "这个模型不区分大小写：它读取的是转为小写、去掉重音符号后的输入。",
     "no_decoder": "这个模型只有编码器（encoder-only）：没有解码器，所以不生成输出文本。",
+    "input_prefixed": (
+        "e5 训练时读的文本前面都有前缀“{prefix}”，所以它读的是加上这个前缀的输入："
+        "开始 token 之后的前 {tokens} 个 token 是前缀，不是你的文本。"
+    ),
 }

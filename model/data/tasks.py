@@ -13,7 +13,7 @@ from pathlib import Path
 from ..messages import Message
 from .char_tokenizer import CharTokenizer
 from .prepared import InputError, Prepared, check_text
-from .tokenizers import WordPieceTokenizer
+from .tokenizers import FramedTokenizer, WordPieceTokenizer
 
 Example = tuple[list[int], list[int]]  # (source ids ending in eos, target ids: prefix ... eos)
 
@@ -186,27 +186,36 @@ class TranslationTask:
 class EncodeTask:
     """Text in, encoder states out: the task of an encoder-only model (satisfies protocols.Task).
 
-    ``prepare`` gives ``[CLS] pieces [SEP]`` as the source and an empty decoder prefix; there is
-    no target, no training data and no decoding.
+    ``prepare`` gives ``[CLS] pieces [SEP]`` (``<s> ... </s>``) as the source and an empty decoder
+    prefix; there is no target, no training data and no decoding. A model trained to read its input
+    after a fixed text (e5's "query: ") gets it as ``prefix``: the source's first pieces, said in a note.
     """
 
     directions: list[str] = []
     name = "encode"
 
-    def __init__(self, tokenizer: WordPieceTokenizer, example: str = "", trained_len: int | None = None):
+    def __init__(self, tokenizer: FramedTokenizer, example: str = "", trained_len: int | None = None,
+                 prefix: str = ""):
         self.tokenizer = tokenizer
         self.example = example
         # Longest input (tokens, [CLS]/[SEP] included) the model was trained on, when its folder
         # says (sentence-transformers' max_seq_length); longer inputs run with a note.
         self.trained_len = trained_len
+        self.prefix = prefix
+        # No piece spans the space after the prefix, so its pieces are the same before any text.
+        self.prefix_tokens = len(tokenizer.encode(prefix.rstrip())) if prefix else 0
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
         text = check_text(text)
         tok = self.tokenizer
         notes = []
-        if tok.normalize(text) != text and text.lower() != text:
+        normalized = tok.normalize(text)
+        if normalized != text and normalized == normalized.lower() and text.lower() != text:
             notes.append(Message("input_uncased", {}, "info"))
-        ids = tok.encode(text)
+        if self.prefix:
+            notes.append(Message("input_prefixed", {"prefix": self.prefix.strip(),
+                                                    "tokens": self.prefix_tokens}, "info"))
+        ids = tok.encode(self.prefix + text)
         limit = max_len - 2  # room for [CLS] and [SEP]
         truncated_from = None
         if len(ids) > limit:
@@ -217,13 +226,13 @@ class EncodeTask:
         unknown = tok.unknown_characters(text)
         if unknown:
             shown = " ".join(repr(w) for w in unknown[:10])
-            notes.append(Message("unknown_words", {"count": len(unknown), "shown": shown}, "warning"))
+            notes.append(Message(tok.unknown_note, {"count": len(unknown), "shown": shown}, "warning"))
         source = [tok.bos_id, *ids, tok.eos_id]
         if self.trained_len is not None and len(source) > self.trained_len:
             notes.append(Message("beyond_trained_length",
                                  {"tokens": len(source), "max_len": max_len, "trained": self.trained_len},
                                  "info"))
-        return Prepared(text, source, tok.tokens(source), [], None, notes, truncated_from)
+        return Prepared(self.prefix + text, source, tok.tokens(source), [], None, notes, truncated_from)
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         raise InputError(Message("no_decoder", {}, "error"))
@@ -238,6 +247,8 @@ class EncodeTask:
         out = {"type": "encode", "tokenizer": "wordpiece", "example": self.example}
         if self.trained_len is not None:
             out["trained_len"] = self.trained_len
+        if self.prefix:
+            out["prefix"] = self.prefix
         return out
 
     def save_tokenizer(self, directory: Path) -> None:

@@ -80,6 +80,7 @@ def produced(translation) -> dict[str, Message]:
     out += encode.prepare("The Bank raised interest rates by the river bank 🦜", 10).notes  # uncased,
     # truncated pieces, an unknown word, beyond the trained length
     out.append(_error(encode.target_ids, "a target"))  # no decoder
+    out += EncodeTask(encode.tokenizer, prefix="query: ").prepare("a sentence", 16).notes  # e5's prefix
     by_code: dict[str, Message] = {}
     for m in out:
         assert isinstance(m, Message), m
@@ -118,6 +119,7 @@ def test_severities(produced):
         "beyond_trained_length",
         "budget_clamped",  # why a cut was where it was: the cut itself is the warning
         "output_max_new",  # the bound the user set (or the decoder-only default): nothing went wrong
+        "input_prefixed",  # what the model is made to read (e5's "query: "): nothing went wrong
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",

