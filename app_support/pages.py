@@ -87,6 +87,8 @@ PAGES: tuple[PageSpec, ...] = (
              ("role", "probe")),
     PageSpec("versus", "app_pages/model_vs_model.py", ":material/difference:", "probe", "versus",
              ("other", "pair")),
+    PageSpec("projector", "app_pages/projector.py", ":material/scatter_plot:", "probe", "projector",
+             ("word", "preset", "sentences", "row", "color")),
     PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )

@@ -45,11 +45,13 @@ def _alone(bundle, sentence: str, positions: list[int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", ["minilm", "default", "smollm2", "tiny-gpt"])
-def test_each_vector_is_the_words_state_in_its_sentence_run_alone(bundles, name):
+def test_each_vector_is_the_words_state_in_its_sentence_run_alone(bundles, name, monkeypatch):
     bundle = _bundle(bundles, name)
+    monkeypatch.setattr(PJ, "BATCH_TOKENS", 10_000)
     states = PJ.word_states(bundle, "bank", BANK)
     assert states.kept == [0, 1, 2, 3] and not states.skipped
     assert states.batches == 1  # one padded batch: the sentences differ in length
+    assert len({max(p) for p in states.positions}) > 1
     assert states.stack == ("decoder" if bundle.cfg.decoder_only else "encoder")
     n_layers = bundle.cfg.n_dec_layers if bundle.cfg.decoder_only else bundle.cfg.n_enc_layers
     assert states.states.shape == (n_layers + 1, 4, bundle.cfg.d_model)
@@ -79,6 +81,7 @@ def test_batches_follow_the_token_budget_and_give_the_same_states(bundles, monke
     together = PJ.word_states(bundle, "bank", BANK)
     monkeypatch.setattr(PJ, "BATCH_TOKENS", 1)  # one sentence a batch
     alone = PJ.word_states(bundle, "bank", BANK)
+    assert together.batches < alone.batches
     assert alone.batches == 4
     np.testing.assert_allclose(alone.states, together.states, atol=1e-5)
     # sorted by length; a batch grows while rows x its longest fits: 3 x 5 > 10 starts a new one
