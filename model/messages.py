@@ -46,8 +46,8 @@ ENGLISH: dict[str, str] = {
     "empty_target": "The target text is empty.",
     # encoder-only (pretrained BERT-style) models
     "input_truncated_pieces": (
-        "The input is {tokens} word pieces long; the model reads at most {max_len} tokens ([CLS] and "
-        "[SEP] included), so it was truncated to its first {kept} pieces."
+        "The input is {tokens} word pieces long; the model reads at most {max_len} tokens (its start and "
+        "end tokens included), so it was truncated to its first {kept} pieces."
     ),
     "beyond_trained_length": (
         "The input is {tokens} tokens long; the model reads up to {max_len}, but it was trained on "

@@ -22,7 +22,7 @@ MESSAGES_ZH: dict[str, str] = {
     "unknown_direction": "未知的翻译方向 {direction!r}；可选：{choices}。",
     "empty_target": "目标文本为空。",
     "input_truncated_pieces": (
-        "输入有 {tokens} 个词片（word piece）；模型最多读取 {max_len} 个 token（含 `[CLS]` 和 `[SEP]`），"
+        "输入有 {tokens} 个词片（word piece）；模型最多读取 {max_len} 个 token（含开始和结束 token），"
         "所以只保留了前 {kept} 个词片（已截断）。"
     ),
     "beyond_trained_length": (

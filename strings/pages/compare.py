@@ -18,8 +18,10 @@ EN = {
     "compare.output": "Output: **{output}**",
     "compare.embedding": "Cosine similarity of the two sentence embeddings: **{cos}**",
     "compare.embedding_help": "What this model is for: each sentence becomes one vector of {d} numbers, the mean "
-    "of the encoder output over all its tokens ([CLS] and [SEP] included), divided by its length, as "
-    "sentence-transformers does. 1 = the same direction; unrelated sentences score near 0.",
+    "of the encoder output over all its tokens (the start and end tokens included: [CLS] and [SEP], or <s> and "
+    "</s>), divided by its length, as sentence-transformers does. 1 = the same direction; how low unrelated "
+    "sentences go depends on the model: near 0 for MiniLM, about 0.7 for e5, whose vectors all lie in a "
+    "narrow cone (compare its cosines with each other, not with MiniLM's).",
     "compare.subheader": "{kind} · layer {layer} · head {head}, on both sentences",
     "compare.no_shared": "The two sentences share no query token for this attention kind, so their rows cannot be "
     "compared. Try sentences with a word in common (or another attention kind).",
@@ -49,8 +51,9 @@ ZH = {
     "compare.output": "输出：**{output}**",
     "compare.embedding": "两个句子嵌入（embedding）的余弦相似度：**{cos}**",
     "compare.embedding_help": "这正是这个模型的用途：每个句子变成一个 {d} 维的嵌入向量——编码器输出在全部 token 上的平均"
-    "（包括 `[CLS]` 和 `[SEP]`），再除以它的长度，和 `sentence-transformers` 的做法一样。1 表示方向相同；"
-    "无关的句子得分接近 0。",
+    "（包括开始和结束 token：`[CLS]` 和 `[SEP]`，或 `<s>` 和 `</s>`），再除以它的长度，和 `sentence-transformers` "
+    "的做法一样。1 表示方向相同；无关句子的得分有多低取决于模型：MiniLM 接近 0，e5 约为 0.7，"
+    "因为它的向量都落在一个很窄的锥体里（e5 的余弦值只能彼此比较，不能和 MiniLM 的比较）。",
     "compare.subheader": "{kind} · 第 {layer} 层 · 头 {head}：两个句子上的对比",
     "compare.no_shared": "在这种注意力类型下，两个句子没有共同的查询（query）token，所以无法比较它们的行。"
     "试试含有共同词语的句子（或换一种注意力类型）。",
