@@ -14,7 +14,7 @@ from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.strategy import greedy_here
-from app_support.ui import chart, escape_md, page_header
+from app_support.ui import chart, escape_md, md_output, page_header
 from app_support.url_state import seed_from_url, set_url_param
 from app_support.view import current_view, open_head
 from model.public import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
@@ -52,10 +52,6 @@ PENDING = "_abl_pending"
 def head_label(code: str) -> str:
     kind, layer, head = code.split(".")
     return t("ablation.head_label", kind=t(f"kind.{kind}.label"), layer=layer, head=head)
-
-
-def shown(output: str) -> str:
-    return f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*"
 
 
 # --------------------------------------------------------------------------- the heads to remove
@@ -109,9 +105,9 @@ def effect_section() -> None:
         ab = lab.ablation.ablate(view.model, view.text, view.direction_arg, tuple(chosen), mode, 5, max_new)
     left, right = st.columns(2)
     left.caption(t("ablation.continuation_intact" if lm else "ablation.output_intact"))
-    left.markdown(shown(ab.intact_output))
+    left.markdown(md_output(ab.intact_output))
     right.caption(t("ablation.continuation_ablated" if lm else "ablation.output_ablated", n=len(chosen)))
-    right.markdown(shown(ab.output))
+    right.markdown(md_output(ab.output))
     st.caption(greedy_here("intervention", view.strategy, current_lang()))
     same = ab.output == ab.intact_output
     st.markdown(t("ablation.summary", kl=f"{ab.mean_kl:.4f}", delta=f"{ab.delta_logprob:+.3f}",

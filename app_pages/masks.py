@@ -12,7 +12,7 @@ from app_support.gateway import lab
 from app_support.i18n import STRINGS, current_lang, t
 from app_support.messages import current_analysis, show_input_error
 from app_support.strategy import greedy_here
-from app_support.ui import chart, escape_md, page_header
+from app_support.ui import chart, escape_md, md_output, page_header
 from app_support.url_state import seed_from_url, set_url_param
 from app_support.view import current_view
 from model.public import InputError
@@ -61,8 +61,7 @@ def _side_table(ids: np.ndarray, tokens: list[list[str]], padding: np.ndarray) -
 def _batch_outputs(batch) -> None:
     for i, name in enumerate(NAMES):
         st.markdown(t("masks.output", name=name, text=escape_md(batch.texts[i]),
-                      output=f"**{escape_md(batch.outputs[i])}**" if batch.outputs[i].strip()
-                      else f"*{t('io.empty_output')}*"))
+                      output=md_output(batch.outputs[i])))
     if batch.decoder_only:
         st.caption(t("masks.lm.decoded_alone"))
     elif "decoder" in batch.masks:

@@ -12,7 +12,7 @@ from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
 from app_support.selection import head_from_scatter_selection
 from app_support.sidebar import clamp_choice
-from app_support.ui import chart, escape_md, page_header
+from app_support.ui import chart, escape_md, md_output, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page
 from app_support.view import current_view
 from model.public import InputError
@@ -55,7 +55,7 @@ left, right = st.columns(2)
 for column, name, output in ((left, model_a, result.output_a), (right, model_b, result.output_b)):
     with column:
         st.caption(t("versus.output_of", model=name))
-        st.markdown(f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*")
+        st.markdown(md_output(output))
 if view.n_layers.get("decoder"):
     st.caption(t("versus.greedy"))
 if result.refusal:

@@ -13,7 +13,7 @@ from app_support.ablation import clicked_head
 from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t, text
 from app_support.strategy import greedy_here
-from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.ui import chart, escape_md, md_output, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
 from app_support.view import current_view, open_head
 from model.public import InputError, Site, get_kind
@@ -200,7 +200,7 @@ for col, label_key, output in (
     (cols[2], "patching.output_patched", result.output),
 ):
     col.caption(t(label_key.replace("output", "continuation") if lm else label_key))
-    col.markdown(f"**{escape_md(output)}**" if output.strip() else f"*{t('io.empty_output')}*")
+    col.markdown(md_output(output))
 st.caption(greedy_here("intervention", view.strategy, current_lang()))
 if not result.alignment.pairs:
     st.info(t("patching.nothing_patched"), icon=":material/info:")

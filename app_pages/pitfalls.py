@@ -13,7 +13,7 @@ from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t, text
 from app_support.messages import current_analysis, show_input_error
 from app_support.models import model_description, model_label
-from app_support.ui import chart, escape_md, md_tokens, page_header
+from app_support.ui import chart, escape_md, md_output, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view
 from model.public import InputError
@@ -22,10 +22,6 @@ view = current_view()  # the sidebar first: it sets the interface language from 
 lang = current_lang()
 page_header(t("pitfalls.title"), t("pitfalls.intro"))
 result = current_analysis(view)
-
-
-def _output(text: str) -> str:
-    return f"**{escape_md(text)}**" if text.strip() else f"*{t('io.empty_output')}*"
 
 
 # ---------------------------------------------------------------------------
@@ -114,8 +110,8 @@ def _maps(run: PF.FaultRun, kind: str, layer: int, head: int, fault: str) -> Non
             chart(fig, key=f"pitfalls_map_{which}")
     st.caption(t("pitfalls.map.teacher_forced"))
     left, right = st.columns(2)
-    left.markdown(t("pitfalls.output.intact", output=_output(run.intact_output)))
-    right.markdown(t("pitfalls.output.broken", output=_output(run.broken_output)))
+    left.markdown(t("pitfalls.output.intact", output=md_output(run.intact_output)))
+    right.markdown(t("pitfalls.output.broken", output=md_output(run.broken_output)))
 
 
 def _edit_fault(fault: str) -> None:
@@ -233,7 +229,7 @@ def _truncation() -> None:
             st.warning(escape_md(note(message)), icon=":material/content_cut:")
     st.markdown(t("pitfalls.truncation.kept", n=len(run.kept), tokens=md_tokens(run.kept)))
     st.markdown(t("pitfalls.truncation.dropped", n=len(run.dropped), tokens=md_tokens(run.dropped)))
-    st.markdown(t("pitfalls.truncation.output", output=_output(run.output)))
+    st.markdown(t("pitfalls.truncation.output", output=md_output(run.output)))
     st.caption(t("pitfalls.truncation.caption"))
 
 

@@ -5,11 +5,12 @@ a head matrix names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 
 from app_support.gateway import lab
+from app_support.selection import customdata_pair, selected_points
 from model.lab.ablation import LM_NEW_TOKENS, HeadEffect, effect_matrices
 
 #: Test words the exact match is measured on (didactic models; the first of their test split).
@@ -55,20 +56,12 @@ def kl_matrices(effects: list[HeadEffect], n_layers: dict[str, int], n_heads: in
 
 
 def clicked_head(event) -> tuple[int, int] | None:
-    """(layer, head) of a click on a head matrix (viz.interventions.head_matrix), or None.
-
-    The click target's x is the head and y the layer; its customdata [layer, head] reaches the server
-    as a list or, from a typed array, as {"0": layer, "1": head}.
-    """
-    def get(obj, name):
-        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-    for point in get(get(event, "selection"), "points") or []:
-        data = point.get("customdata")
-        if isinstance(data, Mapping) and {"0", "1"} <= set(data):
-            return int(data["0"]), int(data["1"])
-        if isinstance(data, list | tuple) and len(data) >= 2:
-            return int(data[0]), int(data[1])
+    """(layer, head) of a click on a head matrix (viz.interventions.head_matrix), or None: the click
+    target's customdata [layer, head], else its x (the head) and y (the layer)."""
+    for point in selected_points(event):
+        pair = customdata_pair(point)
+        if pair is not None:
+            return pair
         if point.get("x") is not None and point.get("y") is not None:
             return int(round(float(point["y"]))), int(round(float(point["x"])))
     return None

@@ -3,8 +3,9 @@ analysis, the window of positions projected, the colour choices, and which posit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
+
+from app_support.selection import customdata_pair, selected_points
 
 if TYPE_CHECKING:
     from model.analysis import Analysis
@@ -39,15 +40,10 @@ def parse_view(value: object) -> str | None:
 
 def clicked_position(event) -> int | None:
     """The position of a click on the grid (its click targets carry ``[row, position]``), or None."""
-    def get(obj, name):
-        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-    for point in get(get(event, "selection"), "points") or []:
-        data = point.get("customdata")
-        if isinstance(data, Mapping) and "1" in data:
-            return int(data["1"])
-        if isinstance(data, list | tuple) and len(data) >= 2:
-            return int(data[1])
+    for point in selected_points(event):
+        pair = customdata_pair(point)
+        if pair is not None:
+            return pair[1]
         if point.get("x") is not None:
             return int(round(float(point["x"])))
     return None

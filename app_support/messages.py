@@ -15,7 +15,7 @@ from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
-from app_support.ui import escape_md
+from app_support.ui import escape_md, md_output
 from app_support.url_state import stop_page
 from model.analysis import Analysis
 from model.data.tasks import InputError
@@ -68,8 +68,7 @@ def show_io(view: View, result: Analysis) -> None:
         st.caption(t("io.output_translation") if view.is_translation else t("io.output"))
         if not result.teacher_forced and view.n_layers.get("cross", 0):
             st.caption(t("strategy.output_by", strategy=strategy_name(result.strategy, current_lang())))
-        st.markdown(f"**{escape_md(result.output_text)}**" if result.output_text.strip()
-                    else f"*{t('io.empty_output')}*")
+        st.markdown(md_output(result.output_text))
     with cols[2]:
         st.caption(t("io.tokens"))
         direction = f" · {t('direction.' + result.prepared.direction)}" if result.prepared.direction else ""

@@ -8,7 +8,7 @@ from typing import Any
 from viz.grid import GridLayout
 
 
-def _points(selection: Any) -> list[Mapping[str, Any]]:
+def selected_points(selection: Any) -> list[Mapping[str, Any]]:
     """The selected points of an ``st.plotly_chart(on_select=...)`` return value (or [])."""
     if selection is None:
         return []
@@ -20,6 +20,17 @@ def _points(selection: Any) -> list[Mapping[str, Any]]:
     return list(points or [])
 
 
+def customdata_pair(point: Mapping[str, Any]) -> tuple[int, int] | None:
+    """A clicked point's ``customdata = [a, b]`` (e.g. ``[layer, head]``) as two ints, or None. It reaches
+    the server as a list, or as ``{"0": a, "1": b}`` when the figure sent it as a typed array (numpy)."""
+    cd = point.get("customdata")
+    if isinstance(cd, Mapping) and {"0", "1"} <= set(cd):
+        return int(cd["0"]), int(cd["1"])
+    if isinstance(cd, list | tuple) and len(cd) >= 2:
+        return int(cd[0]), int(cd[1])
+    return None
+
+
 def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, int] | None:
     """``(layer, head)`` of the first selected point of an all-heads grid, or None.
 
@@ -27,7 +38,7 @@ def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, i
     :meth:`GridLayout.cell_to_head` (the model's layer, on any page of layers); ``customdata =
     [layer, head]`` is the fallback.
     """
-    for pt in _points(selection):
+    for pt in selected_points(selection):
         x, y = pt.get("x"), pt.get("y")
         if x is not None and y is not None:
             try:
@@ -36,9 +47,9 @@ def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, i
                 hit = None
             if hit is not None:
                 return hit
-        cd = pt.get("customdata")
-        if isinstance(cd, list | tuple) and len(cd) >= 2:
-            li, hi = int(cd[0]), int(cd[1])
+        pair = customdata_pair(pt)
+        if pair is not None:
+            li, hi = pair
             if layout.first_layer <= li < layout.first_layer + layout.n_layers and 0 <= hi < layout.n_heads:
                 return li, hi
     return None
@@ -46,10 +57,10 @@ def head_from_grid_selection(selection: Any, layout: GridLayout) -> tuple[int, i
 
 def head_from_scatter_selection(selection: Any) -> tuple[int, int] | None:
     """``(layer, head)`` from a point of :func:`viz.head_stats_scatter` (``customdata = [layer, head]``)."""
-    for pt in _points(selection):
-        cd = pt.get("customdata")
-        if isinstance(cd, list | tuple) and len(cd) >= 2:
-            return int(cd[0]), int(cd[1])
+    for pt in selected_points(selection):
+        pair = customdata_pair(pt)
+        if pair is not None:
+            return pair
     return None
 
 

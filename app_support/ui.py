@@ -42,6 +42,13 @@ def escape_md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def md_output(output: str) -> str:
+    """A model's output in bold, escaped, or "(empty output)" in italics. The spaces around it are left
+    out: a bold run that starts with a space (a language model's " Paris") shows its asterisks."""
+    shown = str(output).strip()
+    return f"**{escape_md(shown)}**" if shown else f"*{text(current_lang(), 'io.empty_output')}*"
+
+
 def md_tokens(tokens: Sequence[str], highlight: int | None = None) -> str:
     """Tokens as one escaped markdown line, ``a · b · c``, with one token in bold."""
     parts = []

@@ -124,7 +124,8 @@ def lens_heatmap(
         yaxis={"title": {"text": label(lang, "lens.axis_layer")}, "tickmode": "array",
                "tickvals": list(range(n_rows)), "ticktext": row_labels(n_rows, lang),
                "range": [-0.5, n_rows - 0.5], "showgrid": False},
-        hoverdistance=CLICK_HOVER_DISTANCE_PX, clickmode="event+select", dragmode="select",
+        # no box-select drag: Streamlit turns a chart dragged by box into one whose clicks select nothing
+        hoverdistance=CLICK_HOVER_DISTANCE_PX, clickmode="event+select", dragmode="pan",
     )
     shapes = []
     if pos[0] < prompt_len <= pos[-1]:

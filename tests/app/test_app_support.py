@@ -123,3 +123,12 @@ def test_model_page_names_in_both_languages():
     assert list(config.columns) == ["配置项", "取值", "含义"]
     assert config["含义"].tolist()[1] == "" and config["取值"].tolist() == ["64", "True"]
     assert config_table({}).empty
+
+
+def test_a_model_output_is_bold_markdown_without_its_outer_spaces():
+    """A language model's " Paris": a bold run may not start with a space (its asterisks would show)."""
+    from app_support.ui import escape_md, md_output
+
+    assert md_output(" Paris") == "**Paris**"
+    assert md_output(" *a* <b> ") == f"**{escape_md('*a* <b>')}**"
+    assert md_output(" \n ").startswith("*(") and md_output("").endswith(")*")  # the empty-output note

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from app_support import strategy as strategy_ui
 from app_support.i18n import text
 from app_support.i18n.check import untranslated
-from app_support.ui import escape_md
+from app_support.ui import escape_md, md_output
 from model.analysis import analyze
 from model.decoding import Strategy, beam_search, filtered_distribution
 from model.store.registry import load_model
@@ -72,7 +72,7 @@ def test_beam_search_page_shows_the_searchs_own_numbers(step):
     direct = beam_search(b.model, [p.source_ids], [p.prefix], b.tokenizer.eos_id, 4, 1.0, trace=True)[0]
     # The output shown is the beam's, named with its strategy, and the link holds the strategy.
     assert direct.best.ids == ref.search.best.ids
-    assert f"**{escape_md(ref.output_text)}**" in all_texts(at)
+    assert md_output(ref.output_text) in all_texts(at)
     assert ref.output_text != analyze(b, text_).output_text  # the beam output differs from greedy here
     assert text("en", "strategy.output_by", strategy=strategy_ui.name(BEAM, "en")) in all_texts(at)
     assert at.query_params["decode"] == BEAM.param
@@ -106,7 +106,7 @@ def test_sampling_page_shows_the_distribution_sampled_from_and_the_drawn_token(s
     at = open_decoding("default", text_, decode=SAMPLE.param, step=step)
     ref = analysis("default", text_, SAMPLE)
     b = bundle("default")
-    assert f"**{escape_md(ref.output_text)}**" in all_texts(at)  # the same sample from the same link
+    assert md_output(ref.output_text) in all_texts(at)  # the same sample from the same link
     drawn = ref.search.steps[step]
     p = ref.prepared
     ids = p.prefix + ref.search.ids[:step]
@@ -196,7 +196,7 @@ def test_a_bad_strategy_in_a_link_says_so_and_decodes_greedily():
     at = open_decoding("reverse", "attention", decode="beam99-lp1")
     assert any("beam99" in w.value for w in at.warning)
     assert "decode" not in at.query_params
-    assert f"**{escape_md(analyze(bundle('reverse'), 'attention').output_text)}**" in all_texts(at)
+    assert md_output(analyze(bundle('reverse'), 'attention').output_text) in all_texts(at)
 
 
 @pytest.mark.parametrize("params", [

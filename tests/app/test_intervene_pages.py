@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
-from app_support.ui import escape_md
+from app_support.ui import escape_md, md_output
 from model.analysis import analyze
 from model.decoding import GREEDY, Strategy
 from model.lab.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
@@ -91,7 +91,7 @@ def test_ablation_page_draws_the_ablation_and_the_ranking(lang):
     np.testing.assert_allclose(arr(trace(figs[1], meta="before")["y"]), [s.p_intact for s in ab.steps])
     np.testing.assert_allclose(arr(trace(figs[1], meta="after")["y"]), [s.p_ablated for s in ab.steps])
     text = markdown(at)
-    assert f"**{escape_md(ab.output)}**" in text and f"**{escape_md(ab.intact_output)}**" in text
+    assert md_output(ab.output) in text and md_output(ab.intact_output) in text
     assert ab.output != ab.intact_output
     ablated_em = exact_match(b, head_edits(heads), 200)
     assert f"**{ablated_em:.3f}**" in text and ablated_em < 0.05
@@ -130,7 +130,7 @@ def test_ablation_page_on_the_translation_model():
                                 "heads": "cross.2.3,decoder.0.1", "decode": "beam4-lp1"})
     ab = ablate(bundle("default"), "我吃了一个苹果", None, heads, "mean")
     np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["y"]), [s.kl for s in ab.steps], rtol=1e-9)
-    assert f"**{escape_md(ab.output)}**" in markdown(at)
+    assert md_output(ab.output) in markdown(at)
     # the outputs are greedy whatever the sidebar's beam search: the page says so and names the beam
     note = greedy_here("intervention", Strategy.parse("beam4-lp1"), "en")
     assert "beam search, width 4" in note
@@ -151,7 +151,7 @@ def test_patching_page_draws_the_patch_and_the_ranking(lang):
     np.testing.assert_allclose(arr(trace(figs[1], meta="after")["y"]), [s.p_patched for s in result.steps])
     text = markdown(at)
     for output in (result.output_a, result.output_b, result.output):
-        assert f"**{escape_md(output)}**" in text
+        assert md_output(output) in text
     assert f"**{result.toward_a:.3f}**" in text
     effects = rank_patches(b, "listen", "silent")
     kinds = [k for k, n in layer_counts(b.cfg).items() if n]
@@ -173,7 +173,7 @@ def test_patching_page_residual_and_unaligned_positions_on_the_translation_model
     result = patch(bundle("default"), "苹果公司发布新品", "我吃了一个苹果", Site("resid", "encoder", 2), "苹")
     assert result.alignment.pairs == ((5, 0),)
     np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["y"]), [s.kl for s in result.steps], rtol=1e-9)
-    assert f"**{escape_md(result.output)}**" in markdown(at)
+    assert md_output(result.output) in markdown(at)
     assert greedy_here("intervention", GREEDY, "en") in [c.value for c in at.caption]
     # the decoder inputs differ in length and share no chosen token: said, not guessed
     infos = [str(i.value) for i in at.info]
@@ -281,7 +281,7 @@ def test_ablation_page_continues_a_language_models_prompt_and_ranks_every_head(l
     assert len(ab.steps) == LM_DEFAULT_NEW
     np.testing.assert_allclose(arr(figs[0]["data"][0]["y"]), [s.kl for s in ab.steps], rtol=1e-6, atol=1e-9)
     text = markdown(at)
-    assert f"**{escape_md(ab.intact_output)}**" in text and f"**{escape_md(ab.output)}**" in text
+    assert md_output(ab.intact_output) in text and md_output(ab.output) in text
     assert tr(lang, "ablation.exact_match", n=200, intact="", ablated="")[:20] not in text  # no test words
     captions = [c.value for c in at.caption]
     assert tr(lang, "ablation.lm_bound", n=LM_DEFAULT_NEW, heads=270) in captions
@@ -305,7 +305,7 @@ def test_patching_page_patches_a_clean_prompt_into_a_corrupted_one(lang):
     result = patch(b, CLEAN, CORRUPT, Site("head", "decoder", 3, 4), None, None, 6)
     text = markdown(at)
     for output in (result.output_a, result.output_b, result.output):
-        assert f"**{escape_md(output)}**" in text
+        assert md_output(output) in text
     assert f"**{result.recovered:.3f}**" in text and result.answers == (" Paris", " Rome")
     figs = figures(at)
     np.testing.assert_allclose(arr(figs[0]["data"][0]["y"]), [s.kl for s in result.steps], atol=1e-9)

@@ -61,6 +61,8 @@ def test_click_targets_carry_row_and_position_of_every_cell():
     assert data.shape == (ROWS * POS, 2)
     assert {tuple(d) for d in data} == {(r, p) for r in range(ROWS) for p in (5, 6, 7, 8)}
     np.testing.assert_array_equal(np.asarray(clicks.x), data[:, 1])
+    # Streamlit gives a chart whose drag draws a box clicks that select nothing (the browser test clicks)
+    assert fig.layout.clickmode == "event+select" and fig.layout.dragmode not in ("select", "lasso")
 
 
 def test_cell_hover_lists_top_k_final_choice_and_entropy():
