@@ -448,21 +448,6 @@ def test_intervene_pages_in_chromium():
                 browser.close()
 
 
-DECODING_CHARTS_AT_LEAST = "(n) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= n"
-# JavaScript: page coordinates of the click target (layer, head) of the index-th chart (a head matrix).
-MATRIX_TARGET_JS = """([index, layer, head]) => {
-  const gd = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')[index];
-  if (!gd || !gd._fullLayout) return null;
-  const t = gd._fullData.find(tr => tr.name === 'click targets');
-  if (!t) return null;
-  for (let i = 0; i < t.x.length; i++) {
-    if (Number(t.customdata[i][0]) === layer && Number(t.customdata[i][1]) === head) {
-      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
-      return [box.left + xa._offset + xa.l2p(t.x[i]), box.top + ya._offset + ya.l2p(t.y[i])];
-    }
-  }
-  return null;
-}"""
 
 
 def test_decoding_strategies_in_chromium():
@@ -491,7 +476,7 @@ def test_decoding_strategies_in_chromium():
                 base = f"http://127.0.0.1:{port}"
                 for path, charts, png in visits:
                     page.goto(f"{base}/{path}", wait_until="domcontentloaded")
-                    page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=charts, timeout=180_000, polling=500)
+                    page.wait_for_function(CHARTS_AT_LEAST, arg=charts, timeout=180_000, polling=500)
                     page.wait_for_timeout(500)
                     assert page.locator('[data-testid="stException"]').count() == 0, path
                     assert not page_errors, f"JavaScript errors on /{path}: {page_errors}"
@@ -499,12 +484,12 @@ def test_decoding_strategies_in_chromium():
                         save_small_png(page, SCREENSHOTS / png)
                 # Greedy by default; choosing beam search in the sidebar puts it into the link.
                 page.goto(f"{base}/decoding?model=reverse&text=attention", wait_until="domcontentloaded")
-                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=4, timeout=180_000, polling=500)
+                page.wait_for_function(CHARTS_AT_LEAST, arg=4, timeout=180_000, polling=500)
                 assert "decode=" not in page.evaluate("location.search")
                 page.get_by_test_id("stSidebarUserContent").get_by_text("beam search", exact=True).click()
                 page.wait_for_function("() => location.search.includes('decode=beam4-lp1')", timeout=60_000,
                                        polling=500)
-                page.wait_for_function(DECODING_CHARTS_AT_LEAST, arg=5, timeout=180_000, polling=500)
+                page.wait_for_function(CHARTS_AT_LEAST, arg=5, timeout=180_000, polling=500)
                 assert page.locator('[data-testid="stException"]').count() == 0
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:

@@ -1,8 +1,9 @@
 """The "What the model knows" pages in a real browser: the logit lens on SmolLM2 (" Paris" shows up,
 a click on the grid picks that position), the head detectors on the induction model (a click on the map
 opens that head on the single-head page), model vs model on the reverse task (a click on the map picks
-the pair) and the Chinese lens, with no JavaScript error and no Python exception shown. Prints the time
-from opening each view to its figure being painted.
+the pair), the representation projector ("bank" on MiniLM, 苹果 on e5) and the Chinese lens, with no
+JavaScript error and no Python exception shown. Prints the time from opening each view to its figure
+being painted.
 
 Run with ``pytest -m browser -s tests/browser/test_probe_browser.py``.
 """
@@ -92,7 +93,14 @@ def test_probe_pages_in_chromium():
             assert page.locator(EXCEPTION).count() == 0
             save_small_png(page, SCREENSHOTS / "model_vs_model.png")
 
-            # 4) the lens in Chinese
+            # 4) the representation projector: "bank" on MiniLM, 苹果 on e5 in the Chinese interface (the
+            #    layer's scatter and the ratio by layer)
+            visit("projector, bank on MiniLM", "projector", {"model": "minilm", "preset": "bank"}, 2)
+            save_small_png(page, SCREENSHOTS / "projector_bank.png")
+            visit("projector, 苹果 on e5", "projector", {"model": "e5", "preset": "apple", "lang": "zh"}, 2)
+            save_small_png(page, SCREENSHOTS / "projector_apple_e5.png")
+
+            # 5) the lens in Chinese
             visit("logit lens, Chinese interface", "lens",
                   {"model": "smollm2", "text": prompt, "lang": "zh"}, 2)
             page.wait_for_function("(title) => document.querySelector('h1')"
