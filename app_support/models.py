@@ -34,6 +34,12 @@ def list_models() -> list[str]:
     return names + sorted(name for name, _ in broken)
 
 
+def hidden_models() -> list[str]:
+    """Models kept out of the picker (the pitfall and variant models): their own pages show them, and a
+    link that names one opens it like any other (model vs model compares two of them)."""
+    return [i.name for i in model_infos() if not i.listed]
+
+
 def input_char_limit(name: str) -> int:
     """Characters the text boxes take for model ``name``: CHARS_PER_TOKEN per token the model reads,
     at least MIN_INPUT_CHARS and at most MAX_INPUT_CHARS (MIN_INPUT_CHARS if it cannot be loaded)."""

@@ -160,8 +160,13 @@ def _init_from_url(models: list[str]) -> None:
 
 
 def _listed_models() -> list[str]:
-    """The shipped models, then this session's own; a page cannot run without one."""
+    """The shipped models, then this session's own, then a hidden model the link names; a page cannot run
+    without one."""
     models = M.list_models() + session_models()
+    # the model chosen (on a first run: the link's); a hidden one is listed for as long as it is chosen
+    asked = st.session_state.get("model", st.query_params.get("model"))
+    if asked and asked not in models and asked in M.hidden_models():
+        models.append(asked)
     if not models:
         st.error(t("sidebar.no_models"))
         st.stop()

@@ -105,3 +105,19 @@ def test_other_shapes_show_the_nearest_map_only():
     figs = figures(at)
     assert "versus_map_same" not in figs and "versus_map_nearest" in figs
     assert any("2 × 4" in str(c.value) and "2 × 1" in str(c.value) for c in at.caption)
+
+
+def test_a_hidden_model_named_by_the_link_is_model_a():
+    """The pitfall and variant models are not in the picker, but a link naming one opens it as model A
+    (here the broken no-scaling model against the correct one), and the picker lists it while chosen."""
+    a, b = "pitfall-no-scaling", "pitfall-correct"
+    at = open_versus(a, "attention", "en", "encoder", other=b)
+    from app_support.models import model_label
+
+    assert at.selectbox(key="model").value == a and model_label(a) in at.selectbox(key="model").options
+    assert at.query_params["model"] == a and at.query_params["other"] == b
+    want = V.compare(bundle(a), bundle(b), "attention", None, "encoder")
+    np.testing.assert_allclose(arr(figures(at)["versus_map_nearest"]["data"][0]["z"]),
+                               want.match.nearest_distance, atol=1e-6)
+    at.selectbox(key="model").set_value("reverse").run()  # choosing a listed model: the hidden one leaves
+    assert not at.exception and model_label(a) not in at.selectbox(key="model").options
