@@ -21,7 +21,7 @@ from app_support import strategy as decoding
 from app_support.deck import back_link
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t, text, valid_lang
 from app_support.messages import note_clipped
-from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, has_word_pieces
+from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, word_marker, words_key
 from app_support.ui import escape_md, inject_css
 from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
@@ -198,14 +198,18 @@ def _new_tokens(bundle: Bundle) -> int | None:
 
 
 def _token_display(bundle: Bundle, lang: str) -> TokenDisplay:
-    """Merge word pieces / hide [CLS] and [SEP]: offered for WordPiece models (the default elsewhere)."""
-    if not has_word_pieces(bundle.tokenizer):
+    """Merge word pieces / hide [CLS] and [SEP]: offered for tokenizers that mark word pieces (WordPiece's
+    ``##``, SentencePiece's ``▁``; the default elsewhere), worded for the tokenizer's marks."""
+    marker = word_marker(bundle.tokenizer)
+    if marker is None:
         return AS_TOKENIZED
-    st.toggle(t("tokens.merge"), key="pieces", help=t("tokens.merge_help"))
+    st.toggle(t("tokens.merge"), key="pieces", help=t(words_key("tokens.merge_help", marker)))
     clamp_choice("special", list(SPECIALS), "show")
-    st.radio(t("tokens.special"), SPECIALS, key="special", horizontal=True,
-             format_func=lambda o: text(lang, f"tokens.special.{o}"), help=t("tokens.special_help"))
-    return TokenDisplay(merge=bool(st.session_state.get("pieces")), special=st.session_state["special"])
+    st.radio(t(words_key("tokens.special", marker)), SPECIALS, key="special", horizontal=True,
+             format_func=lambda o: text(lang, f"tokens.special.{o}"),
+             help=t(words_key("tokens.special_help", marker)))
+    return TokenDisplay(merge=bool(st.session_state.get("pieces")), special=st.session_state["special"],
+                        marker=marker)
 
 
 def _projector_switch() -> None:

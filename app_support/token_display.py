@@ -1,13 +1,15 @@
 """Attention as the attention pages draw it: word pieces merged into words, [CLS]/[SEP] hidden, if asked.
 
 One app-wide choice (sidebar, URL ``pieces=words`` and ``special=hide|renorm``), offered for models
-whose tokenizer cuts words into WordPiece pieces (MiniLM). Every attention page gets its patterns
-through :func:`page_attention`, so merging and hiding happen here only (the arithmetic is
-:mod:`viz.wordpieces`): attention *to* a word is the sum over its pieces, attention *from* a word
-the mean over its pieces; hidden special tokens lose their rows and columns, and the remaining rows
-are renormalised (``special=renorm``) or keep only the weight they put on shown tokens
-(``special=hide``). Each shown row and column keeps its original positions
-(:attr:`ShownAttention.queries`), so a choice made on the drawn matrix maps back to a position.
+whose tokenizer marks word pieces: WordPiece's ``##`` (MiniLM) or SentencePiece's ``▁`` (e5; where a
+word starts is :func:`viz.wordpieces.word_starts`, one rule for every page). Every attention page
+gets its patterns through :func:`page_attention`, so merging and hiding happen here only (the
+arithmetic is :mod:`viz.wordpieces`): attention *to* a word is the sum over its pieces, attention
+*from* a word the mean over its pieces; hidden special tokens lose their rows and columns, and the
+remaining rows are renormalised (``special=renorm``) or keep only the weight they put on shown tokens
+(``special=hide``). A fixed prefix the model reads before the text (e5's ``query:``) is hidden with
+them. Each shown row and column keeps its original positions (:attr:`ShownAttention.queries`), so a
+choice made on the drawn matrix maps back to a position.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from app_support.gateway import derived
 from app_support.i18n import t
 from model.analysis import Analysis
 from model.attention_stack import AttentionStack
-from model.data.tokenizers import WordPieceTokenizer, word_starts
 from model.network.kinds import get_kind
-from viz.wordpieces import Grouping, group_pieces, merge_mask, merge_pieces
+from viz.wordpieces import CONTINUATION, Grouping, group_pieces, merge_mask, merge_pieces, word_starts
 
 PIECES_PARAM = "pieces"  # URL parameter and sidebar widget key: True / "words" = merge pieces into words
 SPECIAL_PARAM = "special"  # URL parameter and sidebar widget key: one of SPECIALS
@@ -36,6 +37,7 @@ class TokenDisplay:
 
     merge: bool = False  # word pieces merged into words (to = sum over pieces, from = mean over pieces)
     special: str = "show"  # one of SPECIALS
+    marker: str = CONTINUATION  # how the model's tokenizer marks word pieces ("##" or "▁"; word_marker)
 
     @property
     def hide(self) -> bool:
@@ -53,9 +55,10 @@ class TokenDisplay:
 AS_TOKENIZED = TokenDisplay()
 
 
-def has_word_pieces(tokenizer: object) -> bool:
-    """True for a tokenizer that marks word pieces (WordPiece's ``##``): the option is offered then."""
-    return isinstance(tokenizer, WordPieceTokenizer)
+def word_marker(tokenizer: object) -> str | None:
+    """How ``tokenizer`` marks word pieces (WordPiece's ``##``, SentencePiece's ``▁``), None when it
+    does not say: the options are offered for a tokenizer that does."""
+    return getattr(tokenizer, "word_marker", None)
 
 
 def url_params(display: TokenDisplay) -> dict[str, str]:
@@ -79,7 +82,7 @@ class ShownAttention:
     mask: np.ndarray | AttentionStack  # same shape, bool, True where masked (a merged cell: all its cells)
     queries: Grouping  # rows: original positions and text of each shown row
     keys: Grouping  # columns
-    query_special: np.ndarray  # [shown_query] bool: the row is a special token
+    query_special: np.ndarray  # [shown_query] bool: the row is a special token or the model's fixed prefix
     key_special: np.ndarray  # [shown_key] bool
     display: TokenDisplay
     any_masked: bool = True  # False: nothing is masked (``mask`` is all False)
@@ -102,12 +105,24 @@ def _select(x: np.ndarray, keep: list[int], axis: int) -> np.ndarray:
     return np.take(x, keep, axis=axis)
 
 
-def _grouping(tokens: list[str], special: np.ndarray, display: TokenDisplay) -> Grouping:
-    hide = special if display.hide and not special.all() else np.zeros_like(special)
-    # a special token is a unit of its own: it neither joins a word nor takes the piece after it
-    after_special = np.concatenate([[False], special[:-1]])
-    starts = np.array(word_starts(tokens)) | special | after_special
-    return group_pieces(tokens, merge=display.merge, hidden=hide.tolist(), starts=starts.tolist())
+def _grouping(tokens: list[str], special: np.ndarray, prefix: np.ndarray, display: TokenDisplay) -> Grouping:
+    """The shown units of one axis: ``special`` tokens and the ``prefix`` hidden if asked, pieces merged
+    into words by the one word-start rule (the prefix's own pieces merge as words do: ``▁query`` ``:``)."""
+    hidden = special | prefix
+    hide = hidden if display.hide and not hidden.all() else np.zeros_like(hidden)
+    marker = display.marker
+    starts = word_starts(tokens, special.tolist(), marker=marker)
+    return group_pieces(tokens, merge=display.merge, hidden=hide.tolist(), starts=starts, marker=marker)
+
+
+def _side_marks(result: Analysis, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """(special, prefix) bool per position of one side: the tokens the model adds, and the fixed text
+    it reads before the user's (right after the start token, on the source side only)."""
+    special = np.array(result.source_special if side == "source" else result.target_special, dtype=bool)
+    prefix = np.zeros_like(special)
+    if side == "source":
+        prefix[1:1 + result.prepared.source_prefix] = True
+    return special, prefix
 
 
 def _masked(result: Analysis, kind: str) -> bool:
@@ -152,12 +167,12 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     any_masked = _masked(result, kind)
     pattern, scores, mask = _model_attention(result, kind, heads, any_masked)
     queries, keys = result.tokens_for(kind)
-    special = {"source": result.source_special, "target": result.target_special}
     k = get_kind(kind)
-    q_special = np.array(special[k.queries], dtype=bool)
-    k_special = np.array(special[k.keys], dtype=bool)
-    q_group = _grouping(queries, q_special, display)
-    k_group = _grouping(keys, k_special, display)
+    q_special, q_prefix = _side_marks(result, k.queries)
+    k_special, k_prefix = _side_marks(result, k.keys)
+    q_group = _grouping(queries, q_special, q_prefix, display)
+    k_group = _grouping(keys, k_special, k_prefix, display)
+    q_special, k_special = q_special | q_prefix, k_special | k_prefix
     if q_group.is_identity and k_group.is_identity:
         return ShownAttention(pattern, scores, mask, q_group, k_group, q_special, k_special, display,
                               any_masked)
@@ -175,13 +190,19 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
                           display, any_masked)
 
 
+def words_key(key: str, marker: str) -> str:
+    """The string key of ``key`` for a tokenizer marking pieces with ``marker``: SentencePiece's words
+    (``<s>``, ``</s>``, the prefix, ``▁``) end in ``_sp``, WordPiece's are the plain key."""
+    return key if marker == CONTINUATION else f"{key}_sp"
+
+
 def display_note(display: TokenDisplay) -> str:
     """What the page shows instead of the model's own token × token pattern ("" when it is that)."""
     parts = []
     if display.merge:
         parts.append(t("tokens.note.merged"))
     if display.hide:
-        parts.append(t(f"tokens.note.{display.special}"))
+        parts.append(t(words_key(f"tokens.note.{display.special}", display.marker)))
     return " ".join(parts)
 
 

@@ -27,7 +27,7 @@ ALLOWED_WORDS = frozenset(
         "induction", "tiny-gpt", "tiny", "gpt", "SmolLM", "M-Instruct", "Instruct",  # model names
         "Pre-LN", "Post-LN", "LayerNorm", "RMSNorm", "GELU", "ReLU", "RoPE", "GQA", "MQA", "MHA", "BLEU",
         "chrF", "Jensen-Shannon", "JS", "nats", "nat", "KL", "Abnar", "Zuidema", "Q", "K", "V", "QK", "PNG",
-        "SVG", "zip", "WordPiece", "Transformer",
+        "SVG", "zip", "WordPiece", "SentencePiece", "Transformer",
         "npz", "json", "meta", "activations", "UTF", "UTF-8", "CPU", "GPU", "URL", "BERT", "MiniLM",
         "MB", "MiB", "GGUF", "gguf", "Llama", "Qwen", "Qwen2", "GPT-2", "Mistral", "SmolLM2",
         "top-k", "top-p", "log",  # decoding strategies: the sampling cut-offs' names and log p

@@ -1,8 +1,10 @@
 """Attention between words instead of word pieces, and without the special tokens.
 
-A WordPiece tokenizer cuts "embeddings" into ``em ##bed ##ding ##s``, and a byte-level BPE one cuts
-苹 into three tokens shown as ``苹 1/3 … 苹 3/3`` (model/data/byte_tokens.py). To read attention per
-word or character, the pieces of each are merged along both axes of a pattern ``[..., query, key]``:
+A WordPiece tokenizer cuts "embeddings" into ``em ##bed ##ding ##s``, a SentencePiece one (e5) into
+``▁`` ``embe`` ``dding`` ``s``, and a byte-level BPE one cuts 苹 into three tokens shown as
+``苹 1/3 … 苹 3/3`` (model/data/byte_tokens.py). Where a word starts is :func:`word_starts`, the one
+rule every page uses. To read attention per word or character, the pieces of each are merged along
+both axes of a pattern ``[..., query, key]``:
 
 * attention **to** a word (a column) is the **sum** over its pieces: the weight a query puts on the
   word, so a row that summed to 1 still sums to 1;
@@ -24,6 +26,7 @@ Pure numpy: no torch, no streamlit.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +37,7 @@ from viz._validate import as_array, check_tokens
 
 HIDDEN = -1  # word_of_piece value of a position that is not shown
 CONTINUATION = "##"  # WordPiece's mark of a piece that continues the previous one
+METASPACE = "\u2581"  # SentencePiece's mark of a piece that begins a word (it stands for the space)
 
 
 @dataclass(frozen=True)
@@ -64,16 +68,67 @@ class Grouping:
         return f"{where}: {self.labels[unit]}"
 
 
-def word_starts(tokens: Sequence[str]) -> list[bool]:
-    """True where a token begins a word: every token except a ``##`` continuation piece and a byte
-    group's later parts (``苹 2/3``)."""
-    return [(not t.startswith(CONTINUATION) or len(t) == len(CONTINUATION)) and (part_of(t) or (1,))[0] == 1
-            for t in tokens]
+#: Scripts written without spaces between words (Han as BERT's tokenizer counts it, kana, Thai, Lao,
+#: Myanmar, Khmer): SentencePiece puts no ``▁`` inside a run of them, so a whole clause would be one
+#: "word" (``▁我 喜欢 吃 苹果``). A piece of these scripts is a unit of its own instead: the vocabulary's
+#: pieces there are mostly words (喜欢, 苹果), and MiniLM splits Chinese at least as finely.
+UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x3400, 0x4DBF),
+            (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F))
 
 
-def _joined(label: str, piece: str) -> str:
-    """A unit's label with one more piece: a ``##`` piece's text appended; a byte group's later part
-    adds nothing (its first part's label, the group's text, already holds the character)."""
+def _stands_alone(ch: str) -> bool:
+    """A character that is never inside a word: punctuation (Unicode's, or ASCII's non-alphanumeric
+    signs, as BERT's tokenizer splits them off) or a character of an unspaced script."""
+    c = ord(ch)
+    if 33 <= c <= 47 or 58 <= c <= 64 or 91 <= c <= 96 or 123 <= c <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P") or any(a <= c <= b for a, b in UNSPACED)
+
+
+def _metaspace_start(token: str, previous: str) -> bool:
+    if previous == METASPACE:  # a lone space mark belongs to the word after it
+        return False
+    if token.startswith(METASPACE):
+        return True
+    return _stands_alone(token[:1] or " ") or _stands_alone(previous[-1:] or " ")
+
+
+def word_starts(
+    tokens: Sequence[str], special: Sequence[bool] | None = None, *, marker: str = CONTINUATION
+) -> list[bool]:
+    """True where a token begins a unit (a word) that merging pieces keeps together.
+
+    ``marker`` is how the tokenizer marks word pieces. WordPiece (``"##"``, MiniLM): every token
+    starts a word except a ``##`` continuation piece and a byte group's later parts (``苹 2/3``).
+    SentencePiece (``"▁"``, e5): a piece starting with ``▁`` starts a word, one without it continues
+    the word before (``▁que`` ``ry`` → ``▁query``), except that punctuation and a piece of a script
+    written without spaces (:data:`UNSPACED`: ``▁我`` ``喜欢`` ``吃`` ``苹果`` are four units) start a
+    unit and end it; a lone ``▁`` joins the piece after it (``▁`` ``苹果`` → ``▁苹果``).
+    A ``special`` token (``[CLS]``, ``<s>``) is a unit of its own under either marker: it starts
+    one and the token after it starts the next.
+    """
+    tokens = list(tokens)
+    if marker == METASPACE:
+        starts = [i == 0 or _metaspace_start(t, tokens[i - 1]) for i, t in enumerate(tokens)]
+    elif marker == CONTINUATION:
+        starts = [(not t.startswith(CONTINUATION) or len(t) == len(CONTINUATION))
+                  and (part_of(t) or (1,))[0] == 1 for t in tokens]
+    else:
+        raise ValueError(f"marker must be {CONTINUATION!r} or {METASPACE!r}, got {marker!r}")
+    if special is not None:
+        special = [bool(x) for x in special]
+        if len(special) != len(tokens):
+            raise ValueError(f"special ({len(special)}) must have one entry per token ({len(tokens)})")
+        starts = [s or special[i] or (i > 0 and special[i - 1]) for i, s in enumerate(starts)]
+    return starts
+
+
+def _joined(label: str, piece: str, marker: str = CONTINUATION) -> str:
+    """A unit's label with one more piece: a ``##`` piece's text appended (a SentencePiece piece's
+    whole text: its unit keeps the leading ``▁`` the tokens are shown with); a byte group's later
+    part adds nothing (its first part's label, the group's text, already holds the character)."""
+    if marker == METASPACE:
+        return label + piece
     if part_of(piece) is not None:
         return group_text(label)
     return label + piece.removeprefix(CONTINUATION)
@@ -85,12 +140,13 @@ def group_pieces(
     merge: bool = True,
     hidden: Sequence[bool] | None = None,
     starts: Sequence[bool] | None = None,
+    marker: str = CONTINUATION,
 ) -> Grouping:
     """The grouping of ``tokens``: word pieces merged into words (``merge``), ``hidden`` ones dropped.
 
-    ``starts`` (default :func:`word_starts`) says where a word begins; a hidden token always ends
-    the word before it, and a continuation piece right after a hidden token starts a word of its own.
-    A continuation piece at the very start also starts a word.
+    ``starts`` (default :func:`word_starts` under ``marker``) says where a word begins; a hidden token
+    always ends the word before it, and a continuation piece right after a hidden token starts a word
+    of its own. A continuation piece at the very start also starts a word.
     """
     tokens = check_tokens(tokens, len(list(tokens)), array_name="tokens", axis_name="positions",
                           token_name="tokens")
@@ -98,7 +154,7 @@ def group_pieces(
     if n == 0:
         raise ValueError("tokens must not be empty")
     hide = [False] * n if hidden is None else [bool(h) for h in hidden]
-    begin = word_starts(tokens) if starts is None else [bool(s) for s in starts]
+    begin = word_starts(tokens, marker=marker) if starts is None else [bool(s) for s in starts]
     if len(hide) != n or len(begin) != n:
         raise ValueError(
             f"hidden ({len(hide)}) and starts ({len(begin)}) must have one entry per token ({n})"
@@ -114,7 +170,7 @@ def group_pieces(
             continue
         if merge and prev_shown and not begin[i]:
             positions[-1].append(i)
-            labels[-1] = _joined(labels[-1], tok)
+            labels[-1] = _joined(labels[-1], tok, marker)
         else:
             positions.append([i])
             labels.append(tok)

@@ -31,6 +31,9 @@ class Prepared:
     direction: str | None  # "zh->en" / "en->zh" for translation, None otherwise
     notes: list[Message] = field(default_factory=list)  # things the user must be told
     truncated_from: int | None = None  # token count before truncation, if truncated
+    # Source tokens right after the start token that are a fixed text the model reads before the
+    # user's (e5's "query: "): the pages can hide them with the special tokens.
+    source_prefix: int = 0
 
 
 def check_text(text: str) -> str:

@@ -232,7 +232,8 @@ class EncodeTask:
             notes.append(Message("beyond_trained_length",
                                  {"tokens": len(source), "max_len": max_len, "trained": self.trained_len},
                                  "info"))
-        return Prepared(self.prefix + text, source, tok.tokens(source), [], None, notes, truncated_from)
+        return Prepared(self.prefix + text, source, tok.tokens(source), [], None, notes, truncated_from,
+                        source_prefix=min(self.prefix_tokens, len(ids)))
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         raise InputError(Message("no_decoder", {}, "error"))

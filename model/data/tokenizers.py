@@ -12,7 +12,6 @@ them; ``<s>`` and ``</s>`` frame every input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
@@ -42,6 +41,9 @@ class FramedTokenizer(TokenizerFile):
     """
 
     SPECIALS: dict[str, str] = {}
+    #: How a token shows where a word is cut (viz.wordpieces.word_starts reads it): WordPiece marks a
+    #: piece that continues a word (``##``), SentencePiece one that begins a word (``▁``).
+    word_marker = CONTINUATION
     #: The note the task gives for text that became the unknown token (model/messages.py).
     unknown_note = "unknown_words"
 
@@ -135,6 +137,7 @@ class UnigramTokenizer(FramedTokenizer):
 
     SPECIALS = XLMR_SPECIALS
     unknown_note = "unknown_characters"
+    word_marker = METASPACE
 
     def __init__(self, tokenizer: Tokenizer, char_map: dict[int, str]):
         if not isinstance(tokenizer.model, models.Unigram):
@@ -180,7 +183,3 @@ class UnigramTokenizer(FramedTokenizer):
     def save(self, path: Path | str) -> None:
         raise NotImplementedError("this tokenizer is rebuilt from its model file; it is not saved on its own")
 
-
-def word_starts(tokens: Sequence[str]) -> list[bool]:
-    """True where a token begins a word: every token except a ``##`` continuation piece."""
-    return [not t.startswith(CONTINUATION) or len(t) == len(CONTINUATION) for t in tokens]

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from model.data.tokenizers import WordPieceTokenizer, word_starts
+from model.data.tokenizers import WordPieceTokenizer
 from model.protocols import Tokenizer
 from model.store.sources.packages import PRETRAINED, pretrained_path
+from viz.wordpieces import word_starts
 
 FOLDER = pretrained_path(PRETRAINED[0])
 
