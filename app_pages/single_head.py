@@ -113,6 +113,8 @@ fig = viz.attention_heatmap(
     threshold=threshold,
     keep_share=keep_share,
     lang=lang,
+    dimmed_queries=shown.query_prefix,  # the prefix the model reads before the text, greyed
+    dimmed_keys=shown.key_prefix,
 )
 chart(fig, key="single_head_heatmap")
 

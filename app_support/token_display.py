@@ -86,6 +86,10 @@ class ShownAttention:
     key_special: np.ndarray  # [shown_key] bool
     display: TokenDisplay
     any_masked: bool = True  # False: nothing is masked (``mask`` is all False)
+    # [shown_query] / [shown_key] bool: the unit is the model's fixed prefix (e5's "query:"), drawn greyed;
+    # None: the model reads no prefix
+    query_prefix: np.ndarray | None = None
+    key_prefix: np.ndarray | None = None
 
     @property
     def query_tokens(self) -> list[str]:
@@ -123,6 +127,14 @@ def _side_marks(result: Analysis, side: str) -> tuple[np.ndarray, np.ndarray]:
     if side == "source":
         prefix[1:1 + result.prepared.source_prefix] = True
     return special, prefix
+
+
+def _per_unit(prefix: np.ndarray, grouping: Grouping) -> np.ndarray | None:
+    """Whether each shown unit is the fixed prefix (None when there is none): a unit never holds both
+    prefix and text, since the text's first piece starts a word."""
+    if not prefix.any():
+        return None
+    return np.array([prefix[list(ps)].all() for ps in grouping.positions], dtype=bool)
 
 
 def _masked(result: Analysis, kind: str) -> bool:
@@ -172,10 +184,11 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     k_special, k_prefix = _side_marks(result, k.keys)
     q_group = _grouping(queries, q_special, q_prefix, display)
     k_group = _grouping(keys, k_special, k_prefix, display)
+    prefixes = (_per_unit(q_prefix, q_group), _per_unit(k_prefix, k_group))
     q_special, k_special = q_special | q_prefix, k_special | k_prefix
     if q_group.is_identity and k_group.is_identity:
         return ShownAttention(pattern, scores, mask, q_group, k_group, q_special, k_special, display,
-                              any_masked)
+                              any_masked, *prefixes)
     q_keep = [ps[0] for ps in q_group.positions]
     k_keep = [ps[0] for ps in k_group.positions]
     shown = _per_layer(pattern, lambda p: merge_pieces(p, q_group, k_group, renormalise=display.renormalise))
@@ -187,7 +200,7 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     if not display.merge:  # only rows and columns dropped: the kept scores are the model's own
         kept_scores = _per_layer(scores, lambda s: _select(_select(s, q_keep, -2), k_keep, -1))
     return ShownAttention(shown, kept_scores, mask, q_group, k_group, q_special[q_keep], k_special[k_keep],
-                          display, any_masked)
+                          display, any_masked, *prefixes)
 
 
 def words_key(key: str, marker: str) -> str:

@@ -35,19 +35,29 @@ from viz.tokens import escape_text
 MAX_SCORE_CELLS = 200_000
 
 
-def category_axis(labels: Sequence[str], title: str, *, reversed_: bool = False) -> dict[str, object]:
+def dimmed_ticks(labels: Sequence[str], dimmed: Sequence[bool] | None) -> list[str]:
+    """Tick texts of already-escaped ``labels``, greyed where ``dimmed``: the span is the only markup
+    added, so no token text becomes HTML."""
+    if dimmed is None:
+        return list(labels)
+    return [f'<span style="color:{theme.DIMMED_TICK}">{lab}</span>' if dim else lab
+            for lab, dim in zip(labels, dimmed, strict=True)]
+
+
+def category_axis(labels: Sequence[str], title: str, *, reversed_: bool = False,
+                  dimmed: Sequence[bool] | None = None) -> dict[str, object]:
     """Axis settings for heatmaps whose ``x``/``y`` are the (distinct) token labels.
 
     A category axis keeps cell ``i`` at index ``i`` (so ranges read as before) while hover can
     name the token with ``%{x}``/``%{y}``; every label is a tick, as on the integer axes of
-    :func:`viz.theme.token_axis`."""
+    :func:`viz.theme.token_axis`. Labels where ``dimmed`` is True are drawn grey."""
     n = len(labels)
     return {
         "type": "category",
         "title": {"text": title},
         "tickmode": "array",
         "tickvals": list(labels),
-        "ticktext": list(labels),
+        "ticktext": dimmed_ticks(labels, dimmed),
         "tickfont": {"size": theme.tick_font_size(n)},
         "range": [n - 0.5, -0.5] if reversed_ else [-0.5, n - 0.5],
         "showgrid": False,
@@ -184,8 +194,25 @@ def _heatmap_notes(
     return " · ".join(notes) if notes else None
 
 
-def _heatmap_layout(parts: HeatmapParts, title: str, subtitle: str | None, lang: str) -> dict[str, object]:
-    """Themed layout sized to the cells, keys along the bottom, queries top to bottom."""
+def _window_dims(parts: HeatmapParts, dimmed: Sequence[bool] | None, axis: int) -> list[bool] | None:
+    """``dimmed`` (one flag per position of ``axis``) for the drawn window's labels; None when cells
+    are pooled blocks (a block's range label is no one token)."""
+    if dimmed is None or parts.block > 1:
+        return None
+    flags = [bool(d) for d in dimmed]
+    if len(flags) != parts.shape[axis]:
+        raise ValueError(f"dimmed has {len(flags)} entries but the pattern {parts.shape[axis]} on that axis")
+    start, stop = parts.window[axis]
+    return flags[start:stop]
+
+
+Dims = tuple[Sequence[bool] | None, Sequence[bool] | None]  # (queries, keys): one flag per position
+
+
+def _heatmap_layout(parts: HeatmapParts, title: str, subtitle: str | None, lang: str,
+                    dimmed: Dims = (None, None)) -> dict[str, object]:
+    """Themed layout sized to the cells, keys along the bottom, queries top to bottom; the tick
+    labels ``dimmed`` ((queries, keys), one flag per position) are grey."""
     n_q, n_k = len(parts.query_labels), len(parts.key_labels)
     cell = theme.cell_size_px(max(n_q, n_k))
     layout = theme.theme_layout(
@@ -196,12 +223,14 @@ def _heatmap_layout(parts: HeatmapParts, title: str, subtitle: str | None, lang:
     )
     layout.update(
         xaxis={
-            **category_axis(parts.key_labels, label(lang, "axis.key_attended")),
+            **category_axis(parts.key_labels, label(lang, "axis.key_attended"),
+                            dimmed=_window_dims(parts, dimmed[1], 1)),
             "tickangle": -45,
             "constrain": "domain",
         },
         yaxis={
-            **category_axis(parts.query_labels, label(lang, "axis.query_attending"), reversed_=True),
+            **category_axis(parts.query_labels, label(lang, "axis.query_attending"), reversed_=True,
+                            dimmed=_window_dims(parts, dimmed[0], 0)),
             "scaleanchor": "x",
             "constrain": "domain",
         },
@@ -228,6 +257,8 @@ def attention_heatmap(
     max_cells: int | None = None,
     pool: str = "max",
     lang: str = "en",
+    dimmed_queries: Sequence[bool] | None = None,
+    dimmed_keys: Sequence[bool] | None = None,
 ) -> go.Figure:
     """Heatmap of one head's attention pattern ``[query, key]``.
 
@@ -258,6 +289,9 @@ def attention_heatmap(
     cells a side into blocks (``pool`` "max" or "mean"; see :func:`heatmap_parts`); the
     subtitle then says "each cell = b × b positions" and which pooling. Figures that are not
     one head (mean over heads, rollout, comparisons) use it to bound their payload.
+
+    ``dimmed_queries``/``dimmed_keys`` (one bool per row / column) grey those tick labels: tokens
+    the model reads that the user did not write (e5's prefix). Pooled blocks are never greyed.
     """
     parts = heatmap_parts(
         pattern_2d,
@@ -276,7 +310,7 @@ def attention_heatmap(
         lang=lang,
     )
     subtitle = _heatmap_notes(parts, subtitle, threshold, keep_share, pool, lang)
-    layout = _heatmap_layout(parts, title, subtitle, lang)
+    layout = _heatmap_layout(parts, title, subtitle, lang, (dimmed_queries, dimmed_keys))
     # The main page's figure, built on every new sentence: one construction, no per-property
     # validation (plotly's own templates are built the same way). Its traces and layout are
     # checked by the viz tests instead; validating cost ~10 ms of a ~30 ms build.

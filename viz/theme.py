@@ -41,6 +41,8 @@ SEQUENTIAL = "Blues"
 DIVERGING_REVERSED = "RdBu_r"
 #: Colour of masked (not attendable) cells; visibly different from the palest blue.
 MASK_COLOR = "#9e9e9e"
+#: Tick labels of tokens the model reads but the user did not write (e5's "query: " prefix).
+DIMMED_TICK = "#9e9e9e"
 #: Accent colour for single-series bar and line charts.
 ACCENT = "#2171b5"
 #: Colour for negative values in diverging bar charts.
