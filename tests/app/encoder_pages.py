@@ -14,9 +14,12 @@ from tests.paths import REPO_ROOT
 APP = str(REPO_ROOT / "app.py")
 
 
-def open_page(page: page_registry.PageSpec, lang: str, model: str, text: str, **params) -> AppTest:
+def open_page(page: page_registry.PageSpec, lang: str, model: str, text: str, link: dict | None = None,
+              **params) -> AppTest:
+    """``page`` opened from the start page; ``link``: parameters the start page's link already holds
+    (the sidebar's, which the switch keeps), ``params``: the ones the switch brings."""
     at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update({"model": model, "text": text, "lang": lang})
+    at.query_params.update({"model": model, "text": text, "lang": lang, **(link or {})})
     at.run()
     if page is not page_registry.START_PAGE:
         at.query_params.update(params)

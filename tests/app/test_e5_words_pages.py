@@ -15,14 +15,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_support import pages as page_registry
-from app_support.i18n import LANG_KEY
 from app_support.i18n import text as tr
 from model.analysis import analyze
 from model.store.registry import available_models, load_model
+from tests.app import encoder_pages
 from tests.app.test_masks_page import arr, figures
-from tests.paths import REPO_ROOT
 
-APP = str(REPO_ROOT / "app.py")
 MIXED = "我在 bank 工作，喜欢吃苹果。"
 #: e5 reads <s> ▁que ry : ▁ 我在 ▁bank ▁ 工作 , 喜欢 吃 苹果 。 </s> (positions 0-14)
 TOKENS = "<s> ▁que ry : ▁ 我在 ▁bank ▁ 工作 , 喜欢 吃 苹果 。 </s>".split()
@@ -59,14 +57,8 @@ def expected(special: str) -> tuple[np.ndarray, list[list[int]]]:
 
 
 def open_page(key: str, lang: str, special: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    first = lang if key == "single" else "en"  # see tests/app/test_wordpieces_pages.py
-    at.query_params.update({"model": "e5", "text": MIXED, "lang": first, "layer": str(LAYER),
-                            "head": str(HEAD), "special": special, "pieces": "words"})
-    at.run()
-    if key != "single":
-        at.session_state[LANG_KEY] = lang
-        at.switch_page(page_registry.page(key).file).run()
+    link = {"layer": str(LAYER), "head": str(HEAD), "special": special, "pieces": "words"}
+    at = encoder_pages.open_page(page_registry.page(key), lang, "e5", MIXED, link=link)
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
