@@ -108,6 +108,24 @@ def running_app(log_name: str, *options: str, env: dict[str, str] | None = None)
                 server.wait(timeout=5)
 
 
+@contextlib.contextmanager
+def app_in_chromium(log_name: str) -> Iterator[tuple[object, str, list[str]]]:
+    """The app served (:func:`running_app`) and one Chromium page at 1440 x 1100: yields the page, the
+    app's base address and the list that collects the page's JavaScript errors."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = ensure_chromium()
+    with running_app(log_name) as port, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1100})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, f"http://127.0.0.1:{port}", errors
+        finally:
+            browser.close()
+
+
 def save_small_png(page, path: Path) -> int:
     """Screenshot the page; re-encode with a 256-colour palette if the PNG is too big."""
     path.parent.mkdir(parents=True, exist_ok=True)
