@@ -11,26 +11,22 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_support import logit_lens as LL
+from app_support import pages
 from app_support.i18n import text as tr
 from model.analysis import analyze
 from model.lab.logit_lens import logit_lens
 from model.store.registry import load_model
-from tests.paths import REPO_ROOT
+from tests.app.encoder_pages import open_page
 from viz.labels import label
 from viz.typed_arrays import decode_plotly_array
 
-APP = str(REPO_ROOT / "app.py")
-PAGE = "app_pages/logit_lens.py"
 PROMPT = "The capital of France is"
 NEW = 6
 
 
 def _open(model: str, text: str, lang: str, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update({"model": model, "text": text, "lang": lang, "new": str(NEW)})
-    at.run()
-    at.query_params.update({k: str(v) for k, v in params.items()})
-    at.switch_page(PAGE).run()
+    at = open_page(pages.page("lens"), lang, model, text, link={"new": str(NEW)},
+                   **{k: str(v) for k, v in params.items()})
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at

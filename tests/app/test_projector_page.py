@@ -12,23 +12,17 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from app_support import pages
 from app_support import projector as PJ
 from app_support.i18n import text as tr
 from model.store.registry import load_model
-from tests.paths import REPO_ROOT
+from tests.app.encoder_pages import open_page
 from viz.labels import label
 from viz.typed_arrays import decode_plotly_array
 
-APP = str(REPO_ROOT / "app.py")
-PAGE = "app_pages/projector.py"
-
 
 def _open(model: str, lang: str, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update({"model": model, "text": "hello", "lang": lang})
-    at.run()
-    at.query_params.update({k: str(v) for k, v in params.items()})
-    at.switch_page(PAGE).run()
+    at = open_page(pages.page("projector"), lang, model, "hello", **{k: str(v) for k, v in params.items()})
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
