@@ -92,7 +92,6 @@ if not typed.sentences:
     st.info(t("projector.no_sentences"), icon=":material/info:")
     stop_page()
 
-stack = "decoder" if cfg.decoder_only else "encoder"
 family = "decoder_only" if cfg.decoder_only else "encoder_only" if cfg.encoder_only else "encoder_decoder"
 st.caption(t(f"projector.reads.{family}"))
 with st.spinner(t("projector.running", n=len(typed.sentences))):
@@ -164,7 +163,7 @@ st.caption(t("projector.ratio_caption"))
 if row == 0:
     st.caption(t("projector.embed_position"))
 st.caption(t("projector.computed", n=len(states.kept), batches=states.batches,
-             seconds=f"{states.seconds:.2f}", hook=f"{stack}.blocks.*.hook_resid_post"))
+             seconds=f"{states.seconds:.2f}", hook=f"{states.stack}.blocks.*.hook_resid_post"))
 
 with st.expander(t("projector.table")):
     st.dataframe(pd.DataFrame({

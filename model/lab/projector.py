@@ -37,6 +37,7 @@ import torch
 
 from ..data.batches import pad_batch
 from ..data.tasks import InputError
+from ..data.zh_script import is_cjk_ideograph
 from ..store.bundle import Bundle
 from . import entry
 from .families import token_spans
@@ -112,10 +113,6 @@ class Projection:
 # --------------------------------------------------------------------------- finding the word
 
 
-def _is_cjk(ch: str) -> bool:
-    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
-
-
 def word_pattern(word: str) -> re.Pattern:
     """The word in a text, case-insensitive. A word of letters must not be part of a longer one
     ("bank" is not in "banking"); Chinese has no spaces, so a Chinese word may sit anywhere. Between
@@ -127,29 +124,31 @@ def word_pattern(word: str) -> re.Pattern:
             if parts and parts[-1] != r"\s+":
                 parts.append(r"\s+")
             continue
-        if i and not word[i - 1].isspace() and (_is_cjk(ch) or _is_cjk(word[i - 1]) or not ch.isalnum()
-                                                 or not word[i - 1].isalnum()):
+        before = word[i - 1] if i else " "
+        if not before.isspace() and (is_cjk_ideograph(ch) or is_cjk_ideograph(before) or not ch.isalnum()
+                                     or not before.isalnum()):
             parts.append(r"\s*")
         parts.append(re.escape(ch))
     body = "".join(parts)
-    if word[:1].isalnum() and not _is_cjk(word[0]):
+    if word[:1].isalnum() and not is_cjk_ideograph(word[0]):
         body = r"(?<!\w)" + body
-    if word[-1:].isalnum() and not _is_cjk(word[-1]):
+    if word[-1:].isalnum() and not is_cjk_ideograph(word[-1]):
         body += r"(?!\w)"
     return re.compile(body, re.IGNORECASE)
 
 
-def find_word(tok, ids: Sequence[int], word: str) -> tuple[list[int], int, bool]:
+def find_word(tok, ids: Sequence[int], word: str, start: int = 0) -> tuple[list[int], int, bool]:
     """(positions of the tokens that hold the word's first occurrence, how many occurrences the tokens
     hold, whether that occurrence begins the text). A token that holds part of the word counts (a byte
-    token of 苹, a piece "##bank")."""
-    decoded, spans = token_spans(tok, list(ids))
+    token of 苹, a piece "##bank"). Tokens before ``start`` (a start token and a fixed prefix the model
+    reads first, e5's "query: ") are not the user's text and are not searched."""
+    decoded, spans = token_spans(tok, list(ids)[start:])
     found = list(word_pattern(word).finditer(decoded))
     if not found:
         return [], 0, False
     a, b = found[0].span()
     at_start = not decoded[:a].strip()
-    return [i for i, (s, e) in enumerate(spans) if e > s and s < b and e > a], len(found), at_start
+    return [start + i for i, (s, e) in enumerate(spans) if e > s and s < b and e > a], len(found), at_start
 
 
 def row_hooks(stack: str, n_layers: int) -> list[str]:
@@ -225,9 +224,12 @@ def word_states(bundle: Bundle, word: str, sentences: tuple[str, ...]) -> WordSt
             skipped.append(Skipped(i, "unreadable"))
             continue
         ids = list(prepared.prefix if cfg.decoder_only else prepared.source_ids)
-        pos, count, first = find_word(tok, ids, word)
+        # e5 reads the user's text after <s> and its prefix ("query: "): the word is looked for after them
+        skip = 1 + prepared.source_prefix if prepared.source_prefix else 0
+        pos, count, first = find_word(tok, ids, word, skip)
         if not pos:
-            in_text = pattern.search(prepared.text) is not None
+            users_text = prepared.text.removeprefix(getattr(bundle.task, "prefix", ""))
+            in_text = pattern.search(users_text) is not None
             reason = "absent" if not in_text else "cut" if prepared.truncated_from else "lost"
             skipped.append(Skipped(i, reason))
             continue

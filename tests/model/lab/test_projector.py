@@ -200,3 +200,15 @@ def test_project_is_the_pca_and_ratio_of_every_row(bundles):
         PJ.project(states, labels[:-1])
     unlabelled = PJ.project(states, [""] * 5)
     assert unlabelled.peak() is None and unlabelled.senses == []
+
+
+def test_on_e5_the_word_is_looked_for_after_the_prefix(bundles):
+    """e5 reads "query: " before every sentence: the word "query" is the sentence's, never the prefix's."""
+    e5 = _bundle(bundles, "e5")
+    sentences = ("My query was answered.", "No question here.")
+    states = PJ.word_states(e5, "query", sentences)
+    prepared = e5.task.prepare(sentences[0], e5.cfg.max_len)
+    first_text_token = 1 + prepared.source_prefix
+    assert prepared.source_prefix > 0 and states.kept == [0]
+    assert min(states.positions[0]) > first_text_token  # after "My", not the prefix's ▁que ry
+    assert [s.reason for s in states.skipped] == ["absent"]  # the prefix's "query" does not count
