@@ -12,11 +12,14 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
 from app_support import pages, session_memory
+from app_support.gateway import freeze_long_lived
 from app_support.i18n import current_lang, t
 from app_support.models import model_label
 from app_support.ui import escape_md
 from app_support.url_state import stop_page, sync_url
 from app_support.view import init_language, keep_view_across_switch, select_view
+
+freeze_long_lived()  # once per process: later garbage collections skip the imported modules
 
 st.set_page_config(
     page_title="Attention Lens",

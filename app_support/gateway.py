@@ -40,12 +40,12 @@ from app_support.byte_cache import ByteLRU
 from model.analysis import Analysis, analyze, attention_only, model_summary
 from model.decoding import GREEDY, Strategy
 from model.network.config import ModelConfig
-from model.runtime import configure, release_memory
+from model.runtime import configure, freeze_long_lived, release_memory
 from model.store.bundle import Bundle
 from model.store.registry import UnknownModelError, load_model, model_dir
 
-__all__ = ["RESULTS", "cached", "config", "derived", "forget", "get_analysis", "get_bundle", "get_summary",
-           "holds", "lab", "stamp", "unload"]
+__all__ = ["RESULTS", "cached", "config", "derived", "forget", "freeze_long_lived", "get_analysis",
+           "get_bundle", "get_summary", "holds", "lab", "stamp", "unload"]
 
 configure()
 

@@ -69,14 +69,15 @@ def _init_from_problem(folder: Path, model_config) -> str | None:
     """Why training cannot start from ``folder``'s weights (None when it can), read from its config
     and the weights' header alone."""
     from ..store.bundle import CheckpointError
-    from ..store.formats.own import OWN
+    from ..store.formats.own import OWN, tokenizer_of
 
     try:
         cfg = OWN.read_config(folder)
         OWN.check(folder)
+        tokenizer = tokenizer_of(folder)
     except CheckpointError as e:
         return f"cannot start from {folder}: {e}"
-    if not (folder / "tokenizer.json").is_file():
+    if not tokenizer.is_file():
         return f"cannot start from {folder}: it has no tokenizer.json"
     if cfg != model_config:
         differ = [f for f in cfg.__dataclass_fields__ if getattr(cfg, f) != getattr(model_config, f)]
@@ -108,7 +109,9 @@ def cmd_train(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.init_from is not None and not (out / "tokenizer.json").exists():
         # The weights only make sense with the tokenizer they were trained with.
-        shutil.copyfile(Path(args.init_from) / "tokenizer.json", out / "tokenizer.json")
+        from ..store.formats.own import tokenizer_of
+
+        shutil.copyfile(tokenizer_of(Path(args.init_from)), out / "tokenizer.json")
     task = make_task(preset, out / "tokenizer.json")
     evaluate = None
     if preset.task == "translation":

@@ -256,12 +256,13 @@ class EncodeTask:
         self.tokenizer.save(Path(directory) / "tokenizer.json")
 
 
-def task_from_dict(data: dict, directory: Path):
-    """Rebuild a saved task; its tokenizer is read from directory/tokenizer.json."""
+def task_from_dict(data: dict, directory: Path, tokenizer_file: Path | None = None):
+    """Rebuild a saved task; its tokenizer is read from ``tokenizer_file`` (default:
+    directory/tokenizer.json)."""
     if not isinstance(data, dict):
         raise ValueError(f"config.json: 'task' must be an object, not {data!r}")
     kind = data.get("type")
-    tokenizer_file = Path(directory) / "tokenizer.json"
+    tokenizer_file = Path(directory) / "tokenizer.json" if tokenizer_file is None else Path(tokenizer_file)
     if kind == "synthetic":
         if not isinstance(data.get("kind"), str) or data["kind"] not in SyntheticTask.KINDS:
             raise ValueError(f"config.json: unknown synthetic task {data.get('kind')!r}")

@@ -71,6 +71,29 @@ def install_model(staged: Path, name: str) -> Path:
     return dest
 
 
+def share_tokenizer(staged: Path, name: str) -> str | None:
+    """When the staged model's tokenizer.json is byte for byte one that another shipped model holds,
+    drop it and name that model (and the file's hash) in config.json instead; returns that model."""
+    from ..files import atomic_write_json
+    from .bundle import read_json
+
+    own = staged / "tokenizer.json"
+    if not own.is_file():
+        return None
+    digest = shipped.file_sha256(own)
+    source = shipped.shipped()
+    for other in source.names():
+        theirs = source.directory / other / "tokenizer.json"
+        if other != name and theirs.is_file() and theirs.stat().st_size == own.stat().st_size \
+                and shipped.file_sha256(theirs) == digest:
+            config = read_json(staged / "config.json")
+            atomic_write_json(staged / "config.json", {**config, "tokenizer_from": other,
+                                                       "tokenizer_sha256": digest})
+            own.unlink()
+            return other
+    return None
+
+
 def ship(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None, force: bool, *,
          log: Callable[[str], None] | None = None) -> Shipped:
     """Evaluate the run folder's checkpoint on the test split and install it as model ``name``.
@@ -117,6 +140,7 @@ def ship(run_dir: Path, name: str, dtype_name: str, test_sentences: int | None, 
         save_checkpoint(staged, bundle.model, bundle.task, info=info, history=bundle.history, metrics=metrics,
                         dtype=dtype)
         copy_snapshots(run_dir, staged, bundle.info.get("step"))
+        share_tokenizer(staged, name)
         dest = install_model(staged, name)
     finally:
         if staged.exists():

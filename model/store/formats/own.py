@@ -103,6 +103,21 @@ def _model_config(directory: Path, config: dict) -> ModelConfig:
         raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
 
 
+def tokenizer_of(directory: Path) -> Path:
+    """The tokenizer.json a checkpoint folder reads: its own; for a folder of the shipped models that
+    has none, the one of the shipped model its config names (:mod:`model.store.sources.shipped`)."""
+    from ..sources import shipped
+
+    directory = Path(directory)
+    own = directory / "tokenizer.json"
+    if own.is_file() or not directory.is_dir():
+        return own
+    models = shipped.MODELS_DIR
+    if Path(models).is_dir() and directory.resolve().parent == Path(models).resolve():
+        return shipped.shipped().tokenizer_file(directory.name)
+    return own  # an uploaded or other folder must hold its own (the loader says it is missing)
+
+
 def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
     """Load a checkpoint folder; every failure is a CheckpointError naming the file at fault."""
     directory = Path(directory)
@@ -111,18 +126,18 @@ def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
     config = _config_dict(directory)
     cfg = _model_config(directory, config)
     limit = check_budget(cfg, directory / "config.json")
-    tokenizer_file = directory / "tokenizer.json"
+    tokenizer_file = tokenizer_of(directory)
     if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
         raise CheckpointError(
             f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it"
         )
     try:
-        task = task_from_dict(config.get("task", {}), directory)
+        task = task_from_dict(config.get("task", {}), directory, tokenizer_file)
     except (ValueError, OSError, KeyError, TypeError, RecursionError) as e:
         raise CheckpointError(f"cannot rebuild the task/tokenizer of {directory}: {e}") from e
     if task.tokenizer.vocab_size > cfg.vocab_size:
         raise CheckpointError(
-            f"{directory / 'tokenizer.json'} has {task.tokenizer.vocab_size} tokens but the model's "
+            f"{tokenizer_file} has {task.tokenizer.vocab_size} tokens but the model's "
             f"vocab_size is {cfg.vocab_size}"
         )
     weights = directory / WEIGHTS

@@ -1,8 +1,13 @@
 """Folders of checkpoint folders: the shipped ``assets/models/`` (or ``ATTENTION_LENS_MODELS``).
 
 Each model is a folder directly inside, named by its plain model name, holding this project's own
-checkpoint. Everything the app shows about a model before loading it (label, description, example
-input, task, group, attention kinds, whether the picker lists it) is read from its ``config.json``.
+checkpoint. A model whose tokenizer is byte for byte another's ships none of its own: its config.json
+names that model and the file's SHA-256 (``"tokenizer_from": "default", "tokenizer_sha256": …``), and
+it reads that model's tokenizer.json once the hash matches. Only the shipped models' folder honours
+this, only for a plain model name in it, and only when the folder has no tokenizer.json of its own; an
+uploaded folder must hold its own. Everything the app shows about a model before loading it (label,
+description, example input, task, group, attention kinds, whether the picker lists it) is read from its
+``config.json``.
 """
 
 from __future__ import annotations
@@ -11,10 +16,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bundle import Bundle, CheckpointError, read_json
+from ..bundle import MAX_JSON_BYTES, Bundle, CheckpointError, read_json
 from ..formats.own import load_checkpoint
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))
@@ -55,6 +66,28 @@ class FolderSource:
         info = info_from_config(name, config, self.name, self.directory / name)
         _INFO_CACHE[config_file] = (stamp, info)
         return info
+
+    def tokenizer_file(self, name: str) -> Path:
+        """The tokenizer.json model ``name`` reads: its own, or the one of the model its config names
+        in ``tokenizer_from`` (a plain name of this folder's, never a path)."""
+        own = self.directory / name / "tokenizer.json"
+        if own.is_file():
+            return own
+        config_file = self.directory / name / "config.json"
+        config = read_json(config_file)
+        other = config.get("tokenizer_from") if isinstance(config, dict) else None
+        if other is None:
+            return own  # missing: the loader says so
+        if not (isinstance(other, str) and is_model_name(other) and other != name and other in self.names()):
+            raise CheckpointError(f"{config_file}: tokenizer_from must name another model of "
+                                  f"{self.directory}, not {str(other)[:80]!r}")
+        shared = self.directory / other / "tokenizer.json"
+        if not shared.is_file() or shared.stat().st_size > MAX_JSON_BYTES:
+            raise CheckpointError(f"{config_file}: {other} has no tokenizer.json to share")
+        if file_sha256(shared) != config.get("tokenizer_sha256"):
+            raise CheckpointError(f"{config_file}: {other}'s tokenizer.json is not the one {name} was "
+                                  "shipped with (its SHA-256 differs)")
+        return shared
 
     def load(self, name: str) -> Bundle:
         return load_checkpoint(self.directory / name, name=name)
