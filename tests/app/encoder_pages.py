@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from app_support import pages as page_registry
 from app_support.i18n import text as tr
 from app_support.models import model_label
+from tests.app.url_checks import assert_only_declared_url_parameters
 from tests.paths import REPO_ROOT
 
 APP = str(REPO_ROOT / "app.py")
@@ -33,8 +34,9 @@ def infos(at: AppTest) -> list[str]:
 
 
 def assert_encoder_page(at: AppTest, page: page_registry.PageSpec, lang: str, model: str) -> None:
-    """The page ran without an error; a decoder page says why it shows nothing, any other does not."""
-    assert not at.exception, [e.message for e in at.exception]
+    """The page ran without an error and set only its declared URL parameters; a decoder page says why
+    it shows nothing, any other does not."""
+    assert_only_declared_url_parameters(at, page.key)
     assert not at.error, [e.value for e in at.error]
     notice = tr(lang, "page.needs_decoder", model=model_label(model, lang)).replace("\\", "")
     if page.needs_decoder:

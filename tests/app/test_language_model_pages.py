@@ -12,6 +12,7 @@ from app_support import pages as page_registry
 from app_support.i18n import text as tr
 from app_support.models import model_label
 from model.data.byte_tokens import PART
+from tests.app.url_checks import assert_only_declared_url_parameters
 from tests.paths import REPO_ROOT
 
 APP = str(REPO_ROOT / "app.py")
@@ -33,7 +34,7 @@ def _open(page: page_registry.PageSpec, lang: str, text: str = "The capital of F
 @pytest.mark.parametrize("page", page_registry.PAGES, ids=lambda p: p.key)
 def test_every_page_opens_on_a_language_model(page, lang):
     at = _open(page, lang)
-    assert not at.exception, [e.message for e in at.exception]
+    assert_only_declared_url_parameters(at, page.key)
     assert not at.error, [e.value for e in at.error]
     notice = tr(lang, "page.not_for_language_models", model=model_label("smollm2", lang)).replace("\\", "")
     said = [i.value.replace("\\", "") for i in at.info]
@@ -81,6 +82,8 @@ def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
     assert "Paris" in " ".join(str(m.value) for m in at.markdown)
 
 
+# slow: in the whole suite only (the quick subset keeps the language-model pages' other tests)
+@pytest.mark.slow
 def test_the_new_token_bound_is_in_the_sidebar_and_the_link():
     from model.analysis import analyze
     from model.decoding import Strategy

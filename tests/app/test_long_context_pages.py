@@ -173,6 +173,8 @@ def test_focus_on_merged_word_pieces_equals_the_merged_array_bit_for_bit(encoder
 
 
 # ---------------------------------------------------------------------------- compare: the ranking
+# slow: in the whole suite only (the quick subset keeps the streamed heads, focus and stats at length)
+@pytest.mark.slow
 def test_the_ranking_streamed_equals_the_whole_arrays_ranking():
     a = _analysis("smollm2", "The bank raised interest rates.")
     b = _analysis("smollm2", "We sat on the river bank.")

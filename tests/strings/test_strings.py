@@ -18,6 +18,7 @@ from model.messages import ENGLISH as MESSAGES_EN
 from strings.check import glossary_problems, placeholders, untranslated
 from strings.glossary import TERMS
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT, reference
+from tests.app.url_checks import assert_only_declared_url_parameters
 from viz import labels as viz_labels
 
 
@@ -207,6 +208,7 @@ def test_every_page_runs_in_both_languages(page, model, text, lang):
     at = _open(page, lang, model, text)
     assert not at.error, [e.value for e in at.error]
     assert at.query_params["lang"] == lang  # a link keeps its language
+    assert_only_declared_url_parameters(at, page)
 
 
 @pytest.mark.parametrize("page", [p.key for p in page_registry.PAGES])
@@ -216,6 +218,7 @@ def test_chinese_pages_have_no_english_left(page, model, text):
     at = _open(page, "zh", model, text)
     assert not at.error, [e.value for e in at.error]
     assert at.query_params["lang"] == "zh"  # a link keeps its language
+    assert_only_declared_url_parameters(at, page)
     # Every sentence on the page (sidebar, compare boxes), its tokens and the model's output are data.
     tokens: list[str] = []
     for typed in {text, *(str(el.value) for el in at.text_input if str(el.value).strip())}:

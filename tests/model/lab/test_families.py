@@ -22,7 +22,9 @@ from model.lab.families import (
 from model.store.registry import load_model
 
 SENTENCES = ["The cat sat on the mat.", "猫坐在垫子上。"]
-CASES = [(family, sentence) for family in FAMILY_MODELS for sentence in SENTENCES]
+# The quick subset reads each family on the English sentence; the whole suite on both.
+CASES = [pytest.param(family, sentence, marks=[pytest.mark.slow] if i else [])
+         for family in FAMILY_MODELS for i, sentence in enumerate(SENTENCES)]
 
 
 @functools.cache

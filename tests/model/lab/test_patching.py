@@ -164,6 +164,8 @@ def test_language_model_rankings_equal_one_pass_per_site(induction, layers):
         assert e.recovered == pytest.approx(1.0 if e.position == end else 0.0, abs=1e-4)
 
 
+# slow: in the whole suite only (the quick subset keeps patching on the induction model, the same code path)
+@pytest.mark.slow
 def test_smollm2_patching_of_the_last_blocks_equals_one_pass_per_site(smollm2):
     _close(patching_lm.rank_heads(smollm2, CLEAN, CORRUPT, layers=(28, 30)),
            patching_lm.rank_heads(smollm2, CLEAN, CORRUPT, layers=(28, 30), batched=False),

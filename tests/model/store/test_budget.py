@@ -142,6 +142,8 @@ def test_a_model_whose_shortest_input_does_not_fit_is_refused_before_reading_wei
         load_user_model(folder)
 
 
+# slow: whole suite only (quick keeps the budget's other tests and the clamp note on the shipped models)
+@pytest.mark.slow
 def test_the_sidebar_says_why_a_clamped_model_reads_less(tmp_path, monkeypatch):
     models = tmp_path / "models"
     shutil.copytree(REVERSE, models / "reverse")

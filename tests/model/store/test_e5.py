@@ -116,6 +116,8 @@ def test_the_same_token_counts_as_the_packaged_engine(e5, engine):
         assert len(e5.task.prepare(text, e5.cfg.max_len).source_ids) == engine.token_count(text, True), text
 
 
+# slow: in the whole suite only (the quick subset keeps the token-id and token-count parity with the engine)
+@pytest.mark.slow
 def test_sentence_embeddings_match_the_packaged_engine(e5, engine):
     ours = sentence_embeddings(e5, SENTENCES)
     theirs = engine.query(SENTENCES)

@@ -55,6 +55,8 @@ def test_smollm2_is_offered_as_a_decoder_only_model(ours):
     assert ours.info["budget"]["config_max_len"] == 8192 and 256 <= cfg.max_len < 8192
 
 
+# slow: whole suite only (quick keeps SmolLM2's own tests; loading transformers' copy costs 15-25 s)
+@pytest.mark.slow
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_parity_with_transformers_reading_the_same_file(ours, theirs, prompt):
     model, tokenizer = theirs
@@ -75,6 +77,8 @@ def test_the_capital_of_france_is_paris(ours):
     assert result.steps[0].token == " Paris" and result.steps[0].prob > 0.5  # shown as the text it spells
 
 
+# slow: whole suite only (quick keeps SmolLM2's own tests; loading transformers' copy costs 15-25 s)
+@pytest.mark.slow
 def test_greedy_generation_equals_transformers_generate(ours, theirs):
     model, tokenizer = theirs
     ids = ours.task.prepare("Once upon a time", ours.cfg.max_len).source_ids
@@ -84,6 +88,8 @@ def test_greedy_generation_equals_transformers_generate(ours, theirs):
     assert mine == [t for t in ref if t != ours.tokenizer.eos_id][: len(mine)]
 
 
+# slow: whole suite only (quick keeps SmolLM2's own tests; loading transformers' copy costs 15-25 s)
+@pytest.mark.slow
 def test_the_chat_form_is_the_chat_template_as_transformers_applies_it(ours, theirs):
     _, tokenizer = theirs
     assert ours.task.directions == ["raw", "chat"]
@@ -96,6 +102,8 @@ def test_the_chat_form_is_the_chat_template_as_transformers_applies_it(ours, the
     assert "Paris" in answer
 
 
+# slow: in the whole suite only (the quick subset keeps the GGUF reader's own tests)
+@pytest.mark.slow
 def test_a_second_load_reads_the_cache_without_dequantizing(monkeypatch, smollm2_folder):  # noqa: F811
     load_model("smollm2")  # the cache is there after any load
     monkeypatch.setattr(gguf_format.GGUFFile, "tensor", lambda *a: pytest.fail("dequantized again"))
