@@ -69,7 +69,8 @@ def _init_from_problem(folder: Path, model_config) -> str | None:
     """Why training cannot start from ``folder``'s weights (None when it can), read from its config
     and the weights' header alone."""
     from ..store.bundle import CheckpointError
-    from ..store.formats.own import OWN, tokenizer_of
+    from ..store.formats.own import OWN
+    from ..store.sources.shipped import tokenizer_of
 
     try:
         cfg = OWN.read_config(folder)
@@ -109,7 +110,7 @@ def cmd_train(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.init_from is not None and not (out / "tokenizer.json").exists():
         # The weights only make sense with the tokenizer they were trained with.
-        from ..store.formats.own import tokenizer_of
+        from ..store.sources.shipped import tokenizer_of
 
         shutil.copyfile(tokenizer_of(Path(args.init_from)), out / "tokenizer.json")
     task = make_task(preset, out / "tokenizer.json")

@@ -103,30 +103,23 @@ def _model_config(directory: Path, config: dict) -> ModelConfig:
         raise CheckpointError(f"{directory / 'config.json'} has no valid model config ({e})") from e
 
 
-def tokenizer_of(directory: Path) -> Path:
-    """The tokenizer.json a checkpoint folder reads: its own; for a folder of the shipped models that
-    has none, the one of the shipped model its config names (:mod:`model.store.sources.shipped`)."""
-    from ..sources import shipped
-
-    directory = Path(directory)
-    own = directory / "tokenizer.json"
-    if own.is_file() or not directory.is_dir():
-        return own
-    models = shipped.MODELS_DIR
-    if Path(models).is_dir() and directory.resolve().parent == Path(models).resolve():
-        return shipped.shipped().tokenizer_file(directory.name)
-    return own  # an uploaded or other folder must hold its own (the loader says it is missing)
-
-
-def load_checkpoint(directory: Path, name: str | None = None) -> Bundle:
-    """Load a checkpoint folder; every failure is a CheckpointError naming the file at fault."""
+def load_checkpoint(directory: Path, name: str | None = None, tokenizer_file: Path | None = None) -> Bundle:
+    """Load a checkpoint folder; every failure is a CheckpointError naming the file at fault.
+    ``tokenizer_file`` stands for the folder's own tokenizer.json: a shipped model that shares another
+    shipped model's (:meth:`model.store.sources.shipped.FolderSource.tokenizer_file`)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointError(f"no checkpoint folder at {directory}")
     config = _config_dict(directory)
     cfg = _model_config(directory, config)
     limit = check_budget(cfg, directory / "config.json")
-    tokenizer_file = tokenizer_of(directory)
+    if tokenizer_file is None:
+        tokenizer_file = directory / "tokenizer.json"
+        shared = config.get("tokenizer_from")
+        if not tokenizer_file.exists() and isinstance(shared, str):
+            raise CheckpointError(f"{directory} has no tokenizer.json of its own: it shares "
+                                  f"{shared[:40]!r}'s, which only the shipped models' folder provides "
+                                  "(open it by its name)")
     if tokenizer_file.is_file() and tokenizer_file.stat().st_size > MAX_JSON_BYTES:
         raise CheckpointError(
             f"{tokenizer_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it"

@@ -90,7 +90,18 @@ class FolderSource:
         return shared
 
     def load(self, name: str) -> Bundle:
-        return load_checkpoint(self.directory / name, name=name)
+        return load_checkpoint(self.directory / name, name=name, tokenizer_file=self.tokenizer_file(name))
+
+
+def tokenizer_of(folder: Path) -> Path:
+    """The tokenizer.json a checkpoint folder reads: for a folder of the shipped models, the one its
+    config shares (:meth:`FolderSource.tokenizer_file`); for any other, its own."""
+    folder = Path(folder)
+    source = shipped()
+    inside = source.directory.is_dir() and folder.resolve().parent == source.directory.resolve()
+    if folder.is_dir() and inside:
+        return source.tokenizer_file(folder.name)
+    return folder / "tokenizer.json"
 
 
 def shipped() -> FolderSource:

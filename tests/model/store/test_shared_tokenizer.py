@@ -13,9 +13,10 @@ import pytest
 
 from model.store import shipping
 from model.store.bundle import CheckpointError
-from model.store.formats.own import load_checkpoint, tokenizer_of
+from model.store.formats.own import load_checkpoint
 from model.store.registry import load_model
 from model.store.sources import shipped
+from model.store.sources.shipped import tokenizer_of
 
 SHIPPED = shipped.REPO_ROOT / "assets" / "models"
 
@@ -52,11 +53,11 @@ def _edit(config_file: Path, **edits) -> None:
 
 def test_a_changed_shared_tokenizer_is_refused_in_one_line(tmp_path, monkeypatch):
     models = _models(tmp_path, monkeypatch, "default", "tiny-gpt")
-    assert load_checkpoint(models / "tiny-gpt").task.tokenizer.vocab_size == 8000
+    assert shipped.shipped().load("tiny-gpt").task.tokenizer.vocab_size == 8000
     shared = models / "default" / "tokenizer.json"
     shared.write_bytes(shared.read_bytes() + b" ")  # still valid JSON, another file
     with pytest.raises(CheckpointError, match="SHA-256 differs") as e:
-        load_checkpoint(models / "tiny-gpt")
+        shipped.shipped().load("tiny-gpt")
     assert "\n" not in str(e.value)
 
 
@@ -65,7 +66,7 @@ def test_tokenizer_from_names_only_another_model_of_the_folder(tmp_path, monkeyp
     models = _models(tmp_path, monkeypatch, "default", "tiny-gpt")
     _edit(models / "tiny-gpt" / "config.json", tokenizer_from=other)
     with pytest.raises(CheckpointError, match="tokenizer_from must name another model"):
-        load_checkpoint(models / "tiny-gpt")
+        shipped.shipped().load("tiny-gpt")
 
 
 def test_a_folder_outside_the_shipped_models_must_hold_its_own_tokenizer(tmp_path, monkeypatch):
@@ -73,8 +74,10 @@ def test_a_folder_outside_the_shipped_models_must_hold_its_own_tokenizer(tmp_pat
     elsewhere = tmp_path / "uploads" / "tiny-gpt"
     shutil.copytree(SHIPPED / "tiny-gpt", elsewhere)
     shutil.copytree(SHIPPED / "default", tmp_path / "uploads" / "default")  # a sibling is not enough
-    with pytest.raises(CheckpointError, match="tokenizer"):
+    with pytest.raises(CheckpointError, match="no tokenizer.json of its own: it shares 'default'") as e:
         load_checkpoint(elsewhere)
+    assert "\n" not in str(e.value)
+    assert tokenizer_of(elsewhere) == elsewhere / "tokenizer.json"
 
 
 def test_shipping_a_model_with_another_models_tokenizer_shares_it(tmp_path, monkeypatch):
@@ -89,7 +92,7 @@ def test_shipping_a_model_with_another_models_tokenizer_shares_it(tmp_path, monk
     assert (config["tokenizer_from"], config["tokenizer_sha256"]) == ("default", _sha(models / "default" /
                                                                                       "tokenizer.json"))
     shutil.move(staged, models / "tiny-gpt")
-    assert load_checkpoint(models / "tiny-gpt").task.tokenizer.vocab_size == 8000
+    assert shipped.shipped().load("tiny-gpt").task.tokenizer.vocab_size == 8000
     # a tokenizer no other model holds stays where it is
     own = models / ".reverse.new-test"
     shutil.copytree(SHIPPED / "reverse", own)
