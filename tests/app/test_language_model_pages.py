@@ -59,6 +59,8 @@ def test_a_chinese_prompt_shows_chinese_on_every_axis_and_in_every_hover():
     assert f"苹{PART}2/3" in "".join(labels)
 
 
+# slow: whole suite only (quick keeps SmolLM2's Chinese-prompt and positional pages)
+@pytest.mark.slow
 def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
     from model.analysis import analyze
     from model.store.registry import load_model

@@ -46,6 +46,8 @@ def _kind(result) -> str:
 
 
 # ------------------------------------------------------------------ what shown_attention hands over
+# slow: whole suite only (quick keeps the long-input tests of test_long_inputs)
+@pytest.mark.slow
 def test_the_model_s_own_tokens_come_as_stacks_and_nothing_is_computed(lm, monkeypatch):
     calls = []
     original = AttentionInputs.compute

@@ -38,6 +38,8 @@ def smollm2_short():
                    keep=attention_only)
 
 
+# slow: whole suite only (quick keeps the statistics on the didactic and translation models)
+@pytest.mark.slow
 def test_streamed_statistics_and_similarity_equal_every_heads_computation(smollm2_short):
     result = smollm2_short
     assert viz.is_lazy(result.attention("decoder"))  # the analysis keeps queries and keys, not patterns

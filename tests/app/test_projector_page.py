@@ -151,6 +151,8 @@ def test_a_model_whose_tokens_lose_the_word_says_so_per_sentence(lang):
     assert not at.get("plotly_chart")
 
 
+# slow: whole suite only (quick keeps the projector page on MiniLM and the translation model)
+@pytest.mark.slow
 def test_a_language_model_says_where_the_word_begins_a_sentence():
     lines = "a: Bank rates rose.\na: The bank raised rates.\nb: We sat on the bank.\nb: Ducks on the bank."
     at = _open("smollm2", "en", preset="own", sentences=lines, word="bank")

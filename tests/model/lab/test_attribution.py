@@ -166,6 +166,8 @@ def test_attributing_the_first_outputs_only_equals_the_first_rows_of_all(inducti
     np.testing.assert_allclose(first.cross, every.cross[:, :, :1], atol=1e-6)
 
 
+# slow: whole suite only (quick keeps attribution on the didactic and translation models)
+@pytest.mark.slow
 def test_smollm2_attribution_leaves_the_model_intact():
     bundle = load_model("smollm2")
     ids = torch.tensor([bundle.task.prepare("The capital of France is", bundle.cfg.max_len).prefix])

@@ -88,7 +88,9 @@ def test_no_repeated_token_leaves_duplicate_undefined(tiny_gpt):
     assert np.isnan(scores.scores["duplicate"]).all() and scores.counts["duplicate"] == 0
 
 
-@pytest.mark.parametrize("name", ["induction", "tiny-gpt", "minilm", "default", "smollm2"])
+# SmolLM2 in the whole suite only (the quick subset reads the other models)
+@pytest.mark.parametrize("name", ["induction", "tiny-gpt", "minilm", "default",
+                                  pytest.param("smollm2", marks=pytest.mark.slow)])
 def test_probes_read_back_as_a_sequence_written_twice(name):
     """The text a link hands the single-head page is read as exactly the scored tokens: a sequence of
     distinct tokens written twice (with what the task adds: <bos>, [CLS] ... [SEP], a language tag)."""

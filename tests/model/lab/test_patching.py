@@ -176,6 +176,8 @@ def test_smollm2_patching_of_the_last_blocks_equals_one_pass_per_site(smollm2):
     assert len(grid) == 2 * 9 and grid[2].token == "osse"
 
 
+# slow: whole suite only (quick keeps patching on the induction model)
+@pytest.mark.slow
 def test_a_language_model_patch_moves_b_to_a_and_continues_it_again(smollm2):
     whole = patch(smollm2, CLEAN, CORRUPT, Site("resid", "decoder", 29), max_new=4)
     assert whole.answers == (" Paris", " Rome")

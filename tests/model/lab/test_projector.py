@@ -44,7 +44,9 @@ def _alone(bundle, sentence: str, positions: list[int]) -> np.ndarray:
     return np.stack([cache[name][0, positions].double().mean(0).numpy() for name in names])
 
 
-@pytest.mark.parametrize("name", ["minilm", "default", "smollm2", "tiny-gpt"])
+# SmolLM2 in the whole suite only (the quick subset reads the other models)
+@pytest.mark.parametrize("name", ["minilm", "default", pytest.param("smollm2", marks=pytest.mark.slow),
+                                  "tiny-gpt"])
 def test_each_vector_is_the_words_state_in_its_sentence_run_alone(bundles, name, monkeypatch):
     bundle = _bundle(bundles, name)
     monkeypatch.setattr(PJ, "BATCH_TOKENS", 10_000)
