@@ -145,6 +145,8 @@ def cmd_inspect(args) -> int:
         if direction is not None:
             return fail("--form is for language models, --direction for translation: give one of them")
         direction = None if args.form == "raw" else args.form
+        if direction == "chat" and "chat" not in bundle.task.directions:
+            return fail(f"{bundle.name} has no chat template: use --form raw")  # as generate says it
     counts = {k: n for k, n in bundle.model.attention_layer_counts().items() if n > 0}
     if scope.kind is not None and scope.kind not in counts:
         return fail(f"{bundle.name} has no {scope.kind} attention: choose --kind from {', '.join(counts)}")

@@ -61,6 +61,9 @@ def gguf_config(g: GGUFFile) -> tuple[ModelConfig, list[str]]:
     if context > SIZE_LIMITS["max_len"]:
         notes.append(f"context {context} clamped to {SIZE_LIMITS['max_len']} positions")
         context = SIZE_LIMITS["max_len"]
+    if "tokenizer.ggml.tokens" not in g.metadata:
+        raise GGUFError(f"{g.path}: the file holds no tokenizer (no tokenizer.ggml.* metadata); only a GGUF "
+                        "that carries its tokenizer can be read")
     pad = g.special_token_ids().get("padding", g.special_token_ids().get("eos", 0))
     try:
         cfg = ModelConfig(

@@ -28,6 +28,7 @@ from gguf.quants import dequantize, quant_shape_to_byte_shape
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 
 from ...data.byte_tokens import bytes_to_unicode
+from ...network.config import SIZE_LIMITS
 from ..bundle import CheckpointError
 from .checked import CheckedCursor, MappedFile
 
@@ -44,6 +45,9 @@ DEFAULT_ALIGNMENT = 32
 #: The file's size bounds both too, but a multi-GB file must not make us build a multi-GB list.
 MAX_STRING_BYTES = 16 * 2**20
 MAX_ARRAY_LENGTH = 1 << 24
+#: Entries a tokenizer array (tokens, their types and scores, merges) may have: the model's vocabulary
+#: bound (a merge list is about as long as the vocabulary).
+MAX_VOCABULARY = SIZE_LIMITS["vocab_size"]
 
 # Metadata value types: id -> (name, struct format or None for string / array).
 _U8, _I8, _U16, _I16, _U32, _I32, _F32, _BOOL, _STRING, _ARRAY, _U64, _I64, _F64 = range(13)
@@ -124,6 +128,10 @@ class _Cursor(CheckedCursor):
         least = 8 if etype == _STRING else struct.calcsize(_SCALARS.get(etype, "B"))
         if count > MAX_ARRAY_LENGTH or count * least > len(self.buf) - self.pos:
             raise self.fail(f"metadata {key!r} claims {count} elements, more than the file holds")
+        if key.startswith("tokenizer.ggml.") and count > MAX_VOCABULARY:
+            # Checked before the elements are read: ten million token strings took 20 s and 1.3 GB.
+            raise self.fail(f"metadata {key!r} claims {count:,} entries, more than a vocabulary of at most "
+                            f"{MAX_VOCABULARY:,} tokens needs")
         if etype in _SCALARS:  # numbers in one read: tokenizer arrays have ~50k of them
             fmt = _SCALARS[etype]
             start = self.take(count * struct.calcsize(fmt), f"the elements of {key!r}")

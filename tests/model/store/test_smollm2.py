@@ -114,21 +114,23 @@ def test_a_second_load_reads_the_cache_without_dequantizing(monkeypatch, smollm2
 # ---------------------------------------------------------------- a tiny GGUF of our own
 
 
-def write_tiny(path: Path, arch: str = "llama", tied: bool = True, seed: int = 0) -> dict[str, np.ndarray]:
+def write_tiny(path: Path, arch: str = "llama", tied: bool = True, seed: int = 0,
+               tokenizer: bool = True) -> dict[str, np.ndarray]:
     """A valid tiny decoder GGUF (2 layers, d_model 32, 4 heads / 2 kv heads) with random float32
-    weights and a byte-level token list; returns the tensors written."""
+    weights and a byte-level token list (none: ``tokenizer=False``); returns the tensors written."""
     rng = np.random.default_rng(seed)
     w = gguf.GGUFWriter(str(path), arch)
     for add, value in ((w.add_block_count, 2), (w.add_context_length, 64), (w.add_embedding_length, 32),
                        (w.add_feed_forward_length, 48), (w.add_head_count, 4), (w.add_head_count_kv, 2),
                        (w.add_layer_norm_rms_eps, 1e-5), (w.add_rope_freq_base, 1e4)):
         add(value)
-    w.add_tokenizer_model("gpt2")
     letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
     tokens = ["<unk>", "<s>", "</s>", *letters, "Ġ", *[f"Ġ{c}" for c in letters]]
-    w.add_token_list(tokens)
-    w.add_token_merges([f"Ġ {c}" for c in letters])
-    w.add_eos_token_id(2)
+    if tokenizer:
+        w.add_tokenizer_model("gpt2")
+        w.add_token_list(tokens)
+        w.add_token_merges([f"Ġ {c}" for c in letters])
+        w.add_eos_token_id(2)
     shapes = {"token_embd.weight": (len(tokens), 32), "output_norm.weight": (32,)}
     if not tied:
         shapes["output.weight"] = (len(tokens), 32)
@@ -186,6 +188,30 @@ def test_a_gguf_missing_a_tensor_is_one_line(tmp_path):
     assert "\n" not in str(err.value) and "blk.1.ffn_up.weight" in str(err.value)
 
 
+def test_a_gguf_without_a_tokenizer_says_so_in_one_line(tmp_path):
+    write_tiny(tmp_path / "bare.gguf", tokenizer=False)
+    with pytest.raises(UserModelError) as err:
+        load_user_model(tmp_path / "bare.gguf")
+    assert "\n" not in str(err.value) and "holds no tokenizer" in str(err.value), err.value
+    assert "vocab_size" not in str(err.value)
+
+
+def test_a_tokenizer_longer_than_any_vocabulary_is_refused_before_its_tokens_are_read(tmp_path, monkeypatch):
+    from model.store.formats import gguf_file
+
+    write_tiny(tmp_path / "tiny.gguf")  # 56 tokens, 26 merges
+    monkeypatch.setattr(gguf_file, "MAX_VOCABULARY", 40)
+    strings_read = []
+    real_string = gguf_file._Cursor.string
+    monkeypatch.setattr(gguf_file._Cursor, "string",
+                        lambda self, what: strings_read.append(what) or real_string(self, what))
+    with pytest.raises(UserModelError) as err:
+        load_user_model(tmp_path / "tiny.gguf")
+    assert "\n" not in str(err.value)
+    assert "'tokenizer.ggml.tokens' claims 56 entries" in str(err.value), err.value
+    assert not [w for w in strings_read if "tokenizer.ggml.tokens" in w]  # refused before reading one
+
+
 def test_a_gguf_of_another_architecture_is_one_line(tmp_path):
     write_tiny(tmp_path / "full.gguf")
     data = (tmp_path / "full.gguf").read_bytes().replace(b"llama", b"mamba")
@@ -239,6 +265,11 @@ def test_generate_on_a_gguf_file_from_the_command_line(tmp_path):
     assert run.stdout == expected + "\n"
     refused = model_cli(["generate", "--model-dir", str(tmp_path / "tiny.gguf"), "--form", "chat", "ab"])
     assert refused.returncode == 2 and "has no chat template" in refused.stderr
+    # inspect says the same (it said "Unknown direction 'chat'; use one of none.")
+    out = str(tmp_path / "out")
+    inspected = model_cli(["inspect", "--model-dir", tiny, "--form", "chat", "--out", out, "--text", "ab"])
+    assert inspected.returncode == 2 and "has no chat template: use --form raw" in inspected.stderr, inspected
+    assert "Unknown direction" not in inspected.stderr and not (tmp_path / "out").exists()
     with pytest.raises(GGUFError):
         gguf_format.GGUF.read_config(tmp_path / "missing.gguf")
 
