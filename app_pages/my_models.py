@@ -58,7 +58,7 @@ st.subheader(t("mymodels.upload.header"))
 st.markdown(t("mymodels.upload.text"))
 uploaded = st.file_uploader(
     t("mymodels.upload.label"),
-    type=["zip"],
+    type=UM.UPLOAD_TYPES,
     key=f"mymodels_zip_{st.session_state.get(_ROUND, 0)}",
     max_upload_size=UM.UPLOAD_LIMIT_MB,
     help=t("mymodels.upload.help", zip_mb=UM.UPLOAD_LIMIT_MB),

@@ -71,8 +71,15 @@ def session_models() -> list[str]:
     return space().names
 
 
+#: What the uploader takes: a zipped model folder, or a GGUF model as its one file.
+UPLOAD_TYPES = ["zip", "gguf"]
+
+
 def add_upload(uploaded) -> UserModel:
-    """Check, unpack and register an uploaded zip (a Streamlit UploadedFile); UserModelError if refused."""
+    """Check and register an uploaded zip (unpacked) or .gguf file (copied), a Streamlit UploadedFile;
+    UserModelError if refused. Either counts against the same size limit while it is written."""
+    if str(uploaded.name).lower().endswith(".gguf"):
+        return space().add_gguf(uploaded, uploaded.name)
     return space().add_zip(uploaded, uploaded.name)
 
 

@@ -20,13 +20,13 @@ EN = {
     "mymodels.loaded": "**{label}** is loaded as `{name}` and selected in the sidebar: the other pages now "
     "show it.",
     "mymodels.refused": "Not loaded. {problem}",
-    "mymodels.upload.header": "1 · Upload a zip",
+    "mymodels.upload.header": "1 · Upload a zip or a .gguf file",
     "mymodels.upload.text": "Zip the model's folder: its files at the top of the zip or in one folder inside "
     "it. Entries that point outside the folder (an absolute path or `..`), symbolic links, encrypted entries "
     "and archives over the limits are refused before anything is written; only `.json`, `.safetensors` "
-    "and `.txt` files are taken.",
-    "mymodels.upload.label": "Model folder as a .zip",
-    "mymodels.upload.help": "At most {zip_mb} MB.",
+    "and `.txt` files are taken. A GGUF model can also come as its one `.gguf` file.",
+    "mymodels.upload.label": "Model folder as a .zip, or a .gguf file",
+    "mymodels.upload.help": "A .zip or a .gguf file of at most {zip_mb} MB.",
     "mymodels.folder.header": "2 · Open a folder from the models folder",
     "mymodels.folder.text": "The server reads model folders from one place only: `{root}`. Each folder directly "
     "inside it is offered here (set `ATTENTION_LENS_USER_MODELS` to use another place). A folder is read "
@@ -66,12 +66,12 @@ ZH = {
     "mymodels.checking": "正在检查并加载模型 …",
     "mymodels.loaded": "**{label}** 已加载为 `{name}`，并已在侧边栏中选中：其他页面现在显示的就是它。",
     "mymodels.refused": "没有加载。{problem}",
-    "mymodels.upload.header": "1 · 上传 zip 文件",
+    "mymodels.upload.header": "1 · 上传 zip 或 .gguf 文件",
     "mymodels.upload.text": "把模型文件夹压缩成 zip：文件放在 zip 的顶层，或放在其中唯一的一个文件夹里。指向文件夹之外的条目"
     "（绝对路径或 `..`）、符号链接、加密条目以及超出限制的压缩包，都会在写入任何内容之前被拒绝；只取 `.json`、"
-    "`.safetensors` 和 `.txt` 文件。",
-    "mymodels.upload.label": "模型文件夹（.zip）",
-    "mymodels.upload.help": "最大 {zip_mb} MB。",
+    "`.safetensors` 和 `.txt` 文件。GGUF 模型也可以直接上传它的单个 `.gguf` 文件。",
+    "mymodels.upload.label": "模型文件夹（.zip），或 .gguf 文件",
+    "mymodels.upload.help": ".zip 或 .gguf 文件，最大 {zip_mb} MB。",
     "mymodels.folder.header": "2 · 从模型文件夹中打开",
     "mymodels.folder.text": "服务器只从一个地方读取模型文件夹：`{root}`。这里列出它里面的每个文件夹（设置 "
     "`ATTENTION_LENS_USER_MODELS` 可以换一个地方）。文件夹在原处读取，不会复制。",

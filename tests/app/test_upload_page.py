@@ -236,3 +236,21 @@ def test_a_bert_style_upload_opens_as_an_encoder_only_model(tmp_path):
     assert "[CLS]" in expected.source_tokens[0] and "bank" in expected.source_tokens
     assert "bank" in figure_text
     clear_session_resource_cache(_space_session(name))
+
+
+def test_a_bare_gguf_file_is_taken_by_the_uploader_and_becomes_the_sessions_model(tmp_path):
+    from tests.model.store.test_smollm2 import write_tiny
+
+    write_tiny(tmp_path / "tiny.gguf")
+    at = _open()
+    accepted = [str(t).lower() for t in at.file_uploader[0].proto.type]
+    assert any("gguf" in t for t in accepted) and any("zip" in t for t in accepted), accepted
+    assert ".gguf" in at.file_uploader[0].proto.label  # the widget names what it takes
+    at.file_uploader[0].set_value(("tiny.gguf", (tmp_path / "tiny.gguf").read_bytes(),
+                                   "application/octet-stream")).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    name = at.session_state["model"]
+    assert name.startswith("user-") and user_model(name).label == "tiny.gguf"
+    assert user_model(name).size == (tmp_path / "tiny.gguf").stat().st_size  # counted like a zip
+    assert load_model(name).cfg.n_dec_layers == 2
