@@ -24,7 +24,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
-from ...data.chat_form import chat_form
+from ...data.chat_form import chat_form_and_reason
 from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...files import atomic_write
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
@@ -161,7 +161,10 @@ def load_gguf(path: Path | str, name: str | None = None, example: str | None = N
     model = Transformer(cfg)
     model.load_state_dict(state, strict=True)
     model.eval()
-    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=add_bos, chat=chat_form(template))
+    chat, no_chat = chat_form_and_reason(template)
+    if no_chat:
+        notes.append(f"no chat form: {no_chat}")
+    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=add_bos, chat=chat)
     info = {"source": "gguf", "notes": notes, "gguf": meta, "chat_template": template}
     return within_budget(Bundle(name=name or path.stem, model=model, task=task, directory=path.parent,
                                 info=info), limit)

@@ -115,9 +115,10 @@ def test_a_second_load_reads_the_cache_without_dequantizing(monkeypatch, smollm2
 
 
 def write_tiny(path: Path, arch: str = "llama", tied: bool = True, seed: int = 0,
-               tokenizer: bool = True) -> dict[str, np.ndarray]:
+               tokenizer: bool = True, chat_template: str | None = None) -> dict[str, np.ndarray]:
     """A valid tiny decoder GGUF (2 layers, d_model 32, 4 heads / 2 kv heads) with random float32
-    weights and a byte-level token list (none: ``tokenizer=False``); returns the tensors written."""
+    weights and a byte-level token list (none: ``tokenizer=False``), and ``chat_template`` if given;
+    returns the tensors written."""
     rng = np.random.default_rng(seed)
     w = gguf.GGUFWriter(str(path), arch)
     for add, value in ((w.add_block_count, 2), (w.add_context_length, 64), (w.add_embedding_length, 32),
@@ -131,6 +132,8 @@ def write_tiny(path: Path, arch: str = "llama", tied: bool = True, seed: int = 0
         w.add_token_list(tokens)
         w.add_token_merges([f"Ġ {c}" for c in letters])
         w.add_eos_token_id(2)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
     shapes = {"token_embd.weight": (len(tokens), 32), "output_norm.weight": (32,)}
     if not tied:
         shapes["output.weight"] = (len(tokens), 32)
