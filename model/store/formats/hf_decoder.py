@@ -41,12 +41,16 @@ def _int(hf: dict, key: str, default=None):
 
 def _rope_theta(hf: dict, where: Path) -> float:
     """RoPE base from config.json: ``rope_theta``, or (newer transformers) ``rope_parameters``."""
-    params = hf.get("rope_parameters") or hf.get("rope_scaling") or {}
-    if not isinstance(params, dict):
-        raise DecoderFormatError(f"{where}: rope_parameters must be an object")
-    kind = params.get("rope_type", params.get("type", "default"))
-    if kind != "default":
-        raise DecoderFormatError(f"{where}: not supported: RoPE scaling {kind!r} (only plain RoPE)")
+    found = {key: hf[key] for key in ("rope_parameters", "rope_scaling") if hf.get(key)}
+    for key, value in found.items():
+        if not isinstance(value, dict):
+            raise DecoderFormatError(f"{where}: {key} must be an object")
+        # Both are read: a default rope_parameters beside a yarn rope_scaling was loaded as plain RoPE.
+        kind = value.get("rope_type", value.get("type", "default"))
+        if kind != "default":
+            raise DecoderFormatError(f"{where}: not supported: RoPE scaling {str(kind)[:40]!r} in {key} "
+                                     "(only plain RoPE)")
+    params = found.get("rope_parameters") or found.get("rope_scaling") or {}
     theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
     return float(theta) if isinstance(theta, int | float) and not isinstance(theta, bool) else 10000.0
 

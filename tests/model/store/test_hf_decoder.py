@@ -129,6 +129,15 @@ def test_claimed_by_the_registry_and_long_context_clamped(tmp_path):
     assert cfg.max_len == 8192 and "clamped" in notes[0]
     with pytest.raises(DecoderFormatError, match="RoPE scaling"):
         decoder_config({**hf, "rope_scaling": {"rope_type": "yarn"}}, tmp_path / "config.json")
+    # a default rope_parameters beside a yarn rope_scaling is refused the same way (it loaded as plain RoPE)
+    both = {**hf, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6},
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}
+    with pytest.raises(DecoderFormatError, match="RoPE scaling 'yarn' in rope_scaling") as e:
+        decoder_config(both, tmp_path / "config.json")
+    assert "\n" not in str(e.value)
+    plain, _ = decoder_config({**hf, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}},
+                              tmp_path / "config.json")
+    assert plain.rope_theta == 1e6
 
 
 def test_a_wrong_shape_is_refused_from_the_header(tmp_path):
