@@ -254,3 +254,5 @@ def test_a_bare_gguf_file_is_taken_by_the_uploader_and_becomes_the_sessions_mode
     assert name.startswith("user-") and user_model(name).label == "tiny.gguf"
     assert user_model(name).size == (tmp_path / "tiny.gguf").stat().st_size  # counted like a zip
     assert load_model(name).cfg.n_dec_layers == 2
+    at.button(key=f"mymodels_remove_{name}").click().run()  # a test process's AppTests share one session
+    assert not at.exception and user_model(name) is None

@@ -117,7 +117,7 @@ def test_upload_in_chromium(tmp_path):
                 zh = browser.new_page()
                 zh.on("pageerror", lambda e: page_errors.append(str(e)))
                 zh.goto(f"{base}/my-models?lang=zh&model=reverse", wait_until="domcontentloaded")
-                zh.wait_for_function("() => document.body.innerText.includes('上传 zip 文件')",
+                zh.wait_for_function("() => document.body.innerText.includes('上传 zip 或 .gguf 文件')",
                                      timeout=120_000)
                 assert not page_errors, f"JavaScript errors: {page_errors}"
             finally:
