@@ -76,3 +76,14 @@ def delete_inside(path: Path | str, root: Path | str) -> None:
         shutil.rmtree(target)
     else:
         target.unlink(missing_ok=True)
+
+
+def file_digest(path: Path | str) -> str:
+    """SHA-256 of the file, read in 8 MiB pieces."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while piece := f.read(8 * 2**20):
+            digest.update(piece)
+    return digest.hexdigest()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import atomic_write
+from ..files import atomic_write, file_digest
 from .zh_script import to_simplified
 
 __all__ = [
@@ -103,14 +103,6 @@ def data_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(__file__).resolve().parents[2] / "data"
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _manual_instructions(target: Path) -> str:
@@ -206,7 +198,7 @@ def tatoeba_path() -> Path:
 @lru_cache(maxsize=4)
 def _verify_existing(path: Path, mtime_ns: int, size: int) -> None:
     # Cached per (path, mtime, size): hashing 4.8 MB once per process is enough.
-    digest = _sha256_file(path)
+    digest = file_digest(path)
     if digest != EXPECTED_SHA256:
         raise DataUnavailableError(
             f"{path} exists but its SHA-256 is {digest} ({size} bytes), expected "

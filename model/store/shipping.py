@@ -74,22 +74,24 @@ def install_model(staged: Path, name: str) -> Path:
 def share_tokenizer(staged: Path, name: str) -> str | None:
     """When the staged model's tokenizer.json is byte for byte one that another shipped model holds,
     drop it and name that model (and the file's hash) in config.json instead; returns that model."""
-    from ..files import atomic_write_json
+    from ..files import atomic_write_json, file_digest
     from .bundle import read_json
 
+    source = shipped.shipped()
+    if Path(staged).resolve().parent != source.directory.resolve():
+        raise RuntimeError(f"refusing to edit {staged}: not a folder staged inside {source.directory}")
     own = staged / "tokenizer.json"
     if not own.is_file():
         return None
-    digest = shipped.file_sha256(own)
-    source = shipped.shipped()
+    digest = file_digest(own)
     for other in source.names():
         theirs = source.directory / other / "tokenizer.json"
         if other != name and theirs.is_file() and theirs.stat().st_size == own.stat().st_size \
-                and shipped.file_sha256(theirs) == digest:
+                and file_digest(theirs) == digest:
             config = read_json(staged / "config.json")
             atomic_write_json(staged / "config.json", {**config, "tokenizer_from": other,
                                                        "tokenizer_sha256": digest})
-            own.unlink()
+            delete_inside(own, staged)  # the staged copy only, inside the staged folder
             return other
     return None
 

@@ -16,7 +16,6 @@ transformers' own reading of the same file (measured), where float32 matches it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from safetensors.torch import load_file, save
 
 from ...data.chat_form import chat_form_and_reason
 from ...data.lm_task import ContinueTask, PieceTokenizer
-from ...files import atomic_write
+from ...files import atomic_write, file_digest
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
@@ -101,15 +100,6 @@ def _check_tensors(g: GGUFFile, cfg: ModelConfig, names: dict[str, str]) -> None
     if missing or wrong:
         raise GGUFError(f"{g.path} does not match its own metadata: missing {missing[:5]}, "
                         f"wrong shapes {wrong[:5]}")
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 of the file, read in 8 MiB pieces."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while piece := f.read(8 * 2**20):
-            digest.update(piece)
-    return digest.hexdigest()
 
 
 def _state(g: GGUFFile, cfg: ModelConfig, names: dict[str, str]) -> dict[str, torch.Tensor]:

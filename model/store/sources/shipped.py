@@ -16,16 +16,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...files import file_digest
 from ..bundle import MAX_JSON_BYTES, Bundle, CheckpointError, read_json
 from ..formats.own import load_checkpoint
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
-
-
-def file_sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))
@@ -84,7 +79,7 @@ class FolderSource:
         shared = self.directory / other / "tokenizer.json"
         if not shared.is_file() or shared.stat().st_size > MAX_JSON_BYTES:
             raise CheckpointError(f"{config_file}: {other} has no tokenizer.json to share")
-        if file_sha256(shared) != config.get("tokenizer_sha256"):
+        if file_digest(shared) != config.get("tokenizer_sha256"):
             raise CheckpointError(f"{config_file}: {other}'s tokenizer.json is not the one {name} was "
                                   "shipped with (its SHA-256 differs)")
         return shared

@@ -98,3 +98,14 @@ def test_shipping_a_model_with_another_models_tokenizer_shares_it(tmp_path, monk
     shutil.copytree(SHIPPED / "reverse", own)
     assert shipping.share_tokenizer(own, "reverse") is None
     assert (own / "tokenizer.json").is_file()
+
+
+@pytest.mark.parametrize("where", ["outside", "models-itself"])
+def test_sharing_edits_only_a_folder_staged_inside_the_models_folder(tmp_path, monkeypatch, where):
+    models = _models(tmp_path, monkeypatch, "default")
+    folder = tmp_path / "elsewhere" if where == "outside" else models
+    folder.mkdir(exist_ok=True)
+    shutil.copyfile(SHIPPED / "default" / "tokenizer.json", folder / "tokenizer.json")
+    with pytest.raises(RuntimeError, match="refusing to edit"):
+        shipping.share_tokenizer(folder, "tiny-gpt")
+    assert (folder / "tokenizer.json").is_file()  # nothing deleted
