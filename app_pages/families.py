@@ -8,13 +8,13 @@ import streamlit as st
 import viz
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
-from app_support.messages import show_input_error
+from app_support.messages import note_clipped, show_input_error
 from app_support.models import MAX_INPUT_CHARS, model_label
 from app_support.ui import chart, escape_md, page_header
-from app_support.url_state import seed_from_url, set_url_param
+from app_support.url_state import clip_input, seed_from_url, set_url_param
 from app_support.view import current_view
-from model.public import FAMILY_MODELS, InputError, UnknownModelError, sentence_words
-from viz.families import word_attention_bars
+from model.public import FAMILY_MAX_TOKENS, FAMILY_MODELS, InputError, UnknownModelError, sentence_words
+from viz.families import MAX_BARS, bar_window, word_attention_bars
 
 lang = current_lang()
 view = current_view()
@@ -22,16 +22,26 @@ page_header(t("page.families.title"), t("families.intro"))
 
 # --------------------------------------------------------------------------- the sentence and the word
 
+if "families_sentence" not in st.session_state and "sentence" in st.query_params:
+    # a link bypasses the box's max_chars: cut it the same way, and say so below the box
+    st.session_state["families_sentence"], st.session_state["families_cut"] = clip_input(
+        st.query_params["sentence"])
 seed_from_url("families_sentence", "sentence", None, t("families.example"))
 if st.button(t("families.use_sidebar"), help=t("families.use_sidebar_help", text=view.text)):
-    st.session_state["families_sentence"] = view.text
+    st.session_state["families_sentence"] = view.text[:MAX_INPUT_CHARS]
 sentence = st.text_input(t("families.sentence"), key="families_sentence", max_chars=MAX_INPUT_CHARS,
                          help=t("families.sentence_help"))
+if st.session_state.get("families_cut") and len(sentence) == MAX_INPUT_CHARS:
+    note_clipped(st.session_state["families_cut"])
 set_url_param("sentence", sentence)
 choices = sentence_words(sentence)
 if not choices:
     st.info(t("families.no_words"), icon=":material/edit:")
     st.stop()
+if len(choices) > FAMILY_MAX_TOKENS:
+    # a word is at least one token, so no model reaches a later one (and the list stays a list)
+    st.caption(t("families.words_cut", bound=FAMILY_MAX_TOKENS, n=len(choices)))
+    choices = choices[:FAMILY_MAX_TOKENS]
 
 
 def _word_label(choice: tuple[str, int]) -> str:
@@ -95,14 +105,39 @@ def _word(column) -> None:
     pieces = ", ".join(f"`{escape_md(column.tokens[p])}`" for p in positions)
     st.caption(t("families.word_tokens", word=escape_md(word), n=len(positions), tokens=pieces))
     hidden = column.masks[column.self_kind][positions].all(0)
+    row_key = f"families_row_{column.family}"
     chart(word_attention_bars(column.word_row(positions), column.tokens, positions, hidden,
                               title=t("families.row_title", kind=t(f"kind.{column.self_kind}.label")),
-                              lang=lang), key=f"families_row_{column.family}")
+                              key_range=_bar_range(row_key, len(column.tokens), positions[0]),
+                              lang=lang), key=row_key)
     if column.cross_mean is not None:
         readers = column.cross_mean[:, positions].sum(1)  # [tgt_pos]: weight each output token puts on it
+        cross_key = f"families_cross_{column.family}"
         chart(word_attention_bars(readers, column.target_tokens, title=t("families.cross_title"),
-                                  axis_title=t("families.axis_output_token"), lang=lang),
-              key=f"families_cross_{column.family}")
+                                  axis_title=t("families.axis_output_token"),
+                                  key_range=_bar_range(cross_key, len(column.target_tokens), 0), lang=lang),
+              key=cross_key)
+
+
+def _bar_range(chart_key: str, n: int, focus: int) -> tuple[int, int] | None:
+    """The window of a row of ``n`` bars to draw (None: all fit): a page of MAX_BARS positions, the
+    one holding ``focus`` (the word's first token) until the user picks another, or a new word does."""
+    if n <= MAX_BARS:
+        return None
+    pages = (n - 1) // MAX_BARS + 1
+    key, shown_for = f"{chart_key}_page", (word, occurrence, n)
+    if st.session_state.get(f"{key}_for") != shown_for or st.session_state.get(key) not in range(pages):
+        st.session_state[key] = focus // MAX_BARS
+        st.session_state[f"{key}_for"] = shown_for
+    page = st.selectbox(t("families.positions"), range(pages), key=key,
+                        format_func=lambda p: _page_label(n, p),
+                        help=t("families.positions_help", n=n, per=MAX_BARS))
+    return bar_window(n, page)
+
+
+def _page_label(n: int, page: int) -> str:
+    start, stop = bar_window(n, page)
+    return f"{start}–{stop - 1}"
 
 
 def _trace(column) -> None:
@@ -112,7 +147,8 @@ def _trace(column) -> None:
 
 def draw_column(family: str, name: str) -> None:
     st.subheader(t(f"families.{family}.name"))
-    st.caption(model_label(name, lang))
+    label = model_label(name, lang)
+    st.caption(label)
     try:
         with st.spinner(t("analysis.running")):
             column = lab.families.family_column(name, sentence)
@@ -122,6 +158,11 @@ def draw_column(family: str, name: str) -> None:
     except InputError as e:
         show_input_error(e)
         return
+    if column.cut_from:
+        which = "page" if column.model_max_len > FAMILY_MAX_TOKENS else "model"
+        st.warning(t(f"families.read_cut_{which}", model=escape_md(label), read=column.read_tokens,
+                     total=column.cut_from, bound=FAMILY_MAX_TOKENS, max_len=column.model_max_len),
+                   icon=":material/content_cut:")
     _masks(column)
     _output(column)
     _word(column)

@@ -146,6 +146,8 @@ def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
         clamp_choice("dir", list(directions), directions[0])
         st.radio(t("sidebar.form"), list(directions), key="dir", help=t("sidebar.form_help"),
                  format_func=lambda d: text(lang, f"direction.{d}"))
+    elif bundle.cfg.decoder_only and getattr(bundle.task, "chat_reason", None):
+        st.caption(t("sidebar.no_chat_form", reason=escape_md(bundle.task.chat_reason)))
     elif directions:
         clamp_choice("dir", ["auto", *directions], "auto")
         st.radio(

@@ -206,6 +206,7 @@ def analyze(
     strategy: Strategy | None = None,
     keep: Callable[[str], bool] | None = None,
     max_new: int | None = None,
+    max_input: int | None = None,
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
@@ -217,6 +218,8 @@ def analyze(
     :func:`attention_only` for a page that draws attention alone.
     max_new: most output tokens decoded (None: up to max_len; a decoder-only model, which rarely
     says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
+    max_input: most tokens of the input read (None: the model's max_len; a larger value changes
+    nothing), for a page that runs several models at once. The output still has the room up to max_len.
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
@@ -226,7 +229,8 @@ def analyze(
     cfg = model.cfg
     if max_new is None and cfg.decoder_only:
         max_new = DEFAULT_NEW_TOKENS
-    prepared = task.prepare(text, cfg.max_len, direction)
+    read_len = cfg.max_len if max_input is None else max(1, min(cfg.max_len, max_input))
+    prepared = task.prepare(text, read_len, direction)
     notes = list(prepared.notes)
     if getattr(cfg, "encoder_only", False):
         if target is not None:

@@ -20,12 +20,14 @@ def mean_pool(hidden: torch.Tensor, keep: torch.Tensor, normalize: bool = True) 
     return pooled
 
 
-def sentence_embeddings(bundle: Bundle, texts: list[str]) -> np.ndarray:
+def sentence_embeddings(bundle: Bundle, texts: list[str], max_len: int | None = None) -> np.ndarray:
     """[n, d_model] float32: each text's mean-pooled (and, as the model's pooling says, normalised)
-    encoder output, in one padded batch."""
+    encoder output, in one padded batch; each text read to at most ``max_len`` tokens (None: the
+    model's max_len)."""
     if not bundle.cfg.encoder_only:
         raise ValueError(f"{bundle.name} is not an encoder-only model; it has no sentence embedding")
-    rows = [bundle.task.prepare(t, bundle.cfg.max_len).source_ids for t in texts]
+    limit = bundle.cfg.max_len if max_len is None else min(bundle.cfg.max_len, max_len)
+    rows = [bundle.task.prepare(t, limit).source_ids for t in texts]
     width = max(len(r) for r in rows)
     pad = bundle.cfg.pad_id
     ids = torch.tensor([r + [pad] * (width - len(r)) for r in rows])  # [n, pos]

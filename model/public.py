@@ -12,7 +12,7 @@ from .decoding import GREEDY, BeamResult, SampleResult, Strategy
 from .lab.ablation import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
 from .lab.atlas import LM_NEW_TOKENS, ROLE_STAT, ROLES, STATS
 from .lab.cost import LENGTHS as COST_LENGTHS
-from .lab.families import FAMILY_MODELS, sentence_words
+from .lab.families import FAMILY_MAX_TOKENS, FAMILY_MODELS, sentence_words
 from .lab.patching import Site
 from .network.attention import FUSED_FROM_CELLS
 from .network.config import ModelConfig
@@ -25,7 +25,7 @@ from .training.presets import PITFALLS, PRESETS, VARIANT_AXES
 __all__ = [
     "ABLATION_MODES", "COST_LENGTHS", "GREEDY", "KINDS", "PITFALLS", "PRESETS", "ROLES", "ROLE_STAT", "STATS",
     "LM_NEW_TOKENS",
-    "FAMILY_MODELS", "sentence_words",
+    "FAMILY_MAX_TOKENS", "FAMILY_MODELS", "sentence_words",
     "ARCHIVE_LIMIT_BYTES", "FUSED_FROM_CELLS",
     "UPLOAD_LIMITS", "VARIANT_AXES", "AttentionKind", "BeamResult", "InputError", "ModelConfig",
     "SampleResult", "Site", "Strategy", "UnknownModelError", "UserModelError", "all_heads",

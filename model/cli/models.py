@@ -74,6 +74,12 @@ def cmd_translate(args) -> int:
     return status
 
 
+def _no_chat_form(bundle) -> str:
+    """One line: the model has no chat form, why when its template gives none, and what to do."""
+    reason = getattr(bundle.task, "chat_reason", None)
+    return f"{bundle.name} has no chat template{f' ({reason})' if reason else ''}: use --form raw"
+
+
 def cmd_generate(args) -> int:
     """A decoder-only model's continuation of each text (raw, or answered in chat form)."""
     from ..data.tasks import InputError
@@ -86,7 +92,7 @@ def cmd_generate(args) -> int:
     if not bundle.cfg.decoder_only:
         return fail(f"{bundle.name} is not a decoder-only language model: use translate")
     if args.form == "chat" and "chat" not in bundle.task.directions:
-        return fail(f"{bundle.name} has no chat template: use --form raw")
+        return fail(_no_chat_form(bundle))
     max_new = args.max_new_tokens or DEFAULT_NEW_TOKENS
     status = 0
     for n, text in enumerate(texts, 1):
@@ -146,7 +152,7 @@ def cmd_inspect(args) -> int:
             return fail("--form is for language models, --direction for translation: give one of them")
         direction = None if args.form == "raw" else args.form
         if direction == "chat" and "chat" not in bundle.task.directions:
-            return fail(f"{bundle.name} has no chat template: use --form raw")  # as generate says it
+            return fail(_no_chat_form(bundle))  # as generate says it
     counts = {k: n for k, n in bundle.model.attention_layer_counts().items() if n > 0}
     if scope.kind is not None and scope.kind not in counts:
         return fail(f"{bundle.name} has no {scope.kind} attention: choose --kind from {', '.join(counts)}")

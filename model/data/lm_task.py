@@ -14,7 +14,7 @@ from tokenizers import Tokenizer
 
 from ..messages import Message
 from .byte_tokens import readable_tokens
-from .chat_form import ChatForm
+from .chat_form import ChatForm, chat_form_and_reason
 from .prepared import InputError, Prepared, check_text
 from .tokenizer_files import TokenizerFile, read_tokenizer
 
@@ -102,16 +102,41 @@ class ContinueTask:
     name = "continue"
 
     def __init__(self, tokenizer: PieceTokenizer, example: str = "", add_bos: bool = False,
-                 chat: ChatForm | None = None):
+                 chat: ChatForm | None = None, chat_template: str | None = None):
         self.tokenizer = tokenizer
         self.example = example
         self.add_bos = add_bos and tokenizer.has_bos  # Llama-style models read BOS first; GPT-2 does not
-        self.chat = chat
-        self.directions: list[str] = list(FORMS) if chat is not None else []
+        # The template comes with the model file: it is rendered (in a bounded child process) only
+        # when the forms are first asked for, so a raw prompt never pays for a hostile template.
+        self._template = chat_template if chat is None else None
+        self._chat, self._chat_reason = chat, None
+        self._rendered = chat is not None or not chat_template
+
+    def _render(self) -> None:
+        if not self._rendered:
+            self._chat, self._chat_reason = chat_form_and_reason(self._template)
+            self._rendered = True
+
+    @property
+    def chat(self) -> ChatForm | None:
+        """The chat form the model's template gives (None: no template, or one that gives none)."""
+        self._render()
+        return self._chat
+
+    @property
+    def chat_reason(self) -> str | None:
+        """Why a model that carries a chat template has no chat form (one line), else None."""
+        self._render()
+        return self._chat_reason
+
+    @property
+    def directions(self) -> list[str]:
+        """The forms offered: raw and chat for a model with a chat form, none otherwise."""
+        return list(FORMS) if self.chat is not None else []
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:
         text = check_text(text)
-        if direction not in (None, *self.directions):
+        if direction is not None and direction not in self.directions:
             params = {"direction": direction, "choices": ", ".join(self.directions) or "none"}
             raise InputError(Message("unknown_direction", params, "error"))
         if direction == "chat":

@@ -28,6 +28,10 @@ FAMILY_MODELS: dict[str, str] = {"encoder_only": "minilm", "encoder_decoder": "d
                                  "decoder_only": "smollm2"}
 #: New tokens of the continuation: a phrase is enough to show what a language model is for.
 FAMILY_NEW_TOKENS = 12
+#: Most tokens of the sentence each model reads on this page (fewer where the model's own limit is
+#: lower). Three models answer one sentence at once here: SmolLM2 at its own 2,048 took a minute of
+#: two cores, and a word's row is read in a sentence, not in a book.
+FAMILY_MAX_TOKENS = 256
 #: Sentences the embedding is compared with (cosine): one close in meaning, two not.
 REFERENCE_SENTENCES = ("A cat is sitting on a rug.", "The stock market fell sharply today.",
                        "I will call you tomorrow morning.")
@@ -53,6 +57,9 @@ class FamilyColumn:
     target_tokens: list[str]  # the decoder's tokens (empty for an encoder-only model)
     output: str  # the translation or the continuation ("" for an encoder-only model)
     trace: list[tuple[str, tuple[int, ...]]]  # (step, shape): ids -> ... -> what the model gives
+    read_tokens: int = 0  # tokens of the sentence the model read (its BOS or [CLS]/[SEP] included)
+    cut_from: int | None = None  # tokens the model's tokenizer made of the whole sentence when it was cut
+    model_max_len: int = 0  # the most the model reads on its own pages
     max_new: int | None = None  # a language model's bound on new tokens
     embedding_norm: float | None = None  # encoder-only: the sentence vector's length
     embedding_dim: int | None = None
@@ -158,7 +165,7 @@ def family_column(bundle: Bundle, text: str) -> FamilyColumn:
     family = ("encoder_only" if cfg.encoder_only else "decoder_only" if cfg.decoder_only
               else "encoder_decoder")
     analysis = analyze(bundle, text, max_new=FAMILY_NEW_TOKENS if cfg.decoder_only else None,
-                       keep=attention_only)
+                       keep=attention_only, max_input=FAMILY_MAX_TOKENS)
     prepared = analysis.prepared
     sizes = {"source": len(analysis.source_tokens), "target": len(analysis.target_tokens)}
     masks, mask_tokens = _masks(bundle.model, sizes, {"source": analysis.source_tokens,
@@ -174,11 +181,13 @@ def family_column(bundle: Bundle, text: str) -> FamilyColumn:
         mean_attention=_mean(analysis, self_kind),
         cross_mean=_mean(analysis, "cross") if analysis.n_layers("cross") else None,
         target_tokens=list(analysis.target_tokens), output=analysis.output_text, trace=[],
-        max_new=FAMILY_NEW_TOKENS if cfg.decoder_only else None)
+        max_new=FAMILY_NEW_TOKENS if cfg.decoder_only else None, read_tokens=len(read_ids),
+        cut_from=prepared.truncated_from, model_max_len=int(cfg.max_len))
     embedding = None
     if family == "encoder_only":
-        vectors = sentence_embeddings(bundle, [text, *REFERENCE_SENTENCES])  # [1 + refs, d_model]
-        raw = _unnormalised(bundle, text)
+        # [1 + refs, d_model]
+        vectors = sentence_embeddings(bundle, [text, *REFERENCE_SENTENCES], FAMILY_MAX_TOKENS)
+        raw = _unnormalised(bundle, prepared.source_ids)
         embedding = tuple(vectors[:1].shape)
         column.embedding_dim, column.embedding_norm = int(vectors.shape[1]), float(np.linalg.norm(raw))
         unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -187,9 +196,9 @@ def family_column(bundle: Bundle, text: str) -> FamilyColumn:
     return column
 
 
-def _unnormalised(bundle: Bundle, text: str) -> np.ndarray:
+def _unnormalised(bundle: Bundle, source_ids: list[int]) -> np.ndarray:
     """[d_model] the mean-pooled encoder output before any division by its norm."""
-    ids = torch.tensor([bundle.task.prepare(text, bundle.cfg.max_len).source_ids])  # [1, pos]
+    ids = torch.tensor([source_ids])  # [1, pos]
     with bundle.model.lock, torch.no_grad():
         hidden = bundle.model(ids)  # [1, pos, d_model]
     return mean_pool(hidden, torch.ones(ids.shape, dtype=torch.bool), normalize=False)[0].numpy()

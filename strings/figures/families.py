@@ -8,6 +8,7 @@ EN: dict[str, str] = {
     "families.bar_other": "other tokens",
     "families.bar_hidden": "hidden by the mask (weight 0)",
     "families.axis_weight": "attention weight",
+    "families.bar_window": "positions {first}–{last} of {n}",
 }
 
 ZH: dict[str, str] = {
@@ -16,4 +17,5 @@ ZH: dict[str, str] = {
     "families.bar_other": "其他 token",
     "families.bar_hidden": "被掩码遮住（权重为 0）",
     "families.axis_weight": "注意力权重",
+    "families.bar_window": "第 {first}–{last} 个位置（共 {n} 个）",
 }

@@ -50,6 +50,8 @@ EN = {
     "direction.chat": "answered in chat form",
     "sidebar.form_help": "A chat model can read the text as typed and continue it, or read it as a user's "
     "message in its chat template and answer it (the template's tokens are part of the input then).",
+    "sidebar.no_chat_form": "This model's file carries a chat template that gives no chat form ({reason}): "
+    "its prompts are read as typed.",
     "sidebar.attention": "Attention",
     "sidebar.layer": "Layer",
     "sidebar.head": "Head",
@@ -131,6 +133,7 @@ ZH = {
     "direction.chat": "以对话形式回答",
     "sidebar.form_help": "对话模型可以把文本按原样读入并续写，也可以把它当作用户在对话模板里的一条消息来回答"
     "（这时模板的 token 也是输入的一部分）。",
+    "sidebar.no_chat_form": "这个模型文件带有对话模板，但它给不出对话形式（{reason}）：提示按原样读入。",
     "sidebar.attention": "注意力类型",
     "sidebar.layer": "层",
     "sidebar.head": "注意力头",

@@ -61,6 +61,14 @@ EN = {
     "families.step.decoder_out": "decoder output",
     "families.step.logits": "logits",
     "families.step.embedding": "sentence embedding (mean over tokens)",
+    "families.read_cut_page": "{model} read the first {read} tokens of this sentence's {total:,}: this page "
+    "reads at most {bound} per model, so three models answer together (its own pages read up to {max_len:,}).",
+    "families.read_cut_model": "{model} read the first {read} tokens of this sentence's {total:,}: it reads at "
+    "most {max_len:,}.",
+    "families.words_cut": "The word list holds the first {bound} of the sentence's {n:,} words: no model reads "
+    "further on this page (each word is at least one token).",
+    "families.positions": "Positions shown",
+    "families.positions_help": "The row has {n} positions; the bars show {per} at a time.",
     "families.missing": "{model} is not available here (its model or package is not installed), so this "
     "column stays empty.",
     "families.summary": "Same sentence, three masks, three jobs. The encoder sees the whole sentence at once, "
@@ -125,6 +133,13 @@ ZH = {
     "families.step.decoder_out": "解码器输出",
     "families.step.logits": "分数（logits）",
     "families.step.embedding": "句子嵌入（对 token 取平均）",
+    "families.read_cut_page": "{model} 只读了这个句子 {total:,} 个 token 中的前 {read} 个：这个页面每个模型最多读 "
+    "{bound} 个，好让三个模型一起给出结果（它自己的页面最多读 {max_len:,} 个）。",
+    "families.read_cut_model": "{model} 只读了这个句子 {total:,} 个 token 中的前 {read} 个：它最多读 {max_len:,} 个。",
+    "families.words_cut": "词列表只列出句子 {n:,} 个词中的前 {bound} 个：在这个页面上没有模型会读得更远"
+    "（每个词至少是一个 token）。",
+    "families.positions": "显示的位置",
+    "families.positions_help": "这一行有 {n} 个位置；柱状图一次显示 {per} 个。",
     "families.missing": "{model} 在这里不可用（它的模型或软件包没有安装），所以这一列是空的。",
     "families.summary": "同一个句子，三种掩码，三种用途。编码器一次看到整个句子，所以擅长*理解*它；"
     "解码器只能看到过去，所以能够*生成*，一个 token 接一个 token；编码器–解码器两者兼有，"

@@ -12,12 +12,20 @@ from streamlit.testing.v1 import AppTest
 
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
+from app_support.models import MAX_INPUT_CHARS, model_label
 from app_support.ui import escape_md
-from model.lab.families import FAMILY_MODELS, REFERENCE_SENTENCES, family_column, sentence_words
+from model.lab.families import (
+    FAMILY_MAX_TOKENS,
+    FAMILY_MODELS,
+    REFERENCE_SENTENCES,
+    family_column,
+    sentence_words,
+)
 from model.store.registry import load_model
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts
+from viz.families import MAX_BARS
 
 PAGE = str(REPO_ROOT / "app_pages" / "families.py")
 EXAMPLES = {"en": "The cat sat on the mat.", "zh": "猫坐在垫子上。"}
@@ -118,3 +126,39 @@ def test_a_missing_model_says_so_in_its_column_and_the_others_still_draw(monkeyp
     assert tr("en", "families.missing", model=escape_md("no-such-model")) in [str(i.value) for i in at.info]
     present = {k: v for k, v in FAMILY_MODELS.items() if k != "encoder_only"}
     check_columns(at, "en", EXAMPLES["en"], ("cat", 0), present)
+
+
+@pytest.mark.slow  # slow: whole suite only (three models read 256 tokens each; quick keeps the lab's bound)
+def test_a_link_of_100000_characters_is_cut_said_so_and_read_to_the_pages_bound():
+    at = open_page("en", sentence="bank " * 20_000)
+    sentence = at.text_input(key="families_sentence").value
+    assert sentence == ("bank " * 20_000)[:MAX_INPUT_CHARS]
+    warnings = [str(w.value) for w in at.warning]
+    assert tr("en", "note.clipped", what=tr("en", "note.clipped.sentence"), cut_from=100_000,
+              limit=MAX_INPUT_CHARS) in warnings
+    n_words = len(sentence_words(sentence))
+    captions = [str(c.value) for c in at.caption]
+    assert tr("en", "families.words_cut", bound=FAMILY_MAX_TOKENS, n=n_words) in captions
+    assert len(at.selectbox(key="families_word").options) == FAMILY_MAX_TOKENS
+    for family, name in FAMILY_MODELS.items():
+        column = family_column(load_model(name), sentence)
+        assert column.read_tokens == min(FAMILY_MAX_TOKENS, column.model_max_len) and column.cut_from
+        which = "page" if column.model_max_len > FAMILY_MAX_TOKENS else "model"
+        assert tr("en", f"families.read_cut_{which}", model=escape_md(model_label(name, "en")),
+                  read=column.read_tokens, total=column.cut_from, bound=FAMILY_MAX_TOKENS,
+                  max_len=column.model_max_len) in warnings, family
+    # every figure within the screen-sized rule: masks pooled to 64 a side, bars a page of MAX_BARS
+    for fig in figures(at):
+        for trace in fig["data"]:
+            if trace["type"] == "bar":
+                assert len(arr(trace["x"])) <= MAX_BARS
+            else:
+                assert np.asarray(arr(trace["z"])).size <= 64 * 64
+    pages = [s for s in at.selectbox if s.key and s.key.endswith("_page")]
+    assert {s.key for s in pages} == {f"families_row_{f}_page" for f in ("encoder_only", "decoder_only")}
+    # another page of the decoder's row draws those positions
+    at.selectbox(key="families_row_decoder_only_page").set_value(2).run()
+    assert not at.exception
+    (decoder_row,) = [f for f in figures(at) if f["layout"]["xaxis"]["range"][0] == 2 * MAX_BARS - 0.5]
+    assert {int(x) for trace in decoder_row["data"] for x in arr(trace["x"])} == set(
+        range(2 * MAX_BARS, 3 * MAX_BARS))

@@ -132,8 +132,46 @@ def test_smollm2_at_1024_tokens_in_chromium():
             page.wait_for_timeout(300)
             assert page.locator('[data-testid="stException"]').count() == 0
             assert not errors, f"JavaScript errors: {errors}"
+            timings.update(_families_at_16384_characters(page, base, errors))
         finally:
             browser.close()
     print("\nSmolLM2 at 1,024 tokens in Chromium:")
     for label, seconds in timings.items():
-        print(f"  {label:<56} {seconds:6.2f}   (target for cached: <= 2 s)")
+        target = f"<= {FAMILIES_TARGET_S} s" if label.startswith("three families") else "for cached: <= 2 s"
+        print(f"  {label:<56} {seconds:6.2f}   (target {target})")
+
+
+#: The families page on a sentence at the text box's limit, from the link to the page settled.
+FAMILIES_TARGET_S = 15
+#: The page settled: its run over, and all three columns said what they read of the sentence.
+FAMILIES_SETTLED_JS = """() => {
+  const text = document.body.innerText;
+  const running = document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
+  return !running && (text.match(/this page reads at most 256 per model/g) || []).length === 2
+    && text.includes('it reads at most 64')
+    && document.querySelectorAll('[data-testid="stPlotlyChart"]').length >= 6;
+}"""
+
+
+def _families_at_16384_characters(page, base: str, errors: list[str]) -> dict[str, float]:
+    """The families page on a sentence at the box's limit of 16,384 characters: each model reads at most
+    256 tokens (said in its column), and the page settles within a few seconds (222 s before these
+    bounds). The three models are loaded by a short sentence first. (A link of 100,000 characters is
+    cut with its note in tests/app/test_families_page.py: no HTTP server here takes a request that long.)"""
+    page.goto(f"{base}/families?model=smollm2&lang=en&sentence=The+cat+sat", wait_until="domcontentloaded")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 6"
+                           " && !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')",
+                           timeout=300_000)
+    box = page.get_by_role("textbox", name="The sentence", exact=True)
+    sentence = ("bank " * 4_000)[:16_384]
+    box.fill(sentence)
+    t0 = time.perf_counter()
+    box.press("Enter")
+    page.wait_for_function(FAMILIES_SETTLED_JS, timeout=300_000, polling=200)
+    seconds = time.perf_counter() - t0
+    assert box.input_value() == sentence
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert not errors, f"JavaScript errors on the families page: {errors}"
+    # a regression guard at three times the target (the figure is printed; bench speed is not a test)
+    assert seconds < 3 * FAMILIES_TARGET_S, f"the families page took {seconds:.1f} s at 16,384 characters"
+    return {"three families: 16,384 characters -> settled (s)": seconds}

@@ -23,7 +23,6 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
-from ...data.chat_form import chat_form_and_reason
 from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...files import atomic_write, file_digest
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
@@ -151,10 +150,7 @@ def load_gguf(path: Path | str, name: str | None = None, example: str | None = N
     model = Transformer(cfg)
     model.load_state_dict(state, strict=True)
     model.eval()
-    chat, no_chat = chat_form_and_reason(template)
-    if no_chat:
-        notes.append(f"no chat form: {no_chat}")
-    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=add_bos, chat=chat)
+    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=add_bos, chat_template=template)
     info = {"source": "gguf", "notes": notes, "gguf": meta, "chat_template": template}
     return within_budget(Bundle(name=name or path.stem, model=model, task=task, directory=path.parent,
                                 info=info), limit)

@@ -1,6 +1,6 @@
 """A model file's chat template, rendered in a child process under a time and a memory bound: a real
 template gives its chat form, a hostile one gives none and one line saying why, and a GGUF that
-carries a hostile one still loads (its note says why it has no chat form)."""
+carries a hostile one still loads (it says why it has no chat form when the form is asked for)."""
 
 from __future__ import annotations
 
@@ -45,13 +45,20 @@ def test_every_bound_gives_one_line(template, says):
     assert form is None and says in reason and "\n" not in reason, reason
 
 
-def test_a_gguf_with_a_hungry_template_loads_and_notes_it_has_no_chat_form(tmp_path, monkeypatch):
+def test_a_gguf_with_a_hungry_template_loads_renders_only_when_asked_and_says_why(tmp_path, monkeypatch):
     from model.store.formats import gguf as gguf_format
     from model.store.user_folders import load_user_model
     from tests.model.store.test_smollm2 import write_tiny
 
+    renders = []
+    real = C.chat_form_and_reason
+    monkeypatch.setattr("model.data.lm_task.chat_form_and_reason",
+                        lambda template: renders.append(template) or real(template))
     monkeypatch.setattr(gguf_format, "CACHE_DIR", tmp_path / "cache")
     write_tiny(tmp_path / "hungry.gguf", chat_template=HUNGRY)
     bundle = load_user_model(tmp_path / "hungry.gguf")
-    assert "chat" not in bundle.task.directions
-    assert any(n.startswith("no chat form: the chat template needs more than") for n in bundle.info["notes"])
+    raw = bundle.task.prepare("hello", bundle.cfg.max_len)
+    assert raw.source_ids and renders == []  # loading and a raw prompt leave the template alone
+    assert "chat" not in bundle.task.directions and renders == [HUNGRY]
+    assert bundle.task.chat_reason.startswith("the chat template needs more than")
+    assert bundle.task.directions == [] and len(renders) == 1  # rendered once

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+import model.lab.families as families_lab
 from model.analysis import analyze, attention_only
 from model.embeddings import sentence_embeddings
 from model.lab.families import (
+    FAMILY_MAX_TOKENS,
     FAMILY_MODELS,
     FAMILY_NEW_TOKENS,
     REFERENCE_SENTENCES,
@@ -151,3 +153,48 @@ def test_the_embedding_is_the_sentence_vector_and_its_nearest_sentence_is_about_
     with torch.no_grad():
         hidden = b.model(ids)[0].double()  # [pos, d_model]
     assert column.embedding_norm == pytest.approx(float(hidden.mean(0).norm()), rel=1e-5)
+
+
+LONG = "The river bank was steep, so we walked along it slowly. " * 300  # ~17,000 characters
+
+
+def _check_read_to(column, b, bound: int) -> None:
+    """The column read the sentence's first ``bound`` tokens (the model's own cut at that length), and
+    says from how many it was cut."""
+    read = min(bound, b.cfg.max_len)
+    own = b.task.prepare(LONG, read)
+    assert column.read_tokens == read and column.model_max_len == b.cfg.max_len
+    assert column.cut_from == own.truncated_from == b.task.prepare(LONG, b.cfg.max_len).truncated_from
+    ids = list(own.prefix if b.cfg.decoder_only else own.source_ids)
+    assert column.tokens[:read] == b.tokenizer.tokens(ids)
+    if b.cfg.decoder_only:  # the continuation still has its room after the cut prompt
+        assert column.output.strip() and len(column.tokens) <= read + FAMILY_NEW_TOKENS
+        assert column.mean_attention.shape == (len(column.tokens),) * 2
+    else:
+        assert column.mean_attention.shape == (read, read)
+
+
+@pytest.mark.parametrize("family", FAMILY_MODELS)
+def test_a_long_sentence_is_read_to_the_pages_bound_in_every_family(family, monkeypatch):
+    monkeypatch.setattr(families_lab, "FAMILY_MAX_TOKENS", 24)  # the same code path, cheaply
+    b = bundle(FAMILY_MODELS[family])
+    _check_read_to(family_column(b, LONG), b, 24)
+
+
+@pytest.mark.slow  # slow: whole suite only (quick keeps the same path at a bound of 24 tokens)
+@pytest.mark.parametrize("family", FAMILY_MODELS)
+def test_a_long_sentence_is_read_to_at_most_the_pages_bound_of_256_tokens(family):
+    b = bundle(FAMILY_MODELS[family])
+    _check_read_to(family_column(b, LONG), b, FAMILY_MAX_TOKENS)
+
+
+def test_max_input_cuts_the_input_only_and_a_larger_bound_changes_nothing():
+    b = bundle("smollm2")
+    short = analyze(b, LONG, max_new=3, keep=attention_only, max_input=20)
+    assert len(short.prepared.prefix) == 20 and short.prepared.truncated_from > 20
+    assert len(short.target_tokens) == 23 and short.output_text.strip()
+    mini = bundle("minilm")
+    whole = analyze(mini, "The cat sat on the mat.", keep=attention_only)
+    same = analyze(mini, "The cat sat on the mat.", keep=attention_only, max_input=10**6)
+    assert same.source_tokens == whole.source_tokens
+    np.testing.assert_array_equal(same.attention("encoder"), whole.attention("encoder"))
