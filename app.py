@@ -15,6 +15,7 @@ from app_support import pages, session_memory
 from app_support.gateway import freeze_long_lived
 from app_support.i18n import current_lang, t
 from app_support.models import model_label
+from app_support.navigation import page_menu
 from app_support.ui import escape_md
 from app_support.url_state import stop_page, sync_url
 from app_support.view import init_language, keep_view_across_switch, select_view
@@ -42,7 +43,7 @@ def _st_page(spec: pages.PageSpec) -> st.Page:
 st_pages = {spec.key: _st_page(spec) for spec in pages.PAGES}
 menu = {t(f"section.{section}"): [st_pages[p.key] for p in pages.PAGES if p.section == section]
         for section in pages.SECTIONS}
-page = st.navigation(menu, expanded=True)  # every page listed: a teacher picks one in class
+page = st.navigation(menu, position="hidden")  # our own menu (app_support.navigation) keeps the sidebar short
 
 moved = pages.redirect_for(page.url_path, st.query_params.to_dict())
 if moved is not None:
@@ -53,8 +54,9 @@ if moved is not None:
 session_memory.watch_session()  # when the session ends, what it holds goes (session_memory)
 complete = True
 try:
-    view = select_view(page.url_path)  # draws the shared sidebar
     spec = pages.BY_PATH.get(page.url_path)
+    page_menu(st_pages, spec.key if spec is not None else None)
+    view = select_view(page.url_path)  # draws the shared sidebar
     language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
     # stop_page, not st.stop: the URL must lose the previous page's parameters before the run stops
     if spec is not None and language_model and not spec.for_language_models:

@@ -1,7 +1,7 @@
 """Head ablation page: switch heads off, re-decode, rank every head; and the menu section it opens."""
 
 EN = {
-    "section.intervene": "Intervene & explain",
+    "section.intervene": "Intervene",
     "page.ablation.title": "Head ablation",
     "ablation.intro": "Attention weights show where a head looks, not what it does for the output. Here you switch "
     "heads **off** and watch the output: the model is re-run with the chosen heads' outputs removed (the weights "

@@ -6,8 +6,8 @@ EN = {
     "app.about": "Attention Lens: every head, every tensor shape, in the browser.",
     # navigation sections and page titles (keys: app_support.pages)
     "section.attention": "Attention",
-    "section.decoding": "Decoding & comparison",
-    "section.probe": "What the model knows",
+    "section.decoding": "Decode & compare",
+    "section.probe": "Probing",
     "section.how": "How it works",
     "section.hood": "Under the hood",
     "page.single.title": "Single head",
