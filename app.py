@@ -14,8 +14,8 @@ from streamlit.runtime.scriptrunner import RerunException
 from app_support import pages, session_memory
 from app_support.gateway import freeze_long_lived
 from app_support.i18n import current_lang, t
-from app_support.models import model_label
-from app_support.navigation import page_menu
+from app_support.models import model_example, model_label
+from app_support.navigation import first_visit_hint, page_menu
 from app_support.ui import escape_md
 from app_support.url_state import stop_page, sync_url
 from app_support.view import init_language, keep_view_across_switch, select_view
@@ -57,6 +57,8 @@ try:
     spec = pages.BY_PATH.get(page.url_path)
     page_menu(st_pages, spec.key if spec is not None else None)
     view = select_view(page.url_path)  # draws the shared sidebar
+    if spec is pages.START_PAGE:
+        first_visit_hint(model_example(view.model) or "")
     language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
     # stop_page, not st.stop: the URL must lose the previous page's parameters before the run stops
     if spec is not None and language_model and not spec.for_language_models:

@@ -43,12 +43,12 @@ def _exact_match(value: float | None) -> str:
 
 def trained_section() -> None:
     st.subheader(t("pitfalls.trained.header"))
-    st.markdown(t("pitfalls.trained.explain"))
     seed_from_url("pitfalls_variant", "variant", PF.variant_from_short, PF.TRAINED_VARIANTS[0])
     variant = st.selectbox(t("pitfalls.trained.pick"), PF.TRAINED_VARIANTS, key="pitfalls_variant",
                            format_func=_model_label, help=t("pitfalls.trained.pick_help"))
     set_url_param("variant", PF.variant_short(variant))
     st.caption(model_description(variant, lang))
+    st.markdown(t("pitfalls.trained.explain"))  # after the choice: the choice is on the first screen
     word = lab.pitfalls.trained_word(view.model, PF.TRAINED_CORRECT, view.text)
     with st.spinner(t("analysis.running")):
         correct = lab.pitfalls.trained_run(PF.TRAINED_CORRECT, word)

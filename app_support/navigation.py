@@ -38,3 +38,20 @@ def page_menu(st_pages: Mapping[str, st.Page], current_key: str | None) -> None:
                             type="primary" if here else "tertiary"):
                 for spec in members:
                     st.page_link(st_pages[spec.key], label=t(f"page.{spec.key}.title"), icon=spec.icon)
+
+
+#: Session key: the first-visit line is done with (the user typed, or came by a link with a text).
+HINT_DONE = "_first_visit_done"
+
+
+def first_visit_hint(model_example: str) -> None:
+    """One line on the start page of a first visit: where to type, and how the menu is grouped. It does
+    not come back once the sidebar's text differs from the model's example, and a link that brings a
+    text never shows it."""
+    state = st.session_state
+    if HINT_DONE not in state:  # the session's first run: the address is still the link that opened it
+        state[HINT_DONE] = "text" in st.query_params
+    if not state[HINT_DONE] and state.get("text") not in (None, model_example):
+        state[HINT_DONE] = True
+    if not state[HINT_DONE]:
+        st.info(t("menu.first_visit"), icon=":material/waving_hand:")

@@ -5,6 +5,8 @@ from model.network.kinds import ATTENTION_KINDS
 EN = {
     "app.about": "Attention Lens: every head, every tensor shape, in the browser.",
     # navigation sections and page titles (keys: app_support.pages)
+    "menu.first_visit": "New here? Type a sentence in the box on the left, or pick another model above it; "
+    "the menu at the top groups the pages by the question they answer.",
     "section.attention": "Attention",
     "section.decoding": "Decode & compare",
     "section.probe": "Probing",
@@ -91,6 +93,8 @@ EN.update({f"kind.{k.name}.help": k.help for k in ATTENTION_KINDS})
 
 ZH = {
     "app.about": "Attention Lens：每一个注意力头、每一个张量形状，都在浏览器里。",
+    "menu.first_visit": "第一次来？在左边的输入框里输入一个句子，或者在它上面换一个模型；"
+    "页面顶部的菜单按问题把各个页面分了组。",
     "section.attention": "注意力",
     "section.decoding": "解码与对比",
     "section.probe": "模型知道什么",
