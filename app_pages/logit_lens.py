@@ -57,8 +57,12 @@ if st.session_state.get("lens_pos") not in positions:  # another input: its last
     st.session_state["lens_pos"] = positions[-1]
 hover = lens_cell_hover(lens.top_ids, lens.top_probs, lens.words, lens.tokens, lens.final_ids,
                         lens.final_rank, lens.final_prob, lens.entropy, positions, lang)
-grid = lens_heatmap(values, lens.top_tokens(), lens.tokens, positions=positions, prompt_len=prompt_len,
-                    chosen=st.session_state["lens_pos"], hover=hover, value_name=t(f"lens.value.{shown}"),
+a, b = LL.grid_window(len(positions), positions.index(st.session_state["lens_pos"]))
+if b - a < len(positions):  # a window the cells' tokens stay readable in; it follows the chosen position
+    st.caption(t("lens.grid_window", first=positions[a], last=positions[b - 1], n=len(positions)))
+grid = lens_heatmap(values[:, a:b], [row[a:b] for row in lens.top_tokens()], lens.tokens[a:b],
+                    positions=positions[a:b], prompt_len=prompt_len, chosen=st.session_state["lens_pos"],
+                    hover=[row[a:b] for row in hover], value_name=t(f"lens.value.{shown}"),
                     zmax=zmax, title=t("lens.grid_title"), lang=lang)
 event = chart(grid, key="lens_grid", on_select="rerun", selection_mode=("points",))
 hit = LL.clicked_position(event)

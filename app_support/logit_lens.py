@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 #: Positions projected at most (the last ones): each costs layers x vocabulary logits (SmolLM2: 31 x
 #: 49,152), about 35 ms a position on one thread; the model still reads the whole input.
 MAX_POSITIONS = 128
+#: Positions the grid draws at once: the window holding the chosen position. At a laptop's width a cell
+#: then keeps ~46 px, room for its top token's six characters (34 positions squeezed them to one or two).
+GRID_POSITIONS = 16
 #: What the grid's colour shows (URL ``lens_view``): the top token's probability, the final
 #: choice's probability, the entropy.
 VIEWS = ("top", "final", "entropy")
@@ -32,6 +35,15 @@ def lens_input(result: Analysis, decoder_only: bool) -> tuple[tuple[int, ...], t
 def window_start(n_positions: int, limit: int = MAX_POSITIONS) -> int:
     """First position projected: the last ``limit`` positions are."""
     return max(0, n_positions - limit)
+
+
+def grid_window(n_positions: int, column: int, per: int = GRID_POSITIONS) -> tuple[int, int]:
+    """``(start, stop)`` of the columns the grid draws: the page of ``per`` columns holding ``column``
+    (every column when they fit)."""
+    if n_positions <= per:
+        return 0, n_positions
+    start = min(max(column, 0), n_positions - 1) // per * per
+    return start, min(n_positions, start + per)
 
 
 def parse_view(value: object) -> str | None:

@@ -1,6 +1,8 @@
 """Logit-lens page: what each layer would predict, read through the final norm and the output embedding."""
 
 EN = {
+    "lens.grid_window": "The grid shows positions {first}–{last} of {n}, where each cell's token stays readable: "
+    "pick a position below to move it.",
     "page.lens.title": "Logit lens",
     "lens.intro": "After every layer, each position's vector in the residual stream is sent through the "
     "model's **final norm** and **output embedding**, exactly as the model computes its real output after "
@@ -54,6 +56,8 @@ EN = {
 }
 
 ZH = {
+    "lens.grid_window": "网格显示第 {first}–{last} 个位置（共 {n} 个），这样每个格子里的 token 都看得清："
+    "在下面选一个位置就能移动它。",
     "page.lens.title": "逐层透镜（logit lens）",
     "lens.intro": "在每一层之后，把每个位置在残差连接上的向量（残差流）送入模型的**最终归一化**和**输出嵌入**，"
     "与模型在最后一层之后计算真实输出的方式完全相同。网格的每个单元格就是这一层对该位置**下一个 token** 的猜测："

@@ -131,3 +131,22 @@ def test_the_page_reads_the_ids_the_analysis_decoded_and_checks_its_top_row():
     lens = logit_lens(bundle, source, decoder, prompt_len)
     assert LL.last_row_difference(lens, a.steps) < 1e-5
     assert LL.window_start(300) == 300 - LL.MAX_POSITIONS and LL.window_start(5) == 0
+
+
+def test_a_long_input_draws_a_readable_window_of_the_grid_that_follows_the_position():
+    text = " ".join(["the cat sat on the mat"] * 8)
+    lens, _ = _reference("tiny-gpt", text, max_new=NEW)
+    positions = [int(p) for p in lens.positions]
+    assert len(positions) > LL.GRID_POSITIONS
+    at = _open("tiny-gpt", text, "en", pos=positions[1])
+    heat = next(t for t in _figures(at)[0]["data"] if t["type"] == "heatmap")
+    first = positions[0]
+    assert _array(heat["x"]).tolist() == positions[:LL.GRID_POSITIONS]
+    np.testing.assert_allclose(_z(_figures(at)[0]), lens.top_probs[:, :LL.GRID_POSITIONS, 0], atol=1e-6)
+    assert tr("en", "lens.grid_window", first=first, last=positions[LL.GRID_POSITIONS - 1],
+              n=len(positions)) in [c.value for c in at.caption]
+    at.selectbox(key="lens_pos").set_value(positions[-1]).run()  # the window follows the position
+    a, b = LL.grid_window(len(positions), len(positions) - 1)
+    heat = next(t for t in _figures(at)[0]["data"] if t["type"] == "heatmap")
+    assert _array(heat["x"]).tolist() == positions[a:b] and b == len(positions)
+    assert len(heat["text"][-1]) == b - a
