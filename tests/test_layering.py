@@ -251,7 +251,8 @@ def test_strings_imports_no_ui_no_torch_and_of_the_project_only_pure_model_table
     assert result["bad"] == []
     # model.core.messages and model.store.problems: the English of model/'s messages and of a refused upload;
     # model.network.kinds: the attention kinds' names (all three pure Python)
-    allowed = {"model", "model.core", "model.core.messages", "model.network", "model.network.kinds", "model.store",
+    allowed = {"model", "model.core", "model.core.messages",
+               "model.network", "model.network.kinds", "model.store",
                "model.store.problems"}
     assert set(result["project"]) <= allowed
     assert result["n"] >= len(modules)
