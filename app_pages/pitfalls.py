@@ -1,5 +1,5 @@
 """Pitfall lab: classic Transformer bugs, each run for real. The inference half: faults switched on in
-the loaded model through model.interventions (never its weights), a fully masked row, the word-order
+the loaded model through model.run.interventions (never its weights), a fully masked row, the word-order
 test without the positional encoding, input cut at max_len; and the dimensions lab on a tiny random
 model, where every error shown is the exception the code really raised."""
 

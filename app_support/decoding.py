@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from app_support import gateway as G
-from model.analysis import Analysis
-from model.decoding import BeamResult, BeamStep, SampleStep
-from model.protocols import Tokenizer
-from model.token_losses import TokenLosses, token_losses, training_smoothing
+from model.core.protocols import Tokenizer
+from model.decoding.results import BeamResult, BeamStep, SampleStep
+from model.run.analysis import Analysis
+from model.run.token_losses import TokenLosses, token_losses, training_smoothing
 
 
 def _tokenizer(name: str) -> Tokenizer:

@@ -1,8 +1,8 @@
 """Downloads of the attention tensors of the current sentence: CSV (long format) and NPZ.
 
-The NPZ is the project's archive format (:func:`model.archive.activations_npz`) of the patterns and scores,
-computed layer by layer from the cached analysis while the file is written; past
-:data:`model.archive.LIMIT_BYTES` it holds the chosen kind, layer or head only. The CSV is
+The NPZ is the project's archive format (:func:`model.export.archive.activations_npz`) of the patterns and
+scores, computed layer by layer from the cached analysis while the file is written; past
+:data:`model.export.scopes.LIMIT_BYTES` it holds the chosen kind, layer or head only. The CSV is
 :func:`viz.export.attention_csv` of the patterns; a CSV of more than :data:`viz.export.CSV_ROW_LIMIT` rows is
 offered one kind, one layer or one head at a time (a head whatever its size: it is written in blocks of
 query rows). Both files are built only when their button is clicked.
@@ -17,9 +17,10 @@ import numpy as np
 import streamlit as st
 
 from app_support.i18n import t
-from model.analysis import Analysis
-from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, squares_bytes
+from model.export.archive import activations_npz, squares_bytes
+from model.export.scopes import LIMIT_BYTES, PAGE_SQUARES, Scope
 from model.network.kinds import KINDS
+from model.run.analysis import Analysis
 from viz.export import CSV_COLUMNS, CSV_ROW_LIMIT, attention_csv
 
 ALL = "all"

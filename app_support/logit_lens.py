@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from app_support.selection import customdata_pair, selected_points
 
 if TYPE_CHECKING:
-    from model.analysis import Analysis
+    from model.run.analysis import Analysis
 
 #: Positions projected at most (the last ones): each costs layers x vocabulary logits (SmolLM2: 31 x
 #: 49,152), about 35 ms a position on one thread; the model still reads the whole input.

@@ -17,10 +17,10 @@ from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
 from app_support.url_state import stop_page
-from model.analysis import Analysis
+from model.core.messages import Message
 from model.data.tasks import InputError
-from model.messages import Message
 from model.network import progress
+from model.run.analysis import Analysis
 
 if TYPE_CHECKING:
     from app_support.view import View

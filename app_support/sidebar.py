@@ -23,10 +23,11 @@ from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t
 from app_support.messages import note_clipped
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, word_marker, words_key
 from app_support.ui import escape_md, inject_css
-from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
+from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
 from model.store.budget import budget_note
-from model.store.bundle import Bundle, CheckpointError
+from model.store.bundle import Bundle
+from model.store.problems import CheckpointError
 from model.store.registry import UnknownModelError
 
 TEXT_CUT = "_text_cut_from"  # a link's sentence was this long before it was cut to the box (None: not cut)

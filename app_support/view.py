@@ -29,7 +29,7 @@ from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay
 from app_support.token_display import url_params as token_url_params
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
-from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
+from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import KINDS
 
 _PENDING = "_pending_view"  # the choices a page asked for, applied at the start of the next run

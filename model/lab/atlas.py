@@ -4,7 +4,7 @@
     atlas = load_or_compute(bundle, n=200)     # cached on disk in runs/atlas/, keyed on the weights
     atlas.roles("cross", 1, 0)                 # [Role("alignment", 0.93, 0.5)]
 
-Each sentence of the dataset is run as the app runs one (`model.analysis.analyze`): the task prepares
+Each sentence of the dataset is run as the app runs one (`model.run.analysis.analyze`): the task prepares
 the text, the model decodes greedily, and one hooked teacher-forced pass over prefix + output records
 every attention pattern. Here sentences go in padded batches (padded query rows are left out; padded
 keys carry weight 0), so a sentence's figures equal its own analysis up to float rounding.
@@ -48,7 +48,7 @@ import torch
 
 from ..data.batches import pad_batch
 from ..data.tasks import Prepared, SyntheticTask
-from ..decoding import greedy_decode
+from ..decoding.decoders import greedy_decode
 from ..network.hooks import ActivationCache
 from ..network.kinds import get_kind, hook_name, layer_counts
 from ..network.transformer import Transformer
@@ -65,12 +65,13 @@ from .atlas_files import (
     save_atlas,
     weights_key,
 )
-from .atlas_prompts import LM_NEW_TOKENS, prompt_set, spaced
+from .atlas_prompts import prompt_set, spaced
 from .atlas_result import ROLE_STAT, ROLES, STATS, Atlas, AtlasError, Dataset, Role, RoleThresholds
 from .atlas_stats import RunningSums, accumulate, cluster_order, ground_truth_alignment, js_pair_sums
+from .choices import ATLAS_NEW_TOKENS
 
 __all__ = [
-    "ATLAS_VERSION", "DEFAULT_SENTENCES", "LM_NEW_TOKENS", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS",
+    "ATLAS_VERSION", "DEFAULT_SENTENCES", "ATLAS_NEW_TOKENS", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS",
     "Atlas", "AtlasError", "Dataset", "Role", "RoleThresholds", "atlas_dir", "atlas_key", "atlas_path",
     "cluster_order",
     "compute_atlas", "ground_truth_alignment", "held_out_dataset", "js_pair_sums", "load_atlas",
@@ -215,7 +216,7 @@ def _decode_and_record(model: Transformer, preps: list[Prepared],
     with model.lock, torch.no_grad():
         model.eval()
         generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id,
-                                  max_new=LM_NEW_TOKENS if cfg.decoder_only else None)
+                                  max_new=ATLAS_NEW_TOKENS if cfg.decoder_only else None)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(preps, generated, strict=True)]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [B, tgt_pos]
         # Right padding: a causal row never reaches the pads after it, so a language model needs no mask.

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import torch
 
-from ..analysis import analyze
-from ..archive import LIMIT_BYTES, SQUARES, Scope, export_zip, per_position, scopes
-from ..decoding import Strategy
+from ..decoding.strategy import Strategy
+from ..export.archive import export_zip
+from ..export.scopes import LIMIT_BYTES, SQUARES, Scope, per_position, scopes
 from ..network.kinds import KINDS, get_kind, layer_counts
+from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
 

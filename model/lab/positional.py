@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import analyze
-from ..decoding import Strategy
+from ..decoding.strategy import Strategy
 from ..network.positional import apply_rope, rope_angles, sinusoidal_table
+from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis import Analysis, analyze, attention_only
+from ..run.analysis import Analysis, analyze, attention_only
 from ..store.bundle import Bundle
 from ..training.snapshots import available_steps, snapshot_bundle
 from ..training.train import step_series

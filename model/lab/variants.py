@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import Analysis, analyze, attention_only
 from ..network.config import ModelConfig
 from ..network.transformer import Transformer
+from ..run.analysis import Analysis, analyze, attention_only
 from ..store.bundle import Bundle
 from ..training.train import step_series
 from . import entry

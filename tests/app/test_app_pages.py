@@ -21,8 +21,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from app_support import pages as page_registry
-from model.analysis import analyze, model_summary
 from model.network.positional import sinusoidal_table
+from model.run.analysis import analyze, model_summary
 from model.store.registry import available_models, load_model
 from tests.paths import REPO_ROOT
 from viz.theme import plain_title
@@ -599,7 +599,7 @@ def test_model_page_export_holds_every_hook_of_the_sentence():
     import io
     import zipfile
 
-    from model.archive import export_zip
+    from model.export.archive import export_zip
 
     b = bundle(DIDACTIC[0])
     data = export_zip(b, analyze(b, "attention"), "attention")
@@ -623,8 +623,8 @@ LONG_PROMPT = "The quick brown fox jumps over the lazy dog. " * 102  # 1,020 tok
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_model_page_of_a_long_input_says_why_attention_is_one_fused_step(lang):
     from app_support.i18n import text as tr
-    from model.archive import LIMIT_BYTES
-    from model.network.attention import FUSED_FROM_CELLS
+    from model.export.scopes import LIMIT_BYTES
+    from model.network.config import FUSED_FROM_CELLS
 
     at = open_app("smollm2", LONG_PROMPT, "model", lang=lang)
     infos = [i.value for i in at.info]

@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 from app_support import pages
 from app_support.i18n import text
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.lab.atlas import held_out_dataset, load_or_compute
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts

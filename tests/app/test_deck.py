@@ -16,10 +16,10 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import deck as DK
 from app_support.i18n import text as tr
-from model.analysis import analyze
-from model.archive import inspect_meta
+from model.export.archive import inspect_meta
 from model.lab.pitfalls import order_run
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT

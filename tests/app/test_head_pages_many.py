@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_support.selection import head_from_grid_selection
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT

@@ -15,12 +15,13 @@ from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
 from app_support.ui import escape_md, md_output
-from model.analysis import analyze
-from model.decoding import GREEDY, Strategy
+from model.decoding.strategy import GREEDY, Strategy
 from model.lab.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
 from model.lab.attribution import agreement, attribute
-from model.lab.patching import Site, patch, rank_patches
+from model.lab.choices import Site
+from model.lab.patching import patch, rank_patches
 from model.network.kinds import layer_counts
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts

@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import overview
 from app_support.token_display import TokenDisplay, shown_attention
-from model.analysis import analyze, attention_only
-from model.attention_stack import AttentionStack
+from model.network.attention_stack import AttentionStack
 from model.network.recorded import AttentionInputs
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz.grid import grid_block, pool_tiles, pooled_heads_grid

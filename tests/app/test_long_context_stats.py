@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import head_summaries as HS
 from app_support.token_display import TokenDisplay, shown_attention
-from model.analysis import analyze, attention_only
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 

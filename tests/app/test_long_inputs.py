@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from app_support import gateway as G
 from app_support import models as M
 from app_support.byte_cache import ByteLRU, nbytes
-from model.analysis import analyze, attention_only
 from model.network.kinds import hook_name
+from model.run.analysis import analyze, attention_only
 from model.store.registry import DEFAULT_MODEL, load_model
 from tests.paths import REPO_ROOT
 

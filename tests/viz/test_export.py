@@ -19,9 +19,10 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import export as AX
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
-from model.analysis import analyze, attention_only
-from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, inspect_meta
+from model.export.archive import activations_npz, inspect_meta
+from model.export.scopes import LIMIT_BYTES, PAGE_SQUARES, Scope
 from model.lab import overview
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz import export as E

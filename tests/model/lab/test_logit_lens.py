@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
 from model.lab import logit_lens as LL
+from model.run.analysis import analyze
 from model.store.registry import load_model
 
 PROMPT = "The capital of France is"

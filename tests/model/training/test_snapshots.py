@@ -19,13 +19,13 @@ from streamlit.testing.v1 import AppTest
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.training_scrub import clamp_head
-from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.lab.training_scrub import reverse_alignment, snapshot_exact_match, step_run, timeline
 from model.network.config import ModelConfig, TrainConfig
 from model.network.transformer import Transformer
-from model.store.bundle import CheckpointError
+from model.run.analysis import analyze
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.store.registry import REPO_ROOT, load_model
 from model.training.evaluate import evaluate_model
 from model.training.presets import PRESETS, SNAPSHOT_MODEL

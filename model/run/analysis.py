@@ -1,6 +1,6 @@
 """One request, end to end: text -> tokens -> decoded output -> one hooked, traced pass -> numpy.
 
-The app, `python -m model inspect` and exports (:mod:`model.archive`) all use `analyze`, so they show
+The app, `python -m model inspect` and exports (:mod:`model.export.archive`) all use `analyze`, so they show
 the same numbers.
 """
 
@@ -12,27 +12,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .attention_stack import AttentionStack
-from .data.tasks import InputError, Prepared
-from .decoding import (
-    DEFAULT_NEW_TOKENS,
-    GREEDY,
-    BeamResult,
-    SampleResult,
-    Strategy,
-    beam_search,
-    greedy_decode,
-    sample_decode,
-)
+from ..core.messages import Message
+from ..core.protocols import HookedModel, Task, Tokenizer
+from ..data.tasks import InputError, Prepared
+from ..decoding.beam import beam_search
+from ..decoding.decoders import greedy_decode, sample_decode
+from ..decoding.results import BeamResult, SampleResult
+from ..decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
+from ..network import progress
+from ..network.attention_stack import AttentionStack
+from ..network.kinds import AttentionKind, get_kind, hook_name, layer_counts
+from ..network.recorded import AttentionInputs, record_attention
+from ..network.trace import parameter_counts, trace_shapes
+from ..store.budget import with_budget_reason
+from ..store.bundle import Bundle
 from .interventions import Edit, intervene
-from .messages import Message
-from .network import progress
-from .network.kinds import AttentionKind, get_kind, hook_name, layer_counts
-from .network.recorded import AttentionInputs, record_attention
-from .network.trace import parameter_counts, trace_shapes
-from .protocols import HookedModel, Task, Tokenizer
-from .store.budget import with_budget_reason
-from .store.bundle import Bundle
 
 
 @dataclass
@@ -71,7 +65,7 @@ class Analysis:
     # who types "<eos>" gets text tokens, and <unk> (a character the user typed) is not special.
     source_special: list[bool] = field(default_factory=list)
     target_special: list[bool] = field(default_factory=list)
-    # Labels of the interventions (model/interventions.py) the whole request ran under; () = intact.
+    # Labels of the interventions (model/run/interventions.py) the whole request ran under; () = intact.
     edits: tuple[str, ...] = ()
     # Strategy.param of the decoding that wrote the output ("greedy", "beam4-lp1", ...); when
     # teacher-forced, the strategy asked for (the output is the given target all the same).
@@ -210,7 +204,7 @@ def analyze(
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
-    edits: interventions (model/interventions.py) applied to decoding and the hooked pass alike;
+    edits: interventions (model/run/interventions.py) applied to decoding and the hooked pass alike;
     they are hashable, so (text, ..., edits, strategy) keys a cache of analyses.
     strategy: how the output is decoded (greedy when None); the hooked pass then reads the chosen
     output, so every attention shown is that of the chosen path. Ignored when teacher-forced.

@@ -9,7 +9,9 @@ import math
 import pytest
 import torch
 
-from model.decoding import Strategy, beam_search, greedy_decode, length_normalised
+from model.decoding.beam import beam_search, length_normalised
+from model.decoding.decoders import greedy_decode
+from model.decoding.strategy import Strategy
 from model.network.transformer import Transformer
 from model.store.registry import load_model
 from model.training.evaluate import evaluate_model

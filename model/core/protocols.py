@@ -1,7 +1,7 @@
 """The interfaces the rest of the code relies on, written down.
 
 Training, analysis, the CLI and the app only use these members of a tokenizer, a task and a
-model, so a new tokenizer or task is done when it satisfies the protocol (tests/test_protocols.py
+model, so a new tokenizer or task is done when it satisfies the protocol (tests/model/core/test_protocols.py
 checks the ones we ship). `runtime_checkable` lets tests use isinstance; it checks that the
 members exist, not their signatures.
 """
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import torch
 
-    from .data.tasks import Example, Prepared
+    from ..data.tasks import Example, Prepared
+    from ..network.config import ModelConfig
+    from ..network.hooks import ActivationCache
     from .messages import Message
-    from .network.config import ModelConfig
-    from .network.hooks import ActivationCache
 
 
 @runtime_checkable

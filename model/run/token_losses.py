@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..store.bundle import Bundle
 from .analysis import Analysis
-from .store.bundle import Bundle
 
 
 def training_smoothing(bundle: Bundle) -> float:

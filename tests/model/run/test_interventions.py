@@ -7,10 +7,12 @@ import threading
 import pytest
 import torch
 
-from model.analysis import analyze
 from model.data.batches import pad_batch
-from model.decoding import greedy_decode
-from model.interventions import (
+from model.decoding.decoders import greedy_decode
+from model.network.kinds import hook_name
+from model.network.transformer import Transformer
+from model.run.analysis import analyze
+from model.run.interventions import (
     CausalMask,
     HeadOutput,
     HookFunction,
@@ -22,11 +24,9 @@ from model.interventions import (
     intervene,
     labels,
 )
-from model.network.kinds import hook_name
-from model.network.transformer import Transformer
 from model.store.registry import load_model
 from tests.conftest import padded_batch, tiny_config
-from tests.model.test_decoding import reference_greedy
+from tests.model.decoding.test_decoding import reference_greedy
 
 
 def make(**overrides) -> Transformer:

@@ -52,9 +52,9 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from .network.attention import AttentionEdits, HeadEdit, MultiHeadAttention
-from .network.kinds import KINDS, get_kind, hook_name
-from .network.transformer import Transformer
+from ..network.attention import AttentionEdits, HeadEdit, MultiHeadAttention
+from ..network.kinds import KINDS, get_kind, hook_name
+from ..network.transformer import Transformer
 
 HEAD_MODES = ("zero", "mean", "replace")
 CAUSAL_MODES = ("off", "reversed")

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .network.recorded import AttentionInputs
+from .recorded import AttentionInputs
 
 #: What a stack holds: the softmax's weights, the scaled scores (-inf where masked) or the mask.
 WHATS = ("pattern", "scores", "mask")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .store.bundle import Bundle
+from ..store.bundle import Bundle
 
 
 def mean_pool(hidden: torch.Tensor, keep: torch.Tensor, normalize: bool = True) -> torch.Tensor:

@@ -4,7 +4,8 @@
 An analysis keeps what grows with the model's width x L (the per-position hooks, each layer's attention
 inputs). The squares (raw scores, scores, pattern: heads x L² each) are computed layer by layer from the
 recorded attention inputs while the file is written, so no step holds more than one layer's squares.
-A file stays within :data:`LIMIT_BYTES`: past it the user chooses one kind, layer or head (:func:`scopes`).
+A file stays within :data:`~model.export.scopes.LIMIT_BYTES`: past it the user chooses one kind, layer or head
+(:func:`~model.export.scopes.scopes`).
 """
 
 from __future__ import annotations
@@ -13,56 +14,15 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from .analysis import Analysis, model_summary
-from .messages import render
-from .network.kinds import KINDS, get_kind, hook_name
-from .store.bundle import Bundle
-
-#: The hooks whose tensors are [batch, head, query_pos, key_pos]: computed while writing, never kept.
-SQUARES = ("raw_scores", "scores", "pattern")
-#: What the export page's NPZ holds (the weights and the scores the pages draw).
-PAGE_SQUARES = ("scores", "pattern")
-#: Most bytes of tensors one file holds (the NPZ is stored uncompressed, so its size is this plus headers):
-#: one SmolLM2 layer's three squares at 1,024 tokens (113 MB) fit; all 30 layers (3.4 GB) do not.
-LIMIT_BYTES = 256 * 2**20
-
-
-def per_position(hook: str) -> bool:
-    """``keep`` for :func:`~model.analysis.analyze` of an archive: every hook but the squares."""
-    return hook.rsplit(".hook_", 1)[-1] not in SQUARES
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What one file holds: everything (kind None), one attention kind, one of its layers, or one head."""
-
-    kind: str | None = None
-    layer: int | None = None
-    head: int | None = None
-
-    @property
-    def slug(self) -> str:
-        """For file names: "all", "cross", "cross-layer1", "cross-layer1-head2"."""
-        parts = [self.kind or "all"]
-        parts += [] if self.layer is None else [f"layer{self.layer}"]
-        parts += [] if self.head is None else [f"head{self.head}"]
-        return "-".join(parts)
-
-    def holds_hook(self, hook: str) -> bool:
-        """Whether a per-position hook belongs to this scope (a kind: its stack; a layer: its block)."""
-        if self.kind is None:
-            return True
-        stack = get_kind(self.kind).stack
-        prefix = f"{stack}." if self.layer is None else f"{stack}.blocks.{self.layer}."
-        return hook.startswith(prefix)
-
-
-ALL = Scope()
+from ..core.messages import render
+from ..network.kinds import KINDS, hook_name
+from ..run.analysis import Analysis, model_summary
+from ..store.bundle import Bundle
+from .scopes import ALL, LIMIT_BYTES, SQUARES, Scope, per_position
 
 
 def square_parts(result: Analysis, scope: Scope = ALL) -> Iterator[tuple[str, int, int | None]]:
@@ -94,25 +54,6 @@ def scope_bytes(result: Analysis, scope: Scope = ALL, whats: tuple[str, ...] = S
     """Bytes of the tensors a file of ``scope`` holds: its per-position hooks and its squares."""
     hooks = sum(v.nbytes for h, v in result.activations.items() if per_position(h) and scope.holds_hook(h))
     return int(hooks) + squares_bytes(result, scope, whats)
-
-
-def scopes(size, kinds: dict[str, tuple[int, int]], limit: int = LIMIT_BYTES) -> list[Scope]:
-    """The largest scopes within ``limit`` bytes: everything, else each kind that fits, else each layer of it
-    that fits, else each head (offered whatever its size). ``size(scope)`` gives the bytes of a scope,
-    ``kinds`` maps each kind to (layers, heads)."""
-    if size(ALL) <= limit:
-        return [ALL]
-    out: list[Scope] = []
-    for kind, (n_layers, n_heads) in kinds.items():
-        if size(Scope(kind)) <= limit:
-            out.append(Scope(kind))
-            continue
-        for layer in range(n_layers):
-            if size(Scope(kind, layer)) <= limit:
-                out.append(Scope(kind, layer))
-            else:
-                out.extend(Scope(kind, layer, head) for head in range(n_heads))
-    return out
 
 
 def kinds_of(result: Analysis) -> dict[str, tuple[int, int]]:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.archive import inspect_meta
+from model.core.messages import ENGLISH, SEVERITIES, Message, placeholders, render
 from model.data.tasks import EncodeTask, InputError, SyntheticTask, TranslationTask
 from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer
-from model.messages import ENGLISH, SEVERITIES, Message, placeholders, render
+from model.export.archive import inspect_meta
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.budget import within_budget
 from model.store.bundle import Bundle
 from model.store.registry import model_dir

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from model.core.protocols import HookedModel, Task, Tokenizer
 from model.data.char_tokenizer import CharTokenizer
 from model.data.tasks import SyntheticTask, TranslationTask
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.network.transformer import Transformer
-from model.protocols import HookedModel, Task, Tokenizer
 from model.store.bundle import Bundle
 from model.store.registry import model_dir
 from tests.conftest import tiny_config

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.decoding import Strategy, decode, filtered_distribution, sample_decode
+from model.decoding.decoders import decode, filtered_distribution, sample_decode
+from model.decoding.strategy import Strategy
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.conftest import tiny_config
 

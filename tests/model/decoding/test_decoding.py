@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.decoding import greedy_decode, score_batch
+from model.decoding.decoders import greedy_decode, score_batch
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from model.training.train import collate
 from tests.conftest import tiny_config
@@ -109,7 +109,7 @@ def test_each_step_knows_the_probability_of_its_token():
     import torch
 
     bundle = load_model("reverse")
-    from model.analysis import analyze
+    from model.run.analysis import analyze
 
     forced = analyze(bundle, "attention", target="zzzz")  # teacher-forced: tokens the model would not pick
     free = analyze(bundle, "attention")

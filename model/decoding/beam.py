@@ -1,5 +1,5 @@
-"""Beam search, batched, with a trace of every step for the decoding page (model/decoding.py
-re-exports it beside the other strategies).
+"""Beam search, batched, with a trace of every step for the decoding page (its trace's value types are
+:mod:`model.decoding.results`; :func:`model.decoding.decoders.decode` runs it for a beam strategy).
 
 Every sentence's live hypotheses are rows of one decoder batch; the encoder runs once and each
 self-attention keeps its keys and values, so a step feeds only the newest token of each row.
@@ -8,49 +8,13 @@ self-attention keeps its keys and values, so a step feeds only the newest token 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from .data.batches import pad_batch
-from .network.transformer import Transformer
-
-
-@dataclass
-class BeamCandidate:
-    """One extension of a live hypothesis considered at a step, and what became of it."""
-
-    parent: int  # index of the hypothesis it extends, in its BeamStep.beams
-    token_id: int
-    logp: float  # cumulative log-probability of the extended hypothesis
-    score: float  # logp / length**length_penalty (length counts the new token)
-    # "kept" (live at the next step), "finished" (among the kept, ended with eos), "pruned", or "cut"
-    # (among the kept at max_len: the output ends without it)
-    status: str
-
-
-@dataclass
-class BeamStep:
-    """Step t of beam search: the live hypotheses it extended and the best extensions found."""
-
-    beams: list[list[int]]  # live hypotheses (generated ids, prefix excluded), best first
-    beam_logp: list[float]  # their cumulative log-probabilities
-    candidates: list[BeamCandidate]  # the 2·w best extensions (w: the beam's width now), best first
-
-
-@dataclass
-class Hypothesis:
-    ids: list[int]  # generated ids, prefix and eos excluded
-    logp: float  # cumulative log-probability (eos included when it ended with eos)
-    score: float  # logp / length**length_penalty, what hypotheses are ranked by
-    ended: bool  # True: chose eos; False: cut at max_len
-
-
-@dataclass
-class BeamResult:
-    best: Hypothesis  # the output: the finished hypothesis with the highest score
-    finished: list[Hypothesis]  # every finished hypothesis, best first
-    steps: list[BeamStep] = field(default_factory=list)  # filled when traced
+from ..data.batches import pad_batch
+from ..network.transformer import Transformer
+from .results import BeamCandidate, BeamResult, BeamStep, Hypothesis
 
 
 def length_normalised(logp: float, length: int, length_penalty: float) -> float:
