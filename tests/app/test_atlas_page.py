@@ -24,7 +24,7 @@ from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 ROOT = REPO_ROOT
 PAGE = str(ROOT / "app_pages" / "atlas.py")
-SINGLE = str(ROOT / "app_pages" / "single_head.py")
+SINGLE = str(ROOT / "app_pages" / "single.py")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,4 +1,4 @@
-"""The logit-lens page (app_pages/logit_lens.py) in both interface languages (AppTest): the grid is the lens
+"""The logit-lens page (app_pages/lens.py) in both interface languages (AppTest): the grid is the lens
 computed directly from the model, the chosen position and colour come from the URL, and models without an
 output embedding for next tokens are told so in one line."""
 

@@ -327,7 +327,7 @@ def test_every_chart_has_named_image_downloads():
 
 
 def test_a_keyed_chart_offers_offline_html_and_the_page_offers_the_tensors():
-    page = str(REPO_ROOT / "app_pages" / "single_head.py")
+    page = str(REPO_ROOT / "app_pages" / "single.py")
     at = AppTest.from_file(page, default_timeout=300)
     at.query_params.update({"model": "reverse", "text": "attention", "kind": "encoder"})
     at.run()

@@ -44,7 +44,7 @@ from model.training.train import step_series, train
 from tests.strings.test_strings import _visible_texts
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
-PAGE = str(REPO_ROOT / "app_pages" / "training_scrub.py")
+PAGE = str(REPO_ROOT / "app_pages" / "training.py")
 
 
 # --------------------------------------------------------------------------- saving and loading
