@@ -20,7 +20,7 @@ view = current_view()  # the sidebar first: it sets the interface language from 
 lang = current_lang()
 name = TS.MODEL
 try:
-    steps = lab.training_scrub.steps(name)
+    steps = lab.training.steps(name)
 except UnknownModelError:
     page_header(t("training.title"), "")
     st.info(t("training.missing", name=name), icon=":material/model_training:")
@@ -48,8 +48,8 @@ step = st.select_slider(t("training.slider"), options=steps, key="training_step"
 set_url_param("step", step)
 
 with st.spinner(t("analysis.running")):
-    run = lab.training_scrub.step_run(name, step, word)
-    line = lab.training_scrub.timeline(name, word)
+    run = lab.training.step_run(name, step, word)
+    line = lab.training.timeline(name, word)
 
 loss = TS.loss_at(line.series, step)
 em = line.exact_match.get(step)

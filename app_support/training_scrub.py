@@ -1,12 +1,12 @@
-"""What the training scrubber's page needs besides the experiments of ``model/lab/training_scrub.py``
-(reached as ``lab.training_scrub.<fn>``): the model it scrubs through, the head it may show, and the
+"""What the training scrubber's page needs besides the experiments of ``model/lab/training.py``
+(reached as ``lab.training.<fn>``): the model it scrubs through, the head it may show, and the
 step and loss a link or the slider asks for."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.lab.training_scrub import KIND
+from model.lab.training import KIND
 from model.network.config import ModelConfig
 from model.training.presets import SNAPSHOT_MODEL
 

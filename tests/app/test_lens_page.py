@@ -14,7 +14,7 @@ from app_support import logit_lens as LL
 from app_support import pages
 from app_support.i18n import text as tr
 from model.analysis import analyze
-from model.lab.logit_lens import logit_lens
+from model.lab.lens import logit_lens
 from model.store.registry import load_model
 from tests.app.encoder_pages import open_page
 from viz.labels import label

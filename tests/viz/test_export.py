@@ -21,7 +21,7 @@ from app_support import export as AX
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
 from model.analysis import analyze, attention_only
 from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, inspect_meta
-from model.lab import overview
+from model.lab import model as model_lab
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz import export as E
@@ -256,7 +256,7 @@ def test_npz_round_trip_equals_the_patterns_and_scores_the_pass_computed():
 def test_the_archive_of_a_short_input_is_every_hook_of_the_full_pass(name, text):
     bundle = load_model(name)
     full = analyze(bundle, text)  # keep=None: the pass itself records every hook, squares included
-    with zipfile.ZipFile(io.BytesIO(overview.archive(bundle, text, None))) as archive:
+    with zipfile.ZipFile(io.BytesIO(model_lab.archive(bundle, text, None))) as archive:
         arrays = _npz(archive.read("activations.npz"))
         meta = json.loads(archive.read("meta.json"))
     _assert_same_arrays(arrays, full.activations)  # the squares computed while writing: bit-equal
@@ -279,7 +279,7 @@ def test_past_the_limit_a_file_holds_one_part_and_its_planned_bytes(monkeypatch)
     assert any(s.layer is not None for s, _ in plan)  # some kind is offered one layer at a time
     for scope, planned in plan:
         assert planned <= limit or scope.head is not None
-        data = overview.archive(bundle, text, None, scope=scope)
+        data = model_lab.archive(bundle, text, None, scope=scope)
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             arrays = _npz(archive.read("activations.npz"))
             meta = json.loads(archive.read("meta.json"))
@@ -362,7 +362,7 @@ def test_the_exports_of_a_long_input_stay_within_the_limit():
     assert [s for s, _ in plan] == [Scope("decoder", i) for i in range(bundle.cfg.n_dec_layers)]
     scope, planned = plan[-1]
     assert planned <= LIMIT_BYTES
-    data = overview.archive(bundle, LONG_PROMPT, None, None, 1, scope)
+    data = model_lab.archive(bundle, LONG_PROMPT, None, None, 1, scope)
     assert len(data) <= LIMIT_BYTES
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert archive.getinfo("activations.npz").file_size <= LIMIT_BYTES

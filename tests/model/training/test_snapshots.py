@@ -21,7 +21,7 @@ from app_support.i18n.check import untranslated
 from app_support.training_scrub import clamp_head
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
-from model.lab.training_scrub import reverse_alignment, snapshot_exact_match, step_run, timeline
+from model.lab.training import reverse_alignment, snapshot_exact_match, step_run, timeline
 from model.network.config import ModelConfig, TrainConfig
 from model.network.transformer import Transformer
 from model.store.bundle import CheckpointError
