@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.glue import lens as LL
 from app_support import gateway as G
-from app_support import logit_lens as LL
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis

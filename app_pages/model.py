@@ -3,10 +3,7 @@
 import streamlit as st
 
 import viz
-from app_support.gateway import config, get_analysis, get_summary, lab
-from app_support.i18n import current_lang, t, text
-from app_support.messages import show_input_error
-from app_support.model_info import (
+from app_pages.glue.model import (
     config_table,
     display_name,
     evaluation_label,
@@ -17,6 +14,9 @@ from app_support.model_info import (
     run_starts,
     symbol_table,
 )
+from app_support.gateway import config, get_analysis, get_summary, lab
+from app_support.i18n import current_lang, t, text
+from app_support.messages import show_input_error
 from app_support.ui import chart, escape_md, page_header
 from app_support.view import current_view
 from model.public import ARCHIVE_LIMIT_BYTES, FUSED_FROM_CELLS, InputError

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz
-from app_support import deck as DK
+from app_pages.glue import deck as DK
 from app_support.i18n import text as tr
 from model.analysis import analyze
 from model.archive import inspect_meta

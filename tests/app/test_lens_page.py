@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import logit_lens as LL
+from app_pages.glue import lens as LL
 from app_support import pages
 from app_support.i18n import text as tr
 from model.analysis import analyze

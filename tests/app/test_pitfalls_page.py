@@ -12,7 +12,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from app_support import pitfalls as PF
+from app_pages.glue import pitfalls as PF
 from app_support.i18n.check import untranslated
 from model.analysis import analyze
 from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries

@@ -17,7 +17,7 @@ from plotly.colors import sample_colorscale
 from streamlit.testing.v1 import AppTest
 
 import viz
-from app_support import export as AX
+from app_pages.glue import single_export as AX
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
 from model.analysis import analyze, attention_only
 from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, inspect_meta
@@ -261,7 +261,7 @@ def test_the_archive_of_a_short_input_is_every_hook_of_the_full_pass(name, text)
         meta = json.loads(archive.read("meta.json"))
     _assert_same_arrays(arrays, full.activations)  # the squares computed while writing: bit-equal
     assert meta == json.loads(json.dumps(inspect_meta(bundle, full, text)))
-    plan = overview.archive_scopes(bundle, len(full.source_tokens), len(full.target_tokens))
+    plan = model_lab.archive_scopes(bundle, len(full.source_tokens), len(full.target_tokens))
     assert plan == [(Scope(), sum(v.nbytes for v in full.activations.values()))]
 
 
@@ -273,8 +273,8 @@ def test_past_the_limit_a_file_holds_one_part_and_its_planned_bytes(monkeypatch)
     lengths = (len(full.source_tokens), len(full.target_tokens))
     everything = sum(v.nbytes for v in full.activations.values())
     limit = everything // 3
-    monkeypatch.setattr(overview, "LIMIT_BYTES", limit)
-    plan = overview.archive_scopes(bundle, *lengths)
+    monkeypatch.setattr(model_lab, "LIMIT_BYTES", limit)
+    plan = model_lab.archive_scopes(bundle, *lengths)
     assert plan and all(s.kind is not None for s, _ in plan)
     assert any(s.layer is not None for s, _ in plan)  # some kind is offered one layer at a time
     for scope, planned in plan:
@@ -358,7 +358,7 @@ def test_the_exports_of_a_long_input_stay_within_the_limit():
     assert part == Scope("decoder", 0)  # one layer's patterns and scores (75 MB) fit, the whole does not
     npz = AX.npz_bytes(cached, choices[0])
     assert len(npz) <= LIMIT_BYTES + 4096 and len(_npz(npz)) == 2
-    plan = overview.archive_scopes(bundle, len(cached.source_tokens), n)
+    plan = model_lab.archive_scopes(bundle, len(cached.source_tokens), n)
     assert [s for s, _ in plan] == [Scope("decoder", i) for i in range(bundle.cfg.n_dec_layers)]
     scope, planned = plan[-1]
     assert planned <= LIMIT_BYTES

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.training_scrub import clamp_head
+from app_support.reverse_models import clamp_head
 from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.lab.training import reverse_alignment, snapshot_exact_match, step_run, timeline
