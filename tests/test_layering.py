@@ -203,8 +203,8 @@ def _glue_owner(module: str) -> str | None:
     stem = module.rpartition(".")[2]
     from app_support.pages import BY_KEY
 
-    return next((key for key in sorted(BY_KEY, key=len, reverse=True) if stem == key or stem.startswith(key + "_")),
-                stem)
+    keys = sorted(BY_KEY, key=len, reverse=True)
+    return next((key for key in keys if stem == key or stem.startswith(key + "_")), stem)
 
 
 def test_glue_is_imported_by_its_own_page_only_and_the_core_imports_no_page():

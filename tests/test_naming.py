@@ -25,15 +25,15 @@ GLUE = ROOT / "app_pages" / "glue"
 #: Modules named by no page key in the folders whose every module is a page's or listed here: why each is
 #: shared.
 SHARED = {
-    "model/lab/induction.py": "induction measurements the detectors' scores and the induction model's report share",
+    "model/lab/induction.py": "induction measures shared by the detectors' scores and the induction report",
     "strings/pages/common.py": "navigation, the sidebar and the notes every page shows",
     "strings/pages/strategy.py": "the decoding strategy's sidebar controls and names, app-wide",
-    "strings/pages/tokens.py": "the sidebar's word-piece and special-token choices, used by every attention page",
+    "strings/pages/tokens.py": "the sidebar's word-piece and special-token choices (every attention page)",
     "strings/figures/common.py": "value names, hover pieces and axis titles many figures share",
-    "strings/figures/columns.py": "the table columns of viz.column_labels, shown on several pages",
-    "strings/figures/interventions.py": "viz.interventions' figures: ablation, patching and attribution pages",
+    "strings/figures/columns.py": "the table columns of viz.column_labels (several pages)",
+    "strings/figures/interventions.py": "viz.interventions' figures (ablation, patching, attribution)",
     "strings/figures/patterns.py": "the attention heatmap and head grid every attention page draws",
-    "strings/figures/shapes.py": "the shape trace and parameter breakdown of the model, architecture and deck pages",
+    "strings/figures/shapes.py": "the shape trace and parameters (model, architecture and deck pages)",
 }
 
 #: viz/ or model/lab/ modules that only one page reaches but that are not named by its key, and why.
@@ -85,7 +85,7 @@ def _viz_exports() -> dict[str, str]:
 
 
 def _reached(paths: list[pathlib.Path]) -> tuple[set[str], set[str]]:
-    """(viz modules, model/lab modules) the sources in ``paths`` use, as ``viz/<m>.py`` and ``model/lab/<m>.py``."""
+    """(viz modules, model/lab modules) the sources in ``paths`` use: ``viz/<m>.py``, ``model/lab/<m>.py``."""
     exports = _viz_exports()
     viz, lab = set(), set()
     for path in paths:
@@ -109,12 +109,14 @@ def test_a_module_only_one_page_reaches_carries_that_pages_key():
     not the app-wide core reaches are that page's feature modules: ``<key>.py`` or ``<key>_<part>.py``."""
     core = sorted(p for p in (ROOT / "app_support").rglob("*.py")) + [ROOT / "app.py"]
     core_viz, core_lab = _reached(core)
-    # a viz/ or model/lab/ module that the others of its folder build on is shared too (viz.labels, viz.pooling)
+    # a viz/ or model/lab/ module the others of its folder build on is shared too (viz.labels, viz.pooling)
     for folder, package in (("viz", "viz"), ("model/lab", "model.lab")):
         for path in (ROOT / folder).glob("*.py"):
             source = path.read_text(encoding="utf-8")
-            found = re.findall(r"from \.(\w+) import", source) + re.findall(rf"from {package}\.(\w+) import", source)
-            core_viz |= {f"{folder}/{m}.py" for m in found if owner_key(m) != owner_key(path.stem) or owner_key(m) is None}
+            found = re.findall(r"from \.(\w+) import", source)
+            found += re.findall(rf"from {package}\.(\w+) import", source)
+            core_viz |= {f"{folder}/{m}.py" for m in found
+                         if owner_key(m) is None or owner_key(m) != owner_key(path.stem)}
     users: dict[str, set[str]] = {}
     for key in KEYS:
         viz, lab = _reached(_sources_of(key))
