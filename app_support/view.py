@@ -38,6 +38,8 @@ _URL_LOADED = "_url_loaded"  # True once the session took its first choices from
 _VIEW_KEYS = pages.APP_PARAMS  # the sidebar's widget keys are named after their URL parameters
 _DIRECTIONS = ("auto", "zh->en", "en->zh", "raw", "chat")  # a chat model's prompt forms take the same place
 _TRUE_WORDS = ("1", "true", "yes", "on")  # how a link may say present=...
+#: Session key the compare page fills (sentence A, sentence B, token) before opening the patching page.
+FROM_COMPARE = "_patch_from_compare"
 
 
 @dataclass(frozen=True)

@@ -182,7 +182,7 @@ def _imports_of(path: pathlib.Path) -> list[str]:
 
 def _app_files() -> list[pathlib.Path]:
     support = sorted((ROOT / "app_support").rglob("*.py"))
-    return [ROOT / "app.py", *support, *sorted((ROOT / "app_pages").glob("*.py"))]
+    return [ROOT / "app.py", *support, *sorted((ROOT / "app_pages").rglob("*.py"))]
 
 
 def test_pages_take_from_model_only_its_public_module():
@@ -193,6 +193,32 @@ def test_pages_take_from_model_only_its_public_module():
         for name in _imports_of(path)
         if (name == "model" or name.startswith("model.")) and name != "model.public"
     }
+    assert not found, sorted(found)
+
+
+def _glue_owner(module: str) -> str | None:
+    """The page key a glue module belongs to (``app_pages.glue.<key>`` or ``app_pages.glue.<key>_<part>``)."""
+    if not module.startswith("app_pages.glue.") or module == "app_pages.glue":
+        return None
+    stem = module.rpartition(".")[2]
+    from app_support.pages import BY_KEY
+
+    keys = sorted(BY_KEY, key=len, reverse=True)
+    return next((key for key in keys if stem == key or stem.startswith(key + "_")), stem)
+
+
+def test_glue_is_imported_by_its_own_page_only_and_the_core_imports_no_page():
+    """``app_pages/glue/<key>.py`` serves the page ``app_pages/<key>.py`` (and that page's other glue); the
+    app-wide core (app.py, app_support/) imports nothing of app_pages/."""
+    graph = import_graph()
+    found = set()
+    for module, imported in graph.items():
+        for target in imported:
+            owner = _glue_owner(target)
+            if module.startswith("app_support") and target.startswith("app_pages"):
+                found.add(f"{module} -> {target} (the core imports no page)")
+            elif owner is not None and module not in (f"app_pages.{owner}",) and _glue_owner(module) != owner:
+                found.add(f"{module} -> {target} (glue of page {owner!r})")
     assert not found, sorted(found)
 
 

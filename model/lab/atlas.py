@@ -42,11 +42,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..data.batches import pad_batch
+from ..data.lm_training import InductionTask
 from ..data.tasks import Prepared, SyntheticTask
 from ..decoding.decoders import greedy_decode
 from ..network.hooks import ActivationCache
@@ -83,6 +85,32 @@ DEFAULT_SENTENCES = 200
 
 #: compute_atlas's default thresholds (frozen: one instance serves every call).
 _DEFAULT_THRESHOLDS = RoleThresholds()
+
+
+#: Tasks whose right alignment is known (:func:`ground_truth_alignment`).
+TRUTH_TASKS = tuple(SyntheticTask.KINDS)
+
+
+@dataclass(frozen=True)
+class AtlasInputs:
+    """What an atlas of the model can run over, decided by its task."""
+
+    has_dataset: bool  # a test split, or a language model's prompt set (an encoder-only import has neither)
+    prompt_kind: str | None  # a language model's prompt set, "induction" or "sentences"; else None
+    didactic: bool  # a synthetic task of the shipped didactic models (its right alignment is known)
+
+
+@entry
+def atlas_inputs(bundle: Bundle) -> AtlasInputs:
+    """What the atlas page may offer for ``bundle``: its held-out data, a language model's prompt kind, and
+    whether it is a didactic model."""
+    decoder_only = bool(bundle.cfg.decoder_only)
+    return AtlasInputs(
+        has_dataset=decoder_only or bool(bundle.task.references("test")),
+        prompt_kind=(("induction" if isinstance(bundle.task, InductionTask) else "sentences")
+                     if decoder_only else None),
+        didactic=isinstance(bundle.task, SyntheticTask),
+    )
 
 
 @entry

@@ -349,7 +349,7 @@ TRAINED_LAYER, TRAINED_HEAD = 1, 0
 
 def test_exact_match(metrics: object) -> float | None:
     """The stored test exact match (the first evaluated row that has one, read as
-    ``app_support.model_info.evaluation_rows`` reads metrics.json); None if not stored."""
+    ``app_pages.glue.model.evaluation_rows`` reads metrics.json); None if not stored."""
     results = metrics.get("results") if isinstance(metrics, Mapping) else None
     if not isinstance(results, Mapping):
         return None

@@ -18,7 +18,7 @@ from ..store.bundle import Bundle
 from ..training.train import step_series
 from . import entry
 from .pitfalls import test_exact_match
-from .training_scrub import KIND, reverse_alignment
+from .training import KIND, reverse_alignment
 
 #: Tokens decoded when measuring the key/value cache.
 KV_TOKENS = 8

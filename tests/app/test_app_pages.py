@@ -769,7 +769,7 @@ def test_short_inputs_show_no_window_controls():
 
 def test_window_controls_draw_the_models_pattern_sliced(monkeypatch):
     """The shipped models read at most 64 tokens; a lower limit makes the didactic model's sentence long."""
-    from app_support import window
+    from app_pages.glue import single as window
 
     monkeypatch.setattr(window, "WINDOW_FROM", 4)
     model, text = DIDACTIC[0], "attention"
@@ -797,7 +797,7 @@ def test_window_helper_defaults_and_clamps_what_a_link_holds():
     from hypothesis import given
     from hypothesis import strategies as hs
 
-    from app_support import window as w
+    from app_pages.glue import single as w
 
     assert not w.needs_window(64) and w.needs_window(65)
     assert w.default_window(512) == (0, 63) and w.default_window(10) == (0, 9)

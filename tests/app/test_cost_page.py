@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_support.cost as page_cost
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
@@ -143,7 +142,7 @@ def test_measuring_a_decoder_only_model_runs_its_one_sequence():
 
 
 def open_page(lang: str, monkeypatch, budget: float, model: str = "default") -> AppTest:
-    monkeypatch.setattr(page_cost, "BUDGET_S", budget)
+    monkeypatch.setenv("ATTENTION_LENS_COST_BUDGET", str(budget))  # read by the page on every run
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.query_params.update({"model": model, "text": "我吃了一个苹果", "lang": lang})
     at.run()

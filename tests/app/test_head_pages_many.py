@@ -27,7 +27,7 @@ def _page(text: str, layers: int | None = None) -> AppTest:
     at.run()
     if layers is not None:
         at.query_params["layers"] = str(layers)
-    at.switch_page("app_pages/all_heads.py").run()
+    at.switch_page("app_pages/heads.py").run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 

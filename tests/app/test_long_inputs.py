@@ -379,7 +379,7 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
 
     text = english(12)
     at = _open(text)
-    at.switch_page("app_pages/head_stats.py").run()
+    at.switch_page("app_pages/stats.py").run()
     assert not at.exception, [e.message for e in at.exception]
     result = G.get_analysis("minilm", text)
     patterns, scores = result.attention("encoder"), result.attention("encoder", "scores")

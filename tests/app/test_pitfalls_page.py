@@ -12,7 +12,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from app_support import pitfalls as PF
+from app_pages.glue import pitfalls as PF
 from app_support.i18n.check import untranslated
 from model.lab import pitfalls as LP
 from model.network.config import ConfigError, ModelConfig

@@ -32,7 +32,7 @@ from tests.strings.test_strings import _visible_texts
 from viz.typed_arrays import decode_plotly_array
 
 ROOT = REPO_ROOT
-PAGE = str(ROOT / "app_pages" / "worked_example.py")
+PAGE = str(ROOT / "app_pages" / "worked.py")
 TIMEOUT = 300
 ATOL = 1e-6
 

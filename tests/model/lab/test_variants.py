@@ -12,9 +12,9 @@ from safetensors import safe_open
 from streamlit.testing.v1 import AppTest
 
 import viz
+from app_pages.glue.variants import MODELS
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.variants import MODELS
 from model.lab.variants import KV_TOKENS, kv_cache_bytes, kv_formula, variant_row, variant_view
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer

@@ -159,7 +159,7 @@ def test_the_sidebar_says_why_a_clamped_model_reads_less(tmp_path, monkeypatch):
         assert not at.exception, [e.message for e in at.exception]
         captions = [c.value.replace("\\", "") for c in at.sidebar.caption]
         assert any(needle in c for c in captions), captions
-        at.switch_page("app_pages/single_head.py").run()
+        at.switch_page("app_pages/single.py").run()
         assert not at.exception, [e.message for e in at.exception]
         boxes = " ".join(b.value.replace("\\", "") for b in [*at.warning, *at.info])
         assert needle in boxes, boxes  # the cut input says why the model reads so little

@@ -82,7 +82,7 @@ def test_the_pages_still_open_with_such_a_folder_among_the_models(models, monkey
     at.query_params.update({"model": "reverse", "text": "attention"})
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    at.switch_page("app_pages/single_head.py").run()
+    at.switch_page("app_pages/single.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.get("plotly_chart"), "the single-head page drew no figure"
     # The broken model is offered last, and choosing it says what is wrong instead of failing.

@@ -1,4 +1,4 @@
-"""What the logit-lens page needs beyond ``lab.logit_lens``: the ids the decoder read in the sidebar's
+"""What the logit-lens page needs beyond ``lab.lens``: the ids the decoder read in the sidebar's
 analysis, the window of positions projected, the colour choices, and which position a click names."""
 
 from __future__ import annotations

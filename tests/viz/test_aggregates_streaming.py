@@ -25,7 +25,7 @@ def test_one_layers_mean_over_heads_streamed_is_the_whole_arrays_mean(block):
     rng = np.random.default_rng(0)
     p, _ = _patterns(rng, 3, 4, 13, 13, causal=True)
     stack = LazyStack(p)
-    got = viz.mean_over_heads(stack, 2, blocks=lambda layer: viz.aggregate.row_blocks(13, 1, block))
+    got = viz.mean_over_heads(stack, 2, blocks=lambda layer: viz.aggregates.row_blocks(13, 1, block))
     np.testing.assert_array_equal(got, viz.mean_over_heads(p)[2])  # bit-equal: the same sums over heads
     assert {k[0] for k in stack.reads} == {2}  # the other layers are never computed
     np.testing.assert_array_equal(viz.mean_over_heads(LazyStack(p)), viz.mean_over_heads(p))
@@ -40,7 +40,7 @@ def test_rollout_streamed_layer_by_layer_equals_the_whole_computation(add_residu
     p, _ = _patterns(rng, 4, 3, 17, 17, causal=causal)
     p[2, 1, 5] = np.nan  # NaN weights count as 0, as before
     stack = LazyStack(p)
-    got = viz.attention_rollout(stack, add_residual, blocks=lambda layer: viz.aggregate.row_blocks(17, 1, 4))
+    got = viz.attention_rollout(stack, add_residual, blocks=lambda layer: viz.aggregates.row_blocks(17, 1, 4))
     np.testing.assert_allclose(got, _rollout_reference(p, add_residual), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(viz.attention_rollout(p, add_residual), got, rtol=1e-12, atol=1e-15)
     assert max(k[2].stop - k[2].start for k in stack.reads) <= 4

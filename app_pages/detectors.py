@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import detectors as DT
+from app_pages.glue import detectors as DT
 from app_support import gateway as G
 from app_support import pages
 from app_support.gateway import lab

@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 import viz
+from app_pages.glue import training as TS
 from app_support import gateway as G
-from app_support import pitfalls as PF
-from app_support import training_scrub as TS
+from app_support import reverse_models as RM
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.ui import chart, page_header
@@ -20,7 +20,7 @@ view = current_view()  # the sidebar first: it sets the interface language from 
 lang = current_lang()
 name = TS.MODEL
 try:
-    steps = lab.training_scrub.steps(name)
+    steps = lab.training.steps(name)
 except UnknownModelError:
     page_header(t("training.title"), "")
     st.info(t("training.missing", name=name), icon=":material/model_training:")
@@ -37,7 +37,7 @@ def _code(text: str) -> str:
 
 cfg = G.config(name)
 word = lab.pitfalls.trained_word(view.model, name, view.text)
-layer, head = TS.clamp_head(cfg, view.layer, view.head)
+layer, head = RM.clamp_head(cfg, view.layer, view.head)
 
 seed_from_url("training_step", "step", lambda v: TS.nearest_step(steps, url_int(v)), steps[-1])
 if st.session_state.get("training_step") not in steps:  # e.g. the model was retrained with other steps
@@ -48,8 +48,8 @@ step = st.select_slider(t("training.slider"), options=steps, key="training_step"
 set_url_param("step", step)
 
 with st.spinner(t("analysis.running")):
-    run = lab.training_scrub.step_run(name, step, word)
-    line = lab.training_scrub.timeline(name, word)
+    run = lab.training.step_run(name, step, word)
+    line = lab.training.timeline(name, word)
 
 loss = TS.loss_at(line.series, step)
 em = line.exact_match.get(step)
@@ -67,12 +67,12 @@ chart(viz.scrub_timeline(line.series["step"], line.series["loss"], line.steps,
 st.caption(t("training.timeline_caption"))
 
 st.markdown(t("training.word", word=_code(word), layer=layer, head=head))
-if word == PF.TRAINED_WORD and word != view.text.strip():
+if word == RM.TRAINED_WORD and word != view.text.strip():
     st.caption(t("training.word_default"))
 if (layer, head) != (view.layer, view.head):
     st.caption(t("training.clamped", layers=cfg.n_dec_layers, heads=cfg.n_heads))
-queries, keys = run.analysis.tokens_for(TS.KIND)
-pattern = run.analysis.attention(TS.KIND)[layer, head]
+queries, keys = run.analysis.tokens_for(RM.KIND)
+pattern = run.analysis.attention(RM.KIND)[layer, head]
 chart(viz.attention_heatmap(pattern, queries, keys, title=t("training.map_title", step=step, layer=layer,
                                                                  head=head), lang=lang),
       key="training_map")

@@ -3,7 +3,7 @@ logits) the first time and then cached (through the app's gateway, as the page a
 parts (the hooked forward pass alone, the projection alone); and the layer at which " Paris" becomes the
 top token at the last position of "The capital of France is".
 
-    .venv/bin/python bench/bench_logit_lens.py
+    .venv/bin/python bench/bench_lens.py
 
 Target (issue 30): <= 3 s the first time, then cached.
 """
@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app_support.gateway import RESULTS, get_bundle, lab  # noqa: E402
-from model.lab.logit_lens import _residuals, lens_rows, logit_lens  # noqa: E402
+from model.lab.lens import _residuals, lens_rows, logit_lens  # noqa: E402
 
 MODEL = "smollm2"
 POSITIONS = 64
@@ -48,8 +48,8 @@ def main() -> None:
     print(f"{MODEL!r}, 1 torch thread, {POSITIONS}-token prompt: {rows} rows x {POSITIONS} positions x "
           f"{bundle.cfg.vocab_size:,} vocabulary")
 
-    first, _ = seconds(lambda: lab.logit_lens.logit_lens(MODEL, (), ids, POSITIONS))
-    cached = [seconds(lambda: lab.logit_lens.logit_lens(MODEL, (), ids, POSITIONS))[0] for _ in range(5)]
+    first, _ = seconds(lambda: lab.lens.logit_lens(MODEL, (), ids, POSITIONS))
+    cached = [seconds(lambda: lab.lens.logit_lens(MODEL, (), ids, POSITIONS))[0] for _ in range(5)]
     print(f"  first time (through the gateway, computed)   {first:7.3f} s   target <= 3 s")
     print(f"  cached (median of 5)                         {statistics.median(cached) * 1e3:7.3f} ms"
           f"   (store hits {RESULTS.hits})")

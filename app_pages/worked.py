@@ -9,12 +9,11 @@ import streamlit as st
 
 import viz
 from app_support.i18n import current_lang, t
-from app_support.messages import current_analysis
+from app_support.messages import current_analysis, get_layer_tensors
 from app_support.sidebar import clamp_choice
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view
-from app_support.worked import get_layer_tensors
 
 EDGE = 4  # wide vectors: the first and last EDGE dimensions in the tables
 # Hand result vs the captured float32 tensors: beyond this, something computes differently. z is a sum of

@@ -5,8 +5,8 @@ each side by side."""
 import streamlit as st
 
 import viz
+from app_pages.glue import versus as VS
 from app_support import models as M
-from app_support import versus as VS
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error

@@ -1,6 +1,6 @@
-"""What the patching page needs beyond what it asks the gateway for (``lab.patching``): the hand-off
-from the compare page, which positions of B take A's activation (shown before the patch runs), and on
-a language model the rankings a slice of blocks per (cached) call, so the page can show its progress."""
+"""What the patching page needs beyond what it asks the gateway for (``lab.patching``): which
+positions of B take A's activation (shown before the patch runs), a language model's prompt pair, and
+on a language model the rankings a slice of blocks per (cached) call, so the page can show its progress."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from app_support.ablation import chunks, work_done
 from app_support.gateway import lab
+from app_support.interventions import chunks, work_done
 from model.lab.patching import Alignment, align
 
-#: Session key the compare page fills (sentence A, sentence B, token) before opening the patching page.
-FROM_COMPARE = "_patch_from_compare"
 #: A language model's clean and corrupted prompts (model input, not interface text; equal token counts on
 #: SmolLM2, 9 each). SmolLM2 answers no Chinese prompt pair we tried sensibly, so both languages use these.
 LM_PRESET = ("The Eiffel Tower is in the city of", "The Colosseum is in the city of", "")

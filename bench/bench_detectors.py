@@ -3,7 +3,7 @@ the page's probes (seeded random tokens written twice), and the three weight rol
 which streams each layer in blocks of rows. Target: all 270 SmolLM2 heads on the probes <= 5 s.
 Prints each model's best heads per role too.
 
-    .venv/bin/python bench/bench_head_detectors.py [--models induction smollm2] [--repeats 3] [--long 1024]
+    .venv/bin/python bench/bench_detectors.py [--models induction smollm2] [--repeats 3] [--long 1024]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The logit lens (model/lab/logit_lens.py): the last row is the model's own next-token distribution,
+"""The logit lens (model/lab/lens.py): the last row is the model's own next-token distribution,
 every row equals a direct computation from the hooked residual stream, on decoder-only and encoder-decoder
 models."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.lab import logit_lens as LL
+from model.lab import lens as LL
 from model.run.analysis import analyze
 from model.store.registry import load_model
 

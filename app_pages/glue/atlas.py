@@ -19,8 +19,7 @@ import pandas as pd
 from app_support import gateway as G
 from app_support import pages
 from app_support.gateway import lab
-from model.data.lm_training import InductionTask
-from model.data.tasks import SyntheticTask
+from model.lab.atlas import TRUTH_TASKS as TRUTH_TASKS  # tasks whose right alignment is known
 from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
 from model.lab.atlas_prompts import DEFAULT_PROMPTS
 
@@ -35,14 +34,11 @@ AUTO_COMPUTE_TOKENS = 10_000
 #: Sentences listed under "where does this head fire".
 TOP_K = 10
 
-#: Tasks whose right alignment is known (model.lab.atlas.ground_truth_alignment).
-TRUTH_TASKS = tuple(SyntheticTask.KINDS)
-
 
 def has_test_split(name: str) -> bool:
     """Whether the model has a held-out dataset to run over: a test split, or a language model's prompt
     set (an encoder-only import has neither)."""
-    return G.config(name).decoder_only or bool(G.get_bundle(name).task.references("test"))
+    return lab.atlas.atlas_inputs(name).has_dataset
 
 
 def default_sample(name: str) -> int:
@@ -51,13 +47,11 @@ def default_sample(name: str) -> int:
 
 def prompt_kind(name: str) -> str | None:
     """A language model's prompt set, "induction" or "sentences" (model/lab/atlas_prompts.py), else None."""
-    if not G.config(name).decoder_only:
-        return None
-    return "induction" if isinstance(G.get_bundle(name).task, InductionTask) else "sentences"
+    return lab.atlas.atlas_inputs(name).prompt_kind
 
 
 def is_didactic(name: str) -> bool:
-    return isinstance(G.get_bundle(name).task, SyntheticTask)
+    return lab.atlas.atlas_inputs(name).didactic
 
 
 def atlas_file(name: str, n: int | None) -> Path:

@@ -3,10 +3,7 @@
 import streamlit as st
 
 import viz
-from app_support.gateway import config, get_analysis, get_summary, lab
-from app_support.i18n import current_lang, t, text
-from app_support.messages import show_input_error
-from app_support.model_info import (
+from app_pages.glue.model import (
     config_table,
     display_name,
     evaluation_label,
@@ -17,6 +14,9 @@ from app_support.model_info import (
     run_starts,
     symbol_table,
 )
+from app_support.gateway import config, get_analysis, get_summary, lab
+from app_support.i18n import current_lang, t, text
+from app_support.messages import show_input_error
 from app_support.ui import chart, escape_md, page_header
 from app_support.view import current_view
 from model.public import ARCHIVE_LIMIT_BYTES, FUSED_FROM_CELLS, InputError
@@ -34,7 +34,7 @@ def _part_label(scope) -> str:
 
 view = current_view()
 summary = get_summary(view.model)
-record = lab.overview.training_record(view.model)
+record = lab.model.training_record(view.model)
 cfg = config(view.model)
 lang = current_lang()
 page_header(t("model.title", title=t("page.model.title"), name=view.model), t("model.intro"))
@@ -82,7 +82,7 @@ with tabs[0]:
             st.info(t("model.trace.fused", cells=f"{FUSED_FROM_CELLS:,}"))
         name, sentence, direction, strategy, max_new = (view.model, view.text, view.direction_arg,
                                                         view.strategy, view.max_new)
-        plan = lab.overview.archive_scopes(name, len(result.source_tokens), len(result.target_tokens))
+        plan = lab.model.archive_scopes(name, len(result.source_tokens), len(result.target_tokens))
         part = plan[0][0]
         if len(plan) > 1 or part.kind is not None:
             # Labels fixed while the page runs (the widget may format its options again outside the run).
@@ -94,7 +94,7 @@ with tabs[0]:
 
         def export() -> bytes:
             # Built on click: the cached analysis keeps no hook tensors, the archive has every hook of `part`.
-            return lab.overview.archive(name, sentence, direction, strategy, max_new, part)
+            return lab.model.archive(name, sentence, direction, strategy, max_new, part)
 
         st.download_button(
             t("model.trace.download"),

@@ -1,4 +1,4 @@
-"""Aggregates over heads and layers (viz.aggregate): mean over heads, attention rollout."""
+"""Aggregates over heads and layers (viz.aggregates): mean over heads, attention rollout."""
 
 from __future__ import annotations
 

@@ -1,24 +1,17 @@
-"""What the training scrubber's page needs besides the experiments of ``model/lab/training_scrub.py``
-(reached as ``lab.training_scrub.<fn>``): the model it scrubs through, the head it may show, and the
-step and loss a link or the slider asks for."""
+"""What the training scrubber's page needs besides the experiments of ``model/lab/training.py``
+(reached as ``lab.training.<fn>``): the model it scrubs through, and the step and loss a link or the
+slider asks for (the head it may show: :mod:`app_support.reverse_models`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.lab.training_scrub import KIND
-from model.network.config import ModelConfig
 from model.training.presets import SNAPSHOT_MODEL
 
-__all__ = ["KIND", "MODEL", "clamp_head", "loss_at", "nearest_step"]
+__all__ = ["MODEL", "loss_at", "nearest_step"]
 
 #: The model the page scrubs through (the reverse recipe retrained with snapshots).
 MODEL = SNAPSHOT_MODEL
-
-
-def clamp_head(cfg: ModelConfig, layer: int, head: int) -> tuple[int, int]:
-    """The sidebar's layer and head, clamped to what this model's decoder has."""
-    return max(0, min(int(layer), cfg.n_dec_layers - 1)), max(0, min(int(head), cfg.n_heads - 1))
 
 
 def loss_at(series: Mapping[str, list], step: int) -> float | None:

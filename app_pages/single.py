@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import window
-from app_support.export import attention_downloads
+from app_pages.glue import single as window
+from app_pages.glue.single_export import attention_downloads
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.sidebar import clamp_choice

@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.glue import lens as LL
 from app_support import gateway as G
-from app_support import logit_lens as LL
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view
-from viz.logit_lens import lens_cell_hover, lens_heatmap, lens_position_figure, row_labels
+from viz.lens import lens_cell_hover, lens_heatmap, lens_position_figure, row_labels
 
 
 def shown_token(token: str) -> str:
@@ -41,7 +41,7 @@ if start:
     n = len(decoder)
     st.caption(t("lens.window", n=n, shown=n - start, start=start, stop=n - 1))
 with st.spinner(t("lens.running")):
-    lens = lab.logit_lens.logit_lens(view.model, source, decoder, prompt_len, start)
+    lens = lab.lens.logit_lens(view.model, source, decoder, prompt_len, start)
 positions = [int(p) for p in lens.positions]
 rows = row_labels(lens.n_rows, lang)
 

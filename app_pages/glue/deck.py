@@ -6,7 +6,7 @@ exercise), the shape trace (slides 2 and 5), the pitfall lab's word-order run (s
 stream's norms (slide 4, computed here from a full hooked pass) and the cached analysis (slide 6).
 
 The slide number is the deck page's URL parameter ``slide``; the deck remembers the slide it was on so
-every other page can offer a way back (:func:`back_link`).
+every other page's sidebar can offer a way back (:func:`app_support.sidebar.deck_back_link`).
 """
 
 from __future__ import annotations
@@ -15,23 +15,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from app_support import gateway as G
-from app_support import pages
 from app_support.gateway import lab
-from app_support.i18n import t
+from app_support.sidebar import DECK_RETURN_KEY
 from model.lab.deck import ResidualStream
 from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms
 
-if TYPE_CHECKING:  # app_support.view imports this module
+if TYPE_CHECKING:
     from app_support.view import View
 
 #: The six slides of the talk; the exercise comes after them.
 TALK = SLIDES[:6]
 N_SLIDES = len(SLIDES)
 SLIDE_KEY = "deck_slide"  # session key of the slide number (1-based)
-RETURN_KEY = "_deck_return"  # the slide the deck was last on (set while the deck is open)
 #: The explorer page behind each slide, and the page parameters the link sets.
 EXPLORER: dict[str, tuple[str, dict[str, str]]] = {
     "attention": ("worked", {}),
@@ -111,19 +108,7 @@ def step(delta: int) -> None:
 
 def remember(n: int) -> None:
     """The deck is on slide ``n``: other pages offer a way back to it."""
-    st.session_state[RETURN_KEY] = int(n)
-
-
-def back_link(page_path: str) -> None:
-    """On any page but the deck, after the deck was opened: a link back to the slide it was on."""
-    n = st.session_state.get(RETURN_KEY)
-    if not n or page_path == pages.page("deck").url_path:
-        return
-    try:
-        st.page_link(pages.page("deck").file, label=t("deck.back", n=n), icon=":material/slideshow:",
-                     query_params={"slide": str(n)})
-    except StreamlitAPIException:  # a page run on its own (tests): no navigation holds the deck
-        pass
+    st.session_state[DECK_RETURN_KEY] = int(n)
 
 
 # --------------------------------------------------------------------------- the deck's look and keys

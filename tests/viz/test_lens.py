@@ -1,4 +1,4 @@
-"""The logit-lens figures (viz/logit_lens.py): the grid shows the values and top tokens given (escaped),
+"""The logit-lens figures (viz/lens.py): the grid shows the values and top tokens given (escaped),
 its click targets name positions, and the position figure draws probability, rank + 1 and entropy."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 
 from viz.clicks import CLICK_TRACE_NAME
 from viz.labels import label
-from viz.logit_lens import lens_cell_hover, lens_heatmap, lens_position_figure, row_labels
+from viz.lens import lens_cell_hover, lens_heatmap, lens_position_figure, row_labels
 
 ROWS, POS, K = 3, 4, 2
 RNG = np.random.default_rng(0)
