@@ -7,12 +7,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import ablation as AB
+from app_pages.glue import ablation as AB
 from app_support import gateway as G
-from app_support.ablation import clicked_head
+from app_support import interventions as IV
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
+from app_support.selection import clicked_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_output, page_header
 from app_support.url_state import seed_from_url, set_url_param
@@ -37,11 +38,11 @@ lm = cfg.decoder_only  # a language model: its output is the prompt's continuati
 page_header(t("page.ablation.title"), t("ablation.intro_lm" if lm else "ablation.intro"))
 max_new = None
 if lm:
-    most = max(view.max_new or AB.LM_DEFAULT_NEW, AB.LM_DEFAULT_NEW)
+    most = max(view.max_new or IV.LM_DEFAULT_NEW, IV.LM_DEFAULT_NEW)
     if not 1 <= st.session_state.get("abl_new", 0) <= most:
-        st.session_state["abl_new"] = AB.lm_bound(view.max_new)
+        st.session_state["abl_new"] = IV.lm_bound(view.max_new)
     max_new = int(st.number_input(t("ablation.new_tokens"), 1, most, key="abl_new",
-                                  help=t("ablation.new_tokens_help", default=AB.LM_DEFAULT_NEW)))
+                                  help=t("ablation.new_tokens_help", default=IV.LM_DEFAULT_NEW)))
     st.caption(t("ablation.lm_bound", n=max_new, heads=view.n_layers["decoder"] * view.n_heads))
     view = dataclasses.replace(view, max_new=max_new)  # the analysis shown continues as far as this page
 result = current_analysis(view)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import atlas as AT
+from app_pages.glue import atlas as AT
 from app_support import pages
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text

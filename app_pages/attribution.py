@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import ablation as AB
-from app_support import attribution as AT
+from app_pages.glue import attribution as AT
 from app_support import gateway as G
+from app_support import interventions as IV
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
@@ -23,7 +23,7 @@ view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 lm = G.config(view.model).decoder_only  # a language model: the prompt is the source, bounded here
 page_header(t("page.attribution.title"), t("attribution.intro_lm" if lm else "attribution.intro"))
-max_new = AB.lm_bound(view.max_new) if lm else None
+max_new = IV.lm_bound(view.max_new) if lm else None
 current_analysis(dataclasses.replace(view, max_new=max_new) if lm else view)
 if not view.n_layers.get("cross") and not lm:
     st.info(t("attribution.no_cross"), icon=":material/info:")

@@ -1,16 +1,23 @@
 """Cost vs length: the time of attention's L² part measured on this machine (bounded), its quadratic fit
 and doubling ratios, the score tensor's memory, and the whole model's forward time with the L² share."""
 
+import os
+
 import streamlit as st
 
 import viz
 from app_support import gateway as G
-from app_support.cost import BUDGET_S
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.ui import chart, page_header
 from app_support.view import current_view
 from model.public import COST_LENGTHS
+
+#: Seconds of work the page may spend measuring, in all (attention core and whole model together): under
+#: the 2 s a page may take to answer, once per model and server (it does not depend on the input; the
+#: measurements are ``model/lab/cost.py``'s, cached by the gateway per model and budget). Tests shorten it
+#: with the environment variable ``ATTENTION_LENS_COST_BUDGET``.
+BUDGET_S = float(os.environ.get("ATTENTION_LENS_COST_BUDGET", "1.5"))
 
 view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run

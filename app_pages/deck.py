@@ -11,17 +11,16 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import viz
-from app_support import deck as DK
+from app_pages.glue import deck as DK
 from app_support import gateway as G
 from app_support import models as M
 from app_support import pages
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
-from app_support.messages import current_analysis, show_input_error, show_notes
+from app_support.messages import current_analysis, get_layer_tensors, show_input_error, show_notes
 from app_support.ui import chart, escape_md, md_tokens
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view
-from app_support.worked import get_layer_tensors
 from model.public import InputError, hook_name
 from viz import deck as VD
 from viz.export import deck_html

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import decoding as D
+from app_pages.glue import decoding as D
 from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, t

@@ -5,17 +5,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import ablation as AB
+from app_pages.glue import patching as PT
 from app_support import gateway as G
+from app_support import interventions as IV
 from app_support import models as M
-from app_support import patching as PT
-from app_support.ablation import clicked_head
 from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t, text
+from app_support.selection import clicked_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_output, md_tokens, page_header
 from app_support.url_state import clip_input, set_url_param, stop_page
-from app_support.view import current_view, open_head
+from app_support.view import FROM_COMPARE, current_view, open_head
 from model.public import InputError, Site, get_kind
 from viz.interventions import head_matrix, step_bars, step_pair_bars
 
@@ -27,7 +27,7 @@ page_header(t("page.patching.title"), t("patching.intro_lm" if lm else "patching
 # Sentence pairs (model input, not interface text): the compare page's presets.
 PRESETS = {True: ("苹果公司发布新品", "我吃了一个苹果", "苹"), False: ("listen", "silent", "")}
 
-handoff = st.session_state.pop(PT.FROM_COMPARE, None)
+handoff = st.session_state.pop(FROM_COMPARE, None)
 if handoff is not None:  # opened from the compare page: its two sentences and token
     st.session_state["pat_a"], st.session_state["pat_b"] = handoff[0], handoff[1]
     st.session_state["pat_token_wish"] = handoff[2] or ""
@@ -167,7 +167,7 @@ if lm:
     st.markdown(t("patching.lm.aligned", n=1 if position is not None else n_prompt, total=n_prompt))
     st.markdown("A: " + md_tokens(res_a.source_tokens, highlight=position) + "  \nB: "
                 + md_tokens(res_b.source_tokens, highlight=position))
-    st.caption(t("patching.lm.bound", n=AB.lm_bound(view.max_new), most=AB.LM_DEFAULT_NEW))
+    st.caption(t("patching.lm.bound", n=IV.lm_bound(view.max_new), most=IV.LM_DEFAULT_NEW))
 else:
     show_alignment(site.side, *((res_a.source_tokens, res_b.source_tokens) if site.side == "source"
                                 else (res_a.target_tokens, res_b.target_tokens)))
@@ -192,7 +192,7 @@ st.subheader(
 )
 with st.spinner(t("analysis.running")):
     result = lab.patching.patch(view.model, text_a, text_b, site, token or None, view.direction_arg,
-                                AB.lm_bound(view.max_new) if lm else None, position)
+                                IV.lm_bound(view.max_new) if lm else None, position)
 cols = st.columns(3)
 for col, label_key, output in (
     (cols[0], "patching.output_a", result.output_a),

@@ -1,5 +1,5 @@
 """Pitfall lab: classic Transformer bugs, each run for real. The inference half: faults switched on in
-the loaded model through model.interventions (never its weights), a fully masked row, the word-order
+the loaded model through model.run.interventions (never its weights), a fully masked row, the word-order
 test without the positional encoding, input cut at max_len; and the dimensions lab on a tiny random
 model, where every error shown is the exception the code really raised."""
 
@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support import pitfalls as PF
+from app_pages.glue import pitfalls as PF
 from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t, text
 from app_support.messages import current_analysis, show_input_error

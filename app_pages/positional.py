@@ -7,7 +7,6 @@ import streamlit as st
 
 import viz
 from app_support import gateway as G
-from app_support import positional_lab as formulas
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
@@ -87,9 +86,8 @@ if not 1 <= int(st.session_state.get("pe_k", 3)) <= k_max:
     st.session_state["pe_k"] = min(3, k_max)
 k = int(st.slider(t("positional.shift.k"), 1, k_max, key="pe_k"))
 set_url_param("k", k)
-exact = formulas.sinusoidal_table64(int(n_pos), int(d))
-m_k = formulas.shift_matrix(int(d), k)
-errors = formulas.shift_errors(exact, k)
+shift = lab.positional.sinusoid_shift(int(n_pos), int(d), k)
+m_k, errors = shift.matrix, shift.errors
 SHOWN = 64
 c1, c2 = st.columns(2)
 with c1:

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.glue import projector as PJ
 from app_support import gateway as G
-from app_support import projector as PJ
 from app_support.i18n import current_lang, t, text
 from app_support.models import reads_letters
 from app_support.ui import chart, escape_md, page_header

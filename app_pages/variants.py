@@ -8,10 +8,9 @@ import pandas as pd
 import streamlit as st
 
 import viz
+from app_pages.glue import variants as V
 from app_support import gateway as G
-from app_support import pitfalls as PF
-from app_support import training_scrub as TS
-from app_support import variants as V
+from app_support import reverse_models as RM
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.models import model_description, model_label
@@ -94,9 +93,9 @@ if len(measured) >= 2:
 
 reference = G.config(names[0])
 word = lab.pitfalls.trained_word(view.model, names[0], view.text)
-layer, head = TS.clamp_head(reference, view.layer, view.head)
+layer, head = RM.clamp_head(reference, view.layer, view.head)
 st.markdown(t("variants.word", word=_code(word), layer=layer, head=head))
-if word == PF.TRAINED_WORD and word != view.text.strip():
+if word == RM.TRAINED_WORD and word != view.text.strip():
     st.caption(t("variants.word_default"))
 if (layer, head) != (view.layer, view.head):
     st.caption(t("variants.clamped", layers=reference.n_dec_layers, heads=reference.n_heads))
@@ -104,9 +103,9 @@ with st.spinner(t("analysis.running")):
     views = {n: lab.variants.variant_view(n, word) for n in names}
 for column, name in zip(st.columns(len(names)), names, strict=True):
     run = views[name]
-    queries, keys = run.analysis.tokens_for(TS.KIND)
+    queries, keys = run.analysis.tokens_for(RM.KIND)
     with column:
-        chart(viz.attention_heatmap(run.analysis.attention(TS.KIND)[layer, head], queries, keys,
+        chart(viz.attention_heatmap(run.analysis.attention(RM.KIND)[layer, head], queries, keys,
                                     title=t("variants.map_title", model=_label(name), layer=layer, head=head),
                                     lang=lang), key=f"variants_map_{name}")
         st.markdown(t("variants.writes", output=_code(run.output), score=f"{run.alignment[layer, head]:.3f}"))

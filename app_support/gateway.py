@@ -37,10 +37,10 @@ import numpy as np
 import streamlit as st
 
 from app_support.byte_cache import ByteLRU
-from model.analysis import Analysis, analyze, attention_only, model_summary
-from model.decoding import GREEDY, Strategy
+from model.decoding.strategy import GREEDY, Strategy
 from model.network.config import ModelConfig
-from model.runtime import configure, freeze_long_lived, release_memory
+from model.run.analysis import Analysis, analyze, attention_only, model_summary
+from model.run.runtime import configure, freeze_long_lived, release_memory
 from model.store.bundle import Bundle
 from model.store.registry import UnknownModelError, load_model, model_dir
 
@@ -250,7 +250,7 @@ def get_analysis(name: str, text: str, direction: str | None = None, target: str
     recording attention patterns and scores only (all any page draws), cached per input.
 
     ``strategy`` is greedy when None, and ignored when teacher-forced (``target`` given); ``edits``
-    are interventions (model/interventions.py): the model itself is never changed. Raises
+    are interventions (model/run/interventions.py): the model itself is never changed. Raises
     ``InputError`` with a user-facing message for unusable input (never cached). ``max_new`` bounds
     the new tokens a decoded output may have (None: the model's default, see ``analyze``).
     """
@@ -259,7 +259,7 @@ def get_analysis(name: str, text: str, direction: str | None = None, target: str
     return _analysis(name, text, direction, target, chosen, tuple(edits), bound)
 
 
-#: ``model.analysis.model_summary`` of a model (config, parameter counts, metrics), cached.
+#: ``model.run.analysis.model_summary`` of a model (config, parameter counts, metrics), cached.
 get_summary = cached(model_summary)
 
 

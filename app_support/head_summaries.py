@@ -19,7 +19,7 @@ import viz
 from app_support.gateway import derived
 from app_support.token_display import ShownAttention, TokenDisplay, page_attention
 from model.network.kinds import get_kind
-from viz.aggregate import Blocks, stack_shape
+from viz.aggregates import Blocks, stack_shape
 from viz.stats import LN2
 from viz.wordpieces import merge_mask, merge_pieces
 

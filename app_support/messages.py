@@ -1,4 +1,5 @@
-"""What the app tells the user about their input, and the analysis of the sidebar's sentence.
+"""What the app tells the user about their input, and the analysis of the sidebar's sentence (and the layer
+tensors of it that the worked example and the talk deck work out by hand).
 
 Notes come from ``model/`` (truncation, script conversion, unknown characters, ...); this module
 shows each as a visible box, and stops a page with a message when the input cannot be run.
@@ -17,13 +18,14 @@ from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
 from app_support.url_state import stop_page
-from model.analysis import Analysis
+from model.core.messages import Message
 from model.data.tasks import InputError
-from model.messages import Message
 from model.network import progress
+from model.run.analysis import Analysis
 
 if TYPE_CHECKING:
     from app_support.view import View
+    from model.lab.worked import LayerTensors
 
 
 def note_clipped(cut_from: int | None, which: str = "sentence", limit: int = M.MAX_INPUT_CHARS) -> None:
@@ -109,3 +111,11 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
         show_io(view, result)
         show_notes(result)
     return result
+
+
+def get_layer_tensors(view: View) -> LayerTensors:
+    """q, k, v, scores, pattern and z of the sidebar's attention layer for its input, shared by every
+    session: the same text, direction, strategy and new-token bound as the page's analysis
+    (:func:`current_analysis`); raises ``InputError`` for unusable input."""
+    return G.lab.worked.layer_tensors_for(view.model, view.text, view.direction_arg, view.kind,
+                                          int(view.layer), view.strategy, view.max_new)

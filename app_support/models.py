@@ -5,7 +5,7 @@ where the config suffices)."""
 from __future__ import annotations
 
 from app_support import gateway as G
-from model.store.bundle import CheckpointError
+from model.store.problems import CheckpointError
 from model.store.registry import DEFAULT_MODEL, ModelInfo, UnknownModelError, model_info, model_infos
 
 __all__ = [

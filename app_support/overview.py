@@ -1,7 +1,7 @@
 """What the pages that draw every head take from a long input, streamed one layer at a time.
 
 An analysis keeps each layer's queries and keys, not every head's L x L pattern
-(:class:`~model.attention_stack.AttentionStack`): SmolLM2's 270 heads at 1,024 tokens would be 1.1 GB.
+(:class:`~model.network.attention_stack.AttentionStack`): SmolLM2's 270 heads at 1,024 tokens would be 1.1 GB.
 The all-heads tiles, one token's row or column of every head (token focus) and the heads ranked by
 change between two sentences (compare) are computed here one layer, or one block of query rows, at a
 time, and what a page keeps of them per input is small (:func:`app_support.gateway.derived`).
@@ -20,10 +20,10 @@ import pandas as pd
 
 from app_support.gateway import derived
 from app_support.token_display import ShownAttention
-from model.analysis import Analysis
-from model.attention_stack import AttentionStack
+from model.network.attention_stack import AttentionStack
 from model.network.kinds import get_kind
 from model.network.recorded import BLOCK_BYTES
+from model.run.analysis import Analysis
 from viz.compare import change_pairs, head_change, head_change_table
 from viz.focus import token_focus_values
 from viz.grid import pool_tiles

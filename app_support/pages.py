@@ -2,7 +2,8 @@
 
 ``app.py`` builds its navigation from :data:`PAGES`; the URL state keeps exactly the parameters
 declared here (the app-wide ones plus the open page's own); the page tests iterate over the same
-list. Adding a page = one file in ``app_pages/`` + one :class:`PageSpec` here.
+list. Adding a page = ``app_pages/<key>.py`` + one :class:`PageSpec` here + ``strings/pages/<key>.py``;
+its other modules carry the same key (README, "Where the one edit goes"; ``tests/test_naming.py``).
 
 When a page or a parameter moves, add a :class:`Redirect`: old links then open the same view.
 """
@@ -48,10 +49,10 @@ class Redirect:
 SECTIONS = ("attention", "decoding", "probe", "how", "intervene", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("single", "app_pages/single_head.py", ":material/grid_on:", "attention", "",
+    PageSpec("single", "app_pages/single.py", ":material/grid_on:", "attention", "",
              ("scale", "hide", "min", "share", "q", "k")),
-    PageSpec("heads", "app_pages/all_heads.py", ":material/apps:", "attention", "heads", ("layers",)),
-    PageSpec("focus", "app_pages/token_focus.py", ":material/my_location:", "attention", "focus",
+    PageSpec("heads", "app_pages/heads.py", ":material/apps:", "attention", "heads", ("layers",)),
+    PageSpec("focus", "app_pages/focus.py", ":material/my_location:", "attention", "focus",
              ("token", "side")),
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
@@ -59,13 +60,13 @@ PAGES: tuple[PageSpec, ...] = (
              "decoding", "decoding", ("step", "ref"), needs_decoder=True),
     PageSpec("compare", "app_pages/compare.py", ":material/compare:",
              "decoding", "compare", ("a", "b", "token")),
-    PageSpec("stats", "app_pages/head_stats.py", ":material/bar_chart:", "hood",
+    PageSpec("stats", "app_pages/stats.py", ":material/bar_chart:", "hood",
              "stats", ("x", "y", "bar")),
-    PageSpec("model", "app_pages/model_page.py", ":material/memory:", "hood", "model"),
-    PageSpec("mymodels", "app_pages/my_models.py", ":material/upload_file:", "hood", "my-models"),
+    PageSpec("model", "app_pages/model.py", ":material/memory:", "hood", "model"),
+    PageSpec("mymodels", "app_pages/mymodels.py", ":material/upload_file:", "hood", "my-models"),
     PageSpec("atlas", "app_pages/atlas.py", ":material/travel_explore:", "hood", "atlas", ("n", "stat")),
     PageSpec("deck", "app_pages/deck.py", ":material/slideshow:", "how", "deck", ("slide",)),
-    PageSpec("worked", "app_pages/worked_example.py", ":material/calculate:", "how", "worked",
+    PageSpec("worked", "app_pages/worked.py", ":material/calculate:", "how", "worked",
              ("query", "key")),
     PageSpec("masks", "app_pages/masks.py", ":material/visibility_off:", "how", "masks", ("other", "causal")),
     PageSpec("families", "app_pages/families.py", ":material/family_history:", "how", "families",
@@ -82,14 +83,14 @@ PAGES: tuple[PageSpec, ...] = (
              ("a", "b", "token", "site"), needs_decoder=True),
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
              ("step", "steps"), needs_decoder=True),
-    PageSpec("lens", "app_pages/logit_lens.py", ":material/layers:", "probe", "lens", ("pos", "lens_view")),
-    PageSpec("detectors", "app_pages/head_detectors.py", ":material/label:", "probe", "detectors",
+    PageSpec("lens", "app_pages/lens.py", ":material/layers:", "probe", "lens", ("pos", "lens_view")),
+    PageSpec("detectors", "app_pages/detectors.py", ":material/label:", "probe", "detectors",
              ("role", "probe")),
-    PageSpec("versus", "app_pages/model_vs_model.py", ":material/difference:", "probe", "versus",
+    PageSpec("versus", "app_pages/versus.py", ":material/difference:", "probe", "versus",
              ("other", "pair")),
     PageSpec("projector", "app_pages/projector.py", ":material/scatter_plot:", "probe", "projector",
              ("word", "preset", "sentences", "row", "color")),
-    PageSpec("training", "app_pages/training_scrub.py", ":material/timeline:", "how", "training", ("step",)),
+    PageSpec("training", "app_pages/training.py", ":material/timeline:", "how", "training", ("step",)),
     PageSpec("variants", "app_pages/variants.py", ":material/call_split:", "how", "variants", ("axis",)),
 )
 

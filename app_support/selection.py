@@ -73,3 +73,15 @@ def selected_row(event: Any) -> int | None:
         return None
     rows = sel.get("rows") if isinstance(sel, Mapping) else getattr(sel, "rows", None)
     return int(rows[0]) if rows else None
+
+
+def clicked_head(event) -> tuple[int, int] | None:
+    """(layer, head) of a click on a head matrix (viz.interventions.head_matrix), or None: the click
+    target's customdata [layer, head], else its x (the head) and y (the layer)."""
+    for point in selected_points(event):
+        pair = customdata_pair(point)
+        if pair is not None:
+            return pair
+        if point.get("x") is not None and point.get("y") is not None:
+            return int(round(float(point["y"]))), int(round(float(point["x"])))
+    return None

@@ -14,21 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from app_support import gateway as G
 from app_support import models as M
+from app_support import pages
 from app_support import strategy as decoding
-from app_support.deck import back_link
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t, text, valid_lang
 from app_support.messages import note_clipped
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, word_marker, words_key
 from app_support.ui import escape_md, inject_css
-from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
+from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
 from model.store.budget import budget_note
-from model.store.bundle import Bundle, CheckpointError
+from model.store.bundle import Bundle
+from model.store.problems import CheckpointError
 from model.store.registry import UnknownModelError
 
+DECK_RETURN_KEY = "_deck_return"  # the slide the talk deck was last on (set while the deck is open)
 TEXT_CUT = "_text_cut_from"  # a link's sentence was this long before it was cut to the box (None: not cut)
 
 
@@ -227,7 +230,7 @@ def render_sidebar(models: list[str], page_path: str = "") -> SidebarChoices:
     """
     present = bool(st.session_state.get("present"))
     inject_css(present)
-    back_link(page_path)  # after the talk deck was opened: a way back to its slide
+    deck_back_link(page_path)  # after the talk deck was opened: a way back to its slide
     # Bound now: format functions also run outside the script (AppTest), where session state is absent.
     lang = current_lang()
     with st.sidebar:
@@ -244,3 +247,15 @@ def render_sidebar(models: list[str], page_path: str = "") -> SidebarChoices:
         _projector_switch()
     return SidebarChoices(directions=directions, n_layers=n_layers, n_heads=n_heads, strategy=strategy,
                           display=display, max_new=max_new)
+
+
+def deck_back_link(page_path: str) -> None:
+    """On any page but the deck, after the deck was opened: a link back to the slide it was on."""
+    n = st.session_state.get(DECK_RETURN_KEY)
+    if not n or page_path == pages.page("deck").url_path:
+        return
+    try:
+        st.page_link(pages.page("deck").file, label=t("deck.back", n=n), icon=":material/slideshow:",
+                     query_params={"slide": str(n)})
+    except StreamlitAPIException:  # a page run on its own (tests): no navigation holds the deck
+        pass

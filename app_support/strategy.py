@@ -12,7 +12,7 @@ import streamlit as st
 
 from app_support.i18n import t, text
 from app_support.ui import escape_md
-from model.decoding import GREEDY, MAX_BEAM, MAX_LENGTH_PENALTY, MAX_SEED, MAX_TEMPERATURE, Strategy
+from model.decoding.strategy import GREEDY, MAX_BEAM, MAX_LENGTH_PENALTY, MAX_SEED, MAX_TEMPERATURE, Strategy
 
 PARAM = "decode"  # the URL parameter
 KINDS = ("greedy", "beam", "sample")

@@ -21,9 +21,9 @@ import streamlit as st
 
 from app_support.gateway import derived
 from app_support.i18n import t
-from model.analysis import Analysis
-from model.attention_stack import AttentionStack
+from model.network.attention_stack import AttentionStack
 from model.network.kinds import get_kind
+from model.run.analysis import Analysis
 from viz.wordpieces import CONTINUATION, Grouping, group_pieces, merge_mask, merge_pieces, word_starts
 
 PIECES_PARAM = "pieces"  # URL parameter and sidebar widget key: True / "words" = merge pieces into words
@@ -170,8 +170,8 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     """Pattern, scores, mask and labels of ``kind`` as drawn under ``display``.
 
     With the default display this is the model's own pattern, unchanged: for an analysis that keeps
-    queries and keys, :class:`~model.attention_stack.AttentionStack` s that compute what a page indexes
-    (never every head at once). A sentence made only of special tokens keeps them (there would be
+    queries and keys, :class:`~model.network.attention_stack.AttentionStack` s that compute what a page
+    indexes (never every head at once). A sentence made only of special tokens keeps them (there would be
     nothing left to show). ``heads=(layer, head)`` computes that one head only (arrays
     ``[1, 1, query, key]``): a page that draws one head does not compute or merge all of them. Merged
     word pieces and hidden specials (MiniLM, at most 512 tokens) are computed layer by layer, as arrays.

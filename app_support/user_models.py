@@ -20,9 +20,11 @@ import streamlit as st
 
 from app_support import gateway as G
 from app_support.i18n import text
+from model.store.problems import UserModelError
 from model.store.registry import REPO_ROOT, UserModel, user_model
-from model.store.uploads import LIMITS, UserModelSpace
-from model.store.user_folders import UserModelError, folder_models
+from model.store.upload_limits import LIMITS
+from model.store.uploads import UserModelSpace
+from model.store.user_folders import folder_models
 
 #: Models of their own one session holds at once (each is loaded in memory when used).
 MAX_MODELS = 3

@@ -29,7 +29,7 @@ from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay
 from app_support.token_display import url_params as token_url_params
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
-from model.decoding import DEFAULT_NEW_TOKENS, GREEDY, Strategy
+from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import KINDS
 
 _PENDING = "_pending_view"  # the choices a page asked for, applied at the start of the next run
@@ -38,6 +38,8 @@ _URL_LOADED = "_url_loaded"  # True once the session took its first choices from
 _VIEW_KEYS = pages.APP_PARAMS  # the sidebar's widget keys are named after their URL parameters
 _DIRECTIONS = ("auto", "zh->en", "en->zh", "raw", "chat")  # a chat model's prompt forms take the same place
 _TRUE_WORDS = ("1", "true", "yes", "on")  # how a link may say present=...
+#: Session key the compare page fills (sentence A, sentence B, token) before opening the patching page.
+FROM_COMPARE = "_patch_from_compare"
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.lab.ablation import ablate, group_heads, rank_heads, sample_texts  # noqa: E402
+from model.lab.ablation import ablate, rank_heads, sample_texts  # noqa: E402
 from model.lab.attribution import agreement, attribute  # noqa: E402
+from model.lab.choices import group_heads  # noqa: E402
 from model.lab.patching import rank_patches  # noqa: E402
 from model.store.registry import DEFAULT_MODEL, load_model
 

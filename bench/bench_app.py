@@ -32,8 +32,8 @@ import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
 import viz  # noqa: E402
-from model.analysis import analyze  # noqa: E402
-from model.decoding import greedy_decode  # noqa: E402
+from model.decoding.decoders import greedy_decode  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.registry import DEFAULT_MODEL, available_models, load_model  # noqa: E402
 
 SENTENCES = {

@@ -30,8 +30,8 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 import psutil
-from model.analysis import analyze, attention_only
-from model.messages import render
+from model.run.analysis import analyze, attention_only
+from model.core.messages import render
 from model.store.budget import ANALYSIS_BUDGET_BYTES, analysis_bytes
 from model.store.user_folders import load_user_model
 

@@ -17,7 +17,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.decoding import Strategy, beam_search, greedy_decode, sample_decode  # noqa: E402
+from model.decoding.beam import beam_search  # noqa: E402
+from model.decoding.decoders import greedy_decode, sample_decode  # noqa: E402
+from model.decoding.strategy import Strategy  # noqa: E402
 from model.store.registry import DEFAULT_MODEL, load_model
 from model.training.evaluate import translate_batch  # noqa: E402
 

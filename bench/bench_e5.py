@@ -36,7 +36,7 @@ SENTENCES = ["我吃了一个苹果", "苹果公司发布新品", "The bank rais
 def load_figures() -> None:
     import numpy as np
 
-    from model.embeddings import sentence_embeddings
+    from model.run.embeddings import sentence_embeddings
     from model.store.formats.e5 import e5_tokenizer
     from model.store.registry import load_model, model_dir
 

@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.analysis import analyze  # noqa: E402
-from model.archive import inspect_meta  # noqa: E402
+from model.export.archive import inspect_meta  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.registry import load_model
 from viz import export as E  # noqa: E402
 from viz.deck import deck_figures, for_projector, heatmap_figure  # noqa: E402

@@ -31,8 +31,8 @@ import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
 import viz  # noqa: E402
-from model import analysis  # noqa: E402
 from model.network import trace as trace_module  # noqa: E402
+from model.run import analysis  # noqa: E402
 from model.store.registry import load_model  # noqa: E402
 
 #: The last commit before the first-answer work (trace rows, heatmap hover).

@@ -26,7 +26,7 @@ import plotly.io as pio  # noqa: E402
 
 import viz  # noqa: E402
 from bench.bench_long_inputs import long_text  # noqa: E402
-from model.analysis import analyze  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.registry import load_model  # noqa: E402
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"

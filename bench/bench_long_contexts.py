@@ -136,9 +136,9 @@ def hooked_pass(model, ids: list[int], device: str = "cpu") -> dict:
     tensor kept, the shape trace on, logits of the last row only; returns what it recorded."""
     import torch
 
-    from model.analysis import attention_only
     from model.network.recorded import record_attention
     from model.network.trace import trace_shapes
+    from model.run.analysis import attention_only
 
     x = torch.tensor([ids], device=device)
     with trace_shapes(), record_attention() as recorded:
@@ -208,7 +208,7 @@ def run_case(case: str, args) -> dict:
         figures["weights_bytes"] = sum(a.numel() * a.element_size() for a in out.attentions)
         n = len(ids)
     elif case == "analyze":
-        from model.analysis import analyze, attention_only
+        from model.run.analysis import analyze, attention_only
 
         result = analyze(bundle, spec["text"], keep=attention_only, max_new=1)
         n = len(result.target_tokens)
@@ -322,7 +322,7 @@ def print_ratios(results: list[dict]) -> None:
 
 
 def print_threshold(results: list[dict]) -> None:
-    from model.network.attention import FUSED_FROM_CELLS
+    from model.network.config import FUSED_FROM_CELLS
 
     heads = SMOLLM2_SHAPE["n_heads"]
     from_tokens = int((FUSED_FROM_CELLS / heads) ** 0.5) + 1

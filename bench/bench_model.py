@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from model.analysis import analyze  # noqa: E402
-from model.decoding import greedy_decode  # noqa: E402
+from model.decoding.decoders import greedy_decode  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.registry import available_models, example_input, load_model
 
 RATIO_TARGET = 1.10

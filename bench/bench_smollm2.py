@@ -60,8 +60,8 @@ def main() -> None:
     import torch
     import transformers
 
-    from model.analysis import analyze
-    from model.decoding import greedy_decode
+    from model.decoding.decoders import greedy_decode
+    from model.run.analysis import analyze
     from model.store.registry import load_model
     from model.store.sources.packages import PRETRAINED, pretrained_path
 

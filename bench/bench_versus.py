@@ -33,7 +33,7 @@ def _page_visit(model: str, other: str, kind: str, text: str) -> dict:
     torch.set_num_threads(1)
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app_pages" / "model_vs_model.py"), default_timeout=600)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "versus.py"), default_timeout=600)
     at.query_params.update({"model": model, "text": text, "kind": kind, "lang": "en", "other": other})
     start = time.perf_counter()
     at.run()

@@ -47,7 +47,7 @@ LENGTHS = (19, 128, 512)
 LONG_LENGTHS = (1024, 2048)
 D_HEAD = 32  # MiniLM's
 GRID_WIDTH = 1000  # all_heads_grid's default, as in the rows above
-WINDOW = 64  # the single-head page's default window on a long axis (app_support/window.py)
+WINDOW = 64  # the single-head page's default window on a long axis (app_pages/glue/single.py)
 
 
 def random_attention(n: int, seed: int = 0) -> np.ndarray:

@@ -16,7 +16,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app_support.token_display import TokenDisplay, shown_attention  # noqa: E402
-from model.analysis import analyze  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.registry import load_model
 
 BASE = "Tokenizers split unbelievably long embeddings into word pieces. "  # 15 tokens a sentence

@@ -50,7 +50,7 @@ SECONDS = re.compile(r"\d+(?:[.,]\d+)?\s*(?:s|ms|秒|毫秒)\b")
 
 
 def _steady(text: str) -> str:
-    return SECONDS.sub("<time>", text)
+    return SECONDS.sub("<time>", text.replace(str(ROOT), "<checkout>"))
 
 
 def page_fingerprint(app: str, registry, spec, model: str, text: str, lang: str) -> dict:
@@ -62,8 +62,9 @@ def page_fingerprint(app: str, registry, spec, model: str, text: str, lang: str)
     if spec is not registry.START_PAGE:
         at.switch_page(spec.file).run()
     charts = [_digest(el.proto.spec) for el in at.get("plotly_chart")]
+    # the note that an analysis was just computed shows only to the session that computed it first
     shown = [str(el.value) for kind in ("markdown", "info", "warning", "error", "caption")
-             for el in getattr(at, kind)]
+             for el in getattr(at, kind) if "<time>" not in _steady(str(el.value)) or kind != "caption"]
     return {"charts": charts, "texts": [_steady(t) for t in shown],
             "exception": [e.message for e in at.exception]}
 

@@ -6,20 +6,29 @@ constants. Nothing here runs a model: pages get results through ``app_support/ga
 
 from __future__ import annotations
 
-from .archive import LIMIT_BYTES as ARCHIVE_LIMIT_BYTES
 from .data.tasks import InputError
-from .decoding import GREEDY, BeamResult, SampleResult, Strategy
-from .lab.ablation import ABLATION_MODES, all_heads, format_heads, group_heads, parse_heads
-from .lab.atlas import LM_NEW_TOKENS, ROLE_STAT, ROLES, STATS
-from .lab.cost import LENGTHS as COST_LENGTHS
-from .lab.families import FAMILY_MAX_TOKENS, FAMILY_MODELS, sentence_words
-from .lab.patching import Site
-from .network.attention import FUSED_FROM_CELLS
-from .network.config import ModelConfig
+from .decoding.results import BeamResult, SampleResult
+from .decoding.strategy import GREEDY, Strategy
+from .export.scopes import LIMIT_BYTES as ARCHIVE_LIMIT_BYTES
+from .lab.atlas_result import ROLE_STAT, ROLES, STATS
+from .lab.choices import (
+    ABLATION_MODES,
+    COST_LENGTHS,
+    FAMILY_MAX_TOKENS,
+    FAMILY_MODELS,
+    Site,
+    all_heads,
+    format_heads,
+    group_heads,
+    parse_heads,
+    sentence_words,
+)
+from .lab.choices import ATLAS_NEW_TOKENS as LM_NEW_TOKENS
+from .network.config import FUSED_FROM_CELLS, ModelConfig
 from .network.kinds import KINDS, AttentionKind, get_kind, hook_name
 from .store.names import UnknownModelError
-from .store.uploads import LIMITS as UPLOAD_LIMITS
-from .store.user_folders import UserModelError
+from .store.problems import UserModelError
+from .store.upload_limits import LIMITS as UPLOAD_LIMITS
 from .training.presets import PITFALLS, PRESETS, VARIANT_AXES
 
 __all__ = [

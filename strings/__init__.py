@@ -22,8 +22,8 @@ import pkgutil
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 
-from model.messages import ENGLISH as MESSAGES_EN
-from model.messages import Message, render
+from model.core.messages import ENGLISH as MESSAGES_EN
+from model.core.messages import Message, render
 from strings import figures, pages
 from strings.messages_zh import MESSAGES_ZH
 

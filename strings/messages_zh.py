@@ -1,4 +1,4 @@
-"""Chinese wording of the messages model/ makes (codes and placeholders as in model.messages.ENGLISH)."""
+"""Chinese wording of the messages model/ makes (codes and placeholders as in model.core.messages.ENGLISH)."""
 
 MESSAGES_ZH: dict[str, str] = {
     "input_truncated": (

@@ -161,7 +161,7 @@ def test_the_circle_finder_finds_a_circle_and_passes_a_chain():
 def test_the_import_graph_sees_relative_and_function_level_imports():
     graph = import_graph()
     assert "model.store.formats.own" in graph["model.training.snapshots"]  # from ..store.formats.own import
-    assert "model.network.transformer" in graph["model.decoding"]
+    assert "model.network.transformer" in graph["model.decoding.decoders"]
     assert len(graph) > 100
 
 
@@ -182,7 +182,7 @@ def _imports_of(path: pathlib.Path) -> list[str]:
 
 def _app_files() -> list[pathlib.Path]:
     support = sorted((ROOT / "app_support").rglob("*.py"))
-    return [ROOT / "app.py", *support, *sorted((ROOT / "app_pages").glob("*.py"))]
+    return [ROOT / "app.py", *support, *sorted((ROOT / "app_pages").rglob("*.py"))]
 
 
 def test_pages_take_from_model_only_its_public_module():
@@ -193,6 +193,32 @@ def test_pages_take_from_model_only_its_public_module():
         for name in _imports_of(path)
         if (name == "model" or name.startswith("model.")) and name != "model.public"
     }
+    assert not found, sorted(found)
+
+
+def _glue_owner(module: str) -> str | None:
+    """The page key a glue module belongs to (``app_pages.glue.<key>`` or ``app_pages.glue.<key>_<part>``)."""
+    if not module.startswith("app_pages.glue.") or module == "app_pages.glue":
+        return None
+    stem = module.rpartition(".")[2]
+    from app_support.pages import BY_KEY
+
+    keys = sorted(BY_KEY, key=len, reverse=True)
+    return next((key for key in keys if stem == key or stem.startswith(key + "_")), stem)
+
+
+def test_glue_is_imported_by_its_own_page_only_and_the_core_imports_no_page():
+    """``app_pages/glue/<key>.py`` serves the page ``app_pages/<key>.py`` (and that page's other glue); the
+    app-wide core (app.py, app_support/) imports nothing of app_pages/."""
+    graph = import_graph()
+    found = set()
+    for module, imported in graph.items():
+        for target in imported:
+            owner = _glue_owner(target)
+            if module.startswith("app_support") and target.startswith("app_pages"):
+                found.add(f"{module} -> {target} (the core imports no page)")
+            elif owner is not None and module not in (f"app_pages.{owner}",) and _glue_owner(module) != owner:
+                found.add(f"{module} -> {target} (glue of page {owner!r})")
     assert not found, sorted(found)
 
 
@@ -220,9 +246,9 @@ def test_only_the_gateway_caches_model_results():
 
 
 def test_the_forward_pass_is_changed_through_one_mechanism():
-    """Hook functions and flags are set by model.interventions (which always undoes them) and the
+    """Hook functions and flags are set by model.run.interventions (which always undoes them) and the
     hook machinery itself, nowhere else: no raw forward hook, no hand-flipped recompute flag."""
-    owners = {"model/interventions.py", "model/network/hooks.py", "model/network/transformer.py"}
+    owners = {"model/run/interventions.py", "model/network/hooks.py", "model/network/transformer.py"}
     found = set()
     for path in sorted((ROOT / "model").rglob("*.py")):
         rel = str(path.relative_to(ROOT))
@@ -249,9 +275,40 @@ def test_strings_imports_no_ui_no_torch_and_of_the_project_only_pure_model_table
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bad"] == []
-    # model.messages and model.store.problems: the English of model/'s messages and of a refused upload;
+    # model.core.messages and model.store.problems: the English of model/'s messages and of a refused upload;
     # model.network.kinds: the attention kinds' names (all three pure Python)
-    allowed = {"model", "model.messages", "model.network", "model.network.kinds", "model.store",
+    allowed = {"model", "model.core", "model.core.messages",
+               "model.network", "model.network.kinds", "model.store",
                "model.store.problems"}
     assert set(result["project"]) <= allowed
     assert result["n"] >= len(modules)
+
+
+def test_the_public_module_imports_no_torch():
+    """``model.public`` holds value types and constants only: a page that imports it loads no torch."""
+    code = "import json, sys\nimport model.public\nprint(json.dumps('torch' in sys.modules))\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False
+
+
+#: The only modules at the top of model/: every other module belongs to one of its packages.
+MODEL_TOP = {"__init__.py", "__main__.py", "public.py"}
+
+
+def test_no_loose_modules_at_the_top_of_model():
+    loose = sorted(p.name for p in (ROOT / "model").glob("*.py") if p.name not in MODEL_TOP)
+    assert not loose, loose
+
+
+def test_every_package_docstring_names_each_of_its_modules():
+    """A package's docstring is its table of contents: each module (and subpackage) on a line of its own."""
+    missing = []
+    for init in sorted((ROOT / "model").rglob("__init__.py")):
+        package = init.parent
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        words = {w for line in doc.splitlines() for w in line.replace(",", " ").split()}
+        members = [p.name for p in package.glob("*.py") if p.name != "__init__.py"]
+        members += [f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").is_file()]
+        missing += [f"{package.relative_to(ROOT)}: {m}" for m in sorted(members) if m not in words]
+    assert not missing, missing

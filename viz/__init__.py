@@ -6,7 +6,7 @@ Array conventions: one layer's pattern is ``[head, query, key]``, all layers
 ``-inf`` where masked.
 """
 
-from viz.aggregate import (
+from viz.aggregates import (
     attention_rollout,
     attention_rollout_figure,
     is_lazy,
@@ -60,7 +60,7 @@ from viz.grid import (
     tile_heads,
 )
 from viz.heatmap import attention_heatmap, hidden_cells
-from viz.logit_lens import lens_heatmap, lens_position_figure  # noqa: F401 (logit lens page)
+from viz.lens import lens_heatmap, lens_position_figure  # noqa: F401 (logit lens page)
 from viz.masks import (
     future_weight,
     mask_matrix,

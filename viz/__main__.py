@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model.files import atomic_write, temporary_prefix
+from model.core.files import atomic_write, temporary_prefix
 from viz.inspect_folder import KINDS, UsageError, check_deck, check_head, n_layers, read_inspect
 
 __all__ = ["KINDS", "UsageError", "check_head", "main", "n_layers", "read_inspect"]

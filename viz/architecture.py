@@ -3,7 +3,7 @@ multi-head split and merge of one attention layer.
 
 Pure layout: the inputs are a small dict of config values (``n_enc_layers``, ``n_dec_layers``,
 ``norm_first``, ``norm``, ``pos_encoding``, ``tie_embeddings``, ...) and the real shapes of a pass,
-read from the shape trace (plain dicts, ``model.analysis.Analysis.trace``). No torch. Which boxes
+read from the shape trace (plain dicts, ``model.run.analysis.Analysis.trace``). No torch. Which boxes
 there are and where they sit is :mod:`viz.architecture_boxes`; this module draws them.
 
 The diagram draws one block of each stack with "× N". Flow goes upward as in the paper.

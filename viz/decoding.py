@@ -199,7 +199,7 @@ def topk_bar(
     return fig
 
 
-#: Beam-search node statuses (model.decoding.BeamCandidate.status, "start" for the decoder's prefix).
+#: Beam-search node statuses (model.decoding.results.BeamCandidate.status, "start" for the decoder's prefix).
 BEAM_STATUSES = ("start", "kept", "finished", "cut", "pruned")
 _STATUS_COLOUR = {"start": "#525252", "kept": theme.ACCENT, "finished": "#238b45", "cut": "#fd8d3c",
                   "pruned": theme.MASK_COLOR}

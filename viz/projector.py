@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from viz import theme
 from viz._validate import as_array
 from viz.labels import label
-from viz.logit_lens import row_labels
+from viz.lens import row_labels
 from viz.tokens import escape_text, token_label
 
 __all__ = ["SENSE_COLORS", "SENTENCE_SCALE", "projection_scatter", "ratio_figure", "row_labels"]

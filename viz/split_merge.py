@@ -1,5 +1,5 @@
 """The multi-head split and merge of one attention layer: its stages, with the real and the symbolic
-shapes read from the shape trace of a pass (plain dicts, ``model.analysis.Analysis.trace``), drawn
+shapes read from the shape trace of a pass (plain dicts, ``model.run.analysis.Analysis.trace``), drawn
 left to right. No torch.
 """
 

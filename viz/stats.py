@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from viz._validate import as_array, check_mask
-from viz.aggregate import Blocks, is_lazy, stack_shape, stream_layers
+from viz.aggregates import Blocks, is_lazy, stack_shape, stream_layers
 from viz.labels import label
 
 LN2 = float(np.log(2.0))
@@ -253,7 +253,7 @@ def head_stats(
     """One row per head with summary statistics (see :data:`HEAD_STATS_COLUMNS`).
 
     ``patterns``: ``[layer, head, query, key]`` (3-D = one layer), an array or a lazy stack, read a
-    block of query rows of one layer at a time (:func:`viz.aggregate.stream_layers`, ``blocks``).
+    block of query rows of one layer at a time (:func:`viz.aggregates.stream_layers`, ``blocks``).
     ``key_mask``: bool, True = masked key, ``[key]``, ``[query, key]`` or the full shape (or a lazy
     mask stack); rows with every key masked are skipped and the number of attendable keys feeds
     ``entropy_norm``. ``query_mask``: bool ``[query]``, True = padded query row to skip.

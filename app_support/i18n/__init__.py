@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from model.messages import Message
+from model.core.messages import Message
 from strings import DEFAULT_LANG, LANGS, MESSAGES, ORIGIN, STRINGS, message_text, text
 
 __all__ = [

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..files import delete_inside
+from ..core.files import delete_inside
 
 EXIT_USAGE = 2
 
@@ -95,7 +95,7 @@ def add_strategy_args(s: argparse.ArgumentParser) -> None:
 
 def parse_strategy(args):
     """The Strategy the flags ask for; ValueError with a one-line reason for a bad combination."""
-    from ..decoding import Strategy
+    from ..decoding.strategy import Strategy
 
     sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed}
     if args.beam is not None and args.sample:
@@ -161,7 +161,7 @@ def write_files(folder: Path, files: dict[str, bytes]) -> str | None:
 
     Each file goes to a temporary name in the folder first and is renamed into place only when
     all of them are written, so a failure leaves no half-written output behind. (Not
-    :func:`model.files.atomic_write`, which renames each file as soon as it is written.)
+    :func:`model.core.files.atomic_write`, which renames each file as soon as it is written.)
     """
     import os
     import tempfile

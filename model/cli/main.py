@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ..data.tasks import InputError
-    from ..store.bundle import CheckpointError
+    from ..store.problems import CheckpointError
     from ..store.registry import UnknownModelError
 
     expected: tuple[type[BaseException], ...] = (InputError, CheckpointError, UnknownModelError)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..messages import render
+from ..core.messages import render
 from .common import (
     EXIT_USAGE,
     add_model_args,
@@ -22,7 +22,7 @@ from .common import (
 
 
 def cmd_list(args) -> int:
-    from ..store.bundle import CheckpointError
+    from ..store.problems import CheckpointError
     from ..store.registry import available_models, example_input
 
     for name in available_models():
@@ -50,8 +50,8 @@ def _texts_to_run(args, what: str):
 
 
 def cmd_translate(args) -> int:
-    from ..analysis import analyze
     from ..data.tasks import InputError
+    from ..run.analysis import analyze
 
     found = _texts_to_run(args, "sentences")
     if isinstance(found, int):
@@ -83,7 +83,8 @@ def _no_chat_form(bundle) -> str:
 def cmd_generate(args) -> int:
     """A decoder-only model's continuation of each text (raw, or answered in chat form)."""
     from ..data.tasks import InputError
-    from ..decoding import DEFAULT_NEW_TOKENS, decode
+    from ..decoding.decoders import decode
+    from ..decoding.strategy import DEFAULT_NEW_TOKENS
 
     found = _texts_to_run(args, "prompts")
     if isinstance(found, int):
@@ -125,7 +126,7 @@ def _megabytes(value: str) -> float:
 
 def _inspect_scope(args):
     """The --kind/--layer/--head scope of inspect, or a one-line problem."""
-    from ..archive import Scope
+    from ..export.scopes import Scope
 
     if args.head is not None and args.layer is None:
         return "--head needs --layer"
@@ -135,8 +136,9 @@ def _inspect_scope(args):
 
 
 def cmd_inspect(args) -> int:
-    from ..analysis import analyze
-    from ..archive import activations_npz, inspect_meta, per_position
+    from ..export.archive import activations_npz, inspect_meta
+    from ..export.scopes import per_position
+    from ..run.analysis import analyze
 
     try:
         strategy = parse_strategy(args)
@@ -181,7 +183,8 @@ def cmd_inspect(args) -> int:
 
 def _scope_problem(result, scope, limit: int) -> str | None:
     """Why the archive of ``scope`` is not written (past ``limit`` bytes: a part that fits), or None."""
-    from ..archive import ALL, kinds_of, scope_bytes, scopes
+    from ..export.archive import kinds_of, scope_bytes
+    from ..export.scopes import ALL, scopes
 
     size = scope_bytes(result, scope)
     if size <= limit or scope.head is not None:  # one head is written whatever its size

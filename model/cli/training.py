@@ -68,8 +68,8 @@ def _export(run_dir: Path, name: str, dtype_name: str, test_sentences: int | Non
 def _init_from_problem(folder: Path, model_config) -> str | None:
     """Why training cannot start from ``folder``'s weights (None when it can), read from its config
     and the weights' header alone."""
-    from ..store.bundle import CheckpointError
     from ..store.formats.own import OWN
+    from ..store.problems import CheckpointError
     from ..store.sources.shipped import tokenizer_of
 
     try:
@@ -246,7 +246,7 @@ def cmd_average(args) -> int:
 
 def cmd_significance(args) -> int:
     """Paired bootstrap (sacrebleu) of a candidate checkpoint against a baseline on one split."""
-    from ..files import atomic_write
+    from ..core.files import atomic_write
     from ..store.formats.own import load_checkpoint
     from ..training.significance import compare_models
 

@@ -1,7 +1,7 @@
 """Continuing a text: the task of a decoder-only language model (GPT-2, Llama, Qwen2, Mistral).
 
 ``prepare(text)`` gives the prompt's token ids (BOS first when the model wants one) as both the
-source and the decoder prefix, so every decoding strategy (model/decoding.py) continues it as it
+source and the decoder prefix, so every decoding strategy (model/decoding/) continues it as it
 continues a translation's prefix, with no encoder output to attend to. There is no training data:
 such models come pretrained.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from ..messages import Message
+from ..core.messages import Message
 from .byte_tokens import readable_tokens
 from .chat_form import ChatForm, chat_form_and_reason
 from .prepared import InputError, Prepared, check_text
@@ -21,7 +21,7 @@ from .tokenizer_files import TokenizerFile, read_tokenizer
 
 class PieceTokenizer(TokenizerFile):
     """Any Hugging Face ``tokenizer.json`` (byte-level BPE, SentencePiece BPE, ...), with the special
-    ids the model's config.json names (satisfies ``model.protocols.Tokenizer``)."""
+    ids the model's config.json names (satisfies ``model.core.protocols.Tokenizer``)."""
 
     def __init__(self, tokenizer: Tokenizer, bos_id: int | None, eos_id: int | None, pad_id: int):
         self._tok = tokenizer

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..messages import Message
+from ..core.messages import Message
 from .char_tokenizer import CharTokenizer
 from .prepared import Prepared, check_text
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..messages import Message
+from ..core.messages import Message
 
 
 class InputError(ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..messages import Message
+from ..core.messages import Message
 from .char_tokenizer import CharTokenizer
 from .prepared import InputError, Prepared, check_text
 from .tokenizers import FramedTokenizer, WordPieceTokenizer

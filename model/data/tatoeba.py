@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import atomic_write, file_digest
+from ..core.files import atomic_write, file_digest
 from .zh_script import to_simplified
 
 __all__ = [

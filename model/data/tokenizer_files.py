@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from ..files import atomic_write
+from ..core.files import atomic_write
 
 
 def read_tokenizer(path: Path, *, if_corrupt: str = "") -> Tokenizer:

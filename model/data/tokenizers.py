@@ -32,7 +32,7 @@ CONTINUATION = "##"
 
 
 class FramedTokenizer(TokenizerFile):
-    """A tokenizer whose inputs a start and an end token frame (satisfies ``model.protocols.Tokenizer``).
+    """A tokenizer whose inputs a start and an end token frame (satisfies ``model.core.protocols.Tokenizer``).
 
     ``bos_id`` is the start token ([CLS], <s>) and ``eos_id`` the end token ([SEP], </s>): what the
     model reads first and last. ``SPECIALS`` names each role's token; the task adds the frame,
@@ -44,7 +44,7 @@ class FramedTokenizer(TokenizerFile):
     #: How a token shows where a word is cut (viz.wordpieces.word_starts reads it): WordPiece marks a
     #: piece that continues a word (``##``), SentencePiece one that begins a word (``▁``).
     word_marker = CONTINUATION
-    #: The note the task gives for text that became the unknown token (model/messages.py).
+    #: The note the task gives for text that became the unknown token (model/core/messages.py).
     unknown_note = "unknown_words"
 
     def __init__(self, tokenizer: Tokenizer):

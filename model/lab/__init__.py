@@ -3,8 +3,34 @@
 Each module takes a :class:`model.store.bundle.Bundle` and plain values and returns plain results
 (dataclasses of numpy arrays, numbers, strings): the app caches them by model and arguments
 (``app_support/gateway.py``) and draws them (``viz/``). Every change to the forward pass goes
-through :mod:`model.interventions` (an experiment's own change is a ``HookFunction`` edit), which
+through :mod:`model.run.interventions` (an experiment's own change is a ``HookFunction`` edit), which
 always undoes it; never through the weights.
+
+    choices.py        what the pages choose from and are told (heads, patch sites, bounds); no torch
+    overview.py       the model page: training record and the full archive of one input
+    masks.py          the masks page: a padded batch of two sentences, and what the masks hide
+    pitfalls.py       the pitfall lab: the model run with one fault switched on
+    ablation.py       which head matters: remove one at a time
+    patching.py       activation patching between two sentences
+    patching_lm.py    activation patching on a decoder-only language model, every site at once
+    attribution.py    attribution beside attention
+    logit_lens.py     what each layer would predict if the model stopped there
+    detectors.py      head detectors: one score per role for every head
+    atlas.py          the head atlas: what every head does over a whole dataset
+    atlas_prompts.py  the prompt set a decoder-only model's atlas runs over
+    atlas_result.py   what an atlas holds: statistics, roles, the result
+    atlas_stats.py    the atlas's statistics, numpy only
+    atlas_files.py    the atlas on disk, keyed on the weights
+    induction.py      what the induction model learned
+    positional.py     the positional-encoding lab
+    projector.py      one word's hidden state at every layer, in 2-D
+    families.py       three model families, one sentence
+    versus.py         model vs model: each head matched with its nearest head of the other
+    variants.py       the architecture variants side by side
+    training_scrub.py a model at a chosen training step
+    cost.py           what attention costs as the input grows
+    deck.py           the live deck's residual-stream slide
+    worked.py         one attention layer's full activations, for the worked example
 """
 
 from __future__ import annotations

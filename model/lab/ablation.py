@@ -40,15 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import Analysis, analyze, attention_only
-from ..decoding import greedy_decode
-from ..interventions import HeadOutput, HookFunction, intervene
+from ..decoding.decoders import greedy_decode
 from ..network.kinds import KINDS, hook_name, layer_counts
+from ..run.analysis import Analysis, analyze, attention_only
+from ..run.interventions import HeadOutput, HookFunction, intervene
 from ..store.bundle import Bundle
 from ..training.evaluate import translate_batch
 from . import entry
+from .choices import ABLATION_MODES, Head
 
-ABLATION_MODES = ("zero", "mean")
 #: New tokens of a language model's continuation the interventions read by default: ranking 270 heads
 #: of SmolLM2 costs ~30 batched passes over prompt + continuation (bench/bench_interventions_lm.py).
 LM_NEW_TOKENS = 6
@@ -74,7 +74,7 @@ class _Run:
 def _teacher_forced(bundle: Bundle, text: str, direction: str | None, max_new: int | None = None,
                     output: tuple[int, ...] | None = None) -> _Run:
     """The intact model's greedy output (or the given `output` ids), laid out for teacher forcing (as
-    model/analysis.py does). A language model continues by at most `max_new` tokens (LM_NEW_TOKENS)."""
+    model/run/analysis.py does). A language model continues by at most `max_new` tokens (LM_NEW_TOKENS)."""
     model, cfg, tok = bundle.model, bundle.model.cfg, bundle.tokenizer
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
     bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else max_new
@@ -229,53 +229,6 @@ def effect_matrices(
 
 
 # --------------------------------------------------------------------------- several heads at once
-
-Head = tuple[str, int, int]  # (attention kind, layer, head)
-
-
-def all_heads(cfg) -> list[Head]:
-    """Every head of a model, in kind, layer, head order."""
-    counts = layer_counts(cfg)
-    return [(k, i, h) for k in KINDS for i in range(counts[k]) for h in range(cfg.n_heads)]
-
-
-def group_heads(cfg, kind: str, layer: int) -> list[Head]:
-    """All heads of one attention kind and layer (ValueError when the model has no such layer)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown attention kind {kind!r}; expected one of {list(KINDS)}")
-    n = layer_counts(cfg)[kind]
-    if not 0 <= layer < n:
-        raise ValueError(f"{kind} attention has layers 0..{n - 1}, got {layer}")
-    return [(kind, layer, h) for h in range(cfg.n_heads)]
-
-
-def format_heads(heads) -> str:
-    """Heads as a link parameter: `cross.1.0,cross.1.2` (sorted, no repeats)."""
-    order = {k: i for i, k in enumerate(KINDS)}
-    unique = sorted(set(heads), key=lambda x: (order[x[0]], x[1], x[2]))
-    return ",".join(f"{k}.{i}.{h}" for k, i, h in unique)
-
-
-def parse_heads(text: str, cfg) -> tuple[list[Head], list[str]]:
-    """(heads of this model, the parts that are not) from a `kind.layer.head,...` parameter; never raises."""
-    valid = set(all_heads(cfg))
-    heads: list[Head] = []
-    bad: list[str] = []
-    for part in (text or "").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        pieces = part.split(".")
-        head = None
-        if len(pieces) == 3 and all(p.isascii() and p.isdigit() for p in pieces[1:]):
-            head = (pieces[0], int(pieces[1]), int(pieces[2]))
-        if head in valid:
-            if head not in heads:
-                heads.append(head)
-        else:
-            bad.append(part)
-    return heads, bad
-
 
 def head_edits(heads, mode: str = "zero") -> tuple[HeadOutput, ...]:
     """One HeadOutput edit per head (ValueError on an unknown mode)."""

@@ -4,7 +4,7 @@
     atlas = load_or_compute(bundle, n=200)     # cached on disk in runs/atlas/, keyed on the weights
     atlas.roles("cross", 1, 0)                 # [Role("alignment", 0.93, 0.5)]
 
-Each sentence of the dataset is run as the app runs one (`model.analysis.analyze`): the task prepares
+Each sentence of the dataset is run as the app runs one (`model.run.analysis.analyze`): the task prepares
 the text, the model decodes greedily, and one hooked teacher-forced pass over prefix + output records
 every attention pattern. Here sentences go in padded batches (padded query rows are left out; padded
 keys carry weight 0), so a sentence's figures equal its own analysis up to float rounding.
@@ -42,13 +42,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..data.batches import pad_batch
+from ..data.lm_training import InductionTask
 from ..data.tasks import Prepared, SyntheticTask
-from ..decoding import greedy_decode
+from ..decoding.decoders import greedy_decode
 from ..network.hooks import ActivationCache
 from ..network.kinds import get_kind, hook_name, layer_counts
 from ..network.transformer import Transformer
@@ -65,12 +67,13 @@ from .atlas_files import (
     save_atlas,
     weights_key,
 )
-from .atlas_prompts import LM_NEW_TOKENS, prompt_set, spaced
+from .atlas_prompts import prompt_set, spaced
 from .atlas_result import ROLE_STAT, ROLES, STATS, Atlas, AtlasError, Dataset, Role, RoleThresholds
 from .atlas_stats import RunningSums, accumulate, cluster_order, ground_truth_alignment, js_pair_sums
+from .choices import ATLAS_NEW_TOKENS
 
 __all__ = [
-    "ATLAS_VERSION", "DEFAULT_SENTENCES", "LM_NEW_TOKENS", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS",
+    "ATLAS_VERSION", "DEFAULT_SENTENCES", "ATLAS_NEW_TOKENS", "REPO_ROOT", "ROLES", "ROLE_STAT", "STATS",
     "Atlas", "AtlasError", "Dataset", "Role", "RoleThresholds", "atlas_dir", "atlas_key", "atlas_path",
     "cluster_order",
     "compute_atlas", "ground_truth_alignment", "held_out_dataset", "js_pair_sums", "load_atlas",
@@ -82,6 +85,32 @@ DEFAULT_SENTENCES = 200
 
 #: compute_atlas's default thresholds (frozen: one instance serves every call).
 _DEFAULT_THRESHOLDS = RoleThresholds()
+
+
+#: Tasks whose right alignment is known (:func:`ground_truth_alignment`).
+TRUTH_TASKS = tuple(SyntheticTask.KINDS)
+
+
+@dataclass(frozen=True)
+class AtlasInputs:
+    """What an atlas of the model can run over, decided by its task."""
+
+    has_dataset: bool  # a test split, or a language model's prompt set (an encoder-only import has neither)
+    prompt_kind: str | None  # a language model's prompt set, "induction" or "sentences"; else None
+    didactic: bool  # a synthetic task of the shipped didactic models (its right alignment is known)
+
+
+@entry
+def atlas_inputs(bundle: Bundle) -> AtlasInputs:
+    """What the atlas page may offer for ``bundle``: its held-out data, a language model's prompt kind, and
+    whether it is a didactic model."""
+    decoder_only = bool(bundle.cfg.decoder_only)
+    return AtlasInputs(
+        has_dataset=decoder_only or bool(bundle.task.references("test")),
+        prompt_kind=(("induction" if isinstance(bundle.task, InductionTask) else "sentences")
+                     if decoder_only else None),
+        didactic=isinstance(bundle.task, SyntheticTask),
+    )
 
 
 @entry
@@ -215,7 +244,7 @@ def _decode_and_record(model: Transformer, preps: list[Prepared],
     with model.lock, torch.no_grad():
         model.eval()
         generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id,
-                                  max_new=LM_NEW_TOKENS if cfg.decoder_only else None)
+                                  max_new=ATLAS_NEW_TOKENS if cfg.decoder_only else None)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(preps, generated, strict=True)]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [B, tgt_pos]
         # Right padding: a causal row never reaches the pads after it, so a language model needs no mask.

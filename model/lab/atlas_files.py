@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..files import atomic_write
+from ..core.files import atomic_write
 from ..store.bundle import Bundle
 from ..store.sources.shipped import REPO_ROOT
 from . import entry

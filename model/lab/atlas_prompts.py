@@ -17,9 +17,7 @@ from ..data.lm_training import InductionTask
 from ..data.tatoeba import splits
 from ..store.bundle import Bundle
 from .atlas_result import AtlasError, Dataset
-
-#: New tokens the model writes after each prompt; its attention is read over prompt + continuation.
-LM_NEW_TOKENS = 16
+from .choices import ATLAS_NEW_TOKENS
 
 #: Default number of prompts: SmolLM2 reads 50 in about 40 CPU seconds.
 DEFAULT_PROMPTS = 50
@@ -45,7 +43,8 @@ def prompt_set(bundle: Bundle, n: int | None = None) -> Dataset:
         texts=texts,
         directions=[None] * len(texts),
         references=[""] * len(texts),
-        description=f"prompt set: {len(texts)} of {total} {what}, each continued by {LM_NEW_TOKENS} tokens",
+        description=f"prompt set: {len(texts)} of {total} {what}, "
+                    f"each continued by {ATLAS_NEW_TOKENS} tokens",
         total=total,
     )
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..decoding import greedy_decode
-from ..interventions import HookFunction, intervene
+from ..decoding.decoders import greedy_decode
 from ..network.kinds import hook_name, layer_counts
+from ..run.interventions import HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
 from .ablation import LM_NEW_TOKENS

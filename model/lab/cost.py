@@ -26,10 +26,10 @@ import torch
 from ..store.budget import attention_layers
 from ..store.bundle import Bundle
 from . import entry
+from .choices import COST_LENGTHS
 
 #: Share of the budget for the attention-core sweep; the whole model gets the rest.
 CORE_SHARE = 0.7
-LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 REPEATS = 5
 _THREADS = threading.Lock()  # torch's thread count is global: one measurement at a time
 
@@ -123,7 +123,7 @@ def measure_attention(
     d_head: int,
     *,
     budget_s: float,
-    lengths: Sequence[int] = LENGTHS,
+    lengths: Sequence[int] = COST_LENGTHS,
     repeats: int = REPEATS,
     batch: int = 1,
     seed: int = 0,

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis import analyze
-from ..decoding import Strategy
+from ..decoding.strategy import Strategy
+from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
 

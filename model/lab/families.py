@@ -16,27 +16,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..analysis import analyze, attention_only
-from ..embeddings import mean_pool, sentence_embeddings
 from ..network.attention import build_mask
 from ..network.kinds import get_kind
+from ..run.analysis import analyze, attention_only
+from ..run.embeddings import mean_pool, sentence_embeddings
 from ..store.bundle import Bundle
 from . import entry
+from .choices import FAMILY_MAX_TOKENS
 
-#: family -> the model that stands for it on the page (registry names).
-FAMILY_MODELS: dict[str, str] = {"encoder_only": "minilm", "encoder_decoder": "default",
-                                 "decoder_only": "smollm2"}
 #: New tokens of the continuation: a phrase is enough to show what a language model is for.
 FAMILY_NEW_TOKENS = 12
-#: Most tokens of the sentence each model reads on this page (fewer where the model's own limit is
-#: lower). Three models answer one sentence at once here: SmolLM2 at its own 2,048 took a minute of
-#: two cores, and a word's row is read in a sentence, not in a book.
-FAMILY_MAX_TOKENS = 256
 #: Sentences the embedding is compared with (cosine): one close in meaning, two not.
 REFERENCE_SENTENCES = ("A cat is sitting on a rug.", "The stock market fell sharply today.",
                        "I will call you tomorrow morning.")
-#: Words (runs of letters or digits) and single Chinese characters: what a learner can pick.
-_WORD = re.compile(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+")
 
 
 @dataclass
@@ -77,16 +69,6 @@ class FamilyColumn:
     def word_row(self, positions: list[int]) -> np.ndarray:
         """[key_pos] the mean attention row of the word's tokens (mean over its pieces)."""
         return self.mean_attention[positions].mean(0)
-
-
-def sentence_words(text: str) -> list[tuple[str, int]]:
-    """The words of ``text`` a learner can pick: (word, how many times it came before, any case)."""
-    seen: dict[str, int] = {}
-    out = []
-    for w in _WORD.findall(text):
-        out.append((w, seen.get(w.lower(), 0)))
-        seen[w.lower()] = seen.get(w.lower(), 0) + 1
-    return out
 
 
 def _occurrences(text: str, word: str):

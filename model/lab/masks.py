@@ -20,10 +20,11 @@ import torch
 from ..data.batches import pad_batch
 from ..data.char_tokenizer import CharTokenizer
 from ..data.tasks import InputError
-from ..decoding import DEFAULT_NEW_TOKENS, greedy_decode
-from ..interventions import CausalMask, HookFunction, intervene
+from ..decoding.decoders import greedy_decode
+from ..decoding.strategy import DEFAULT_NEW_TOKENS
 from ..network.attention import build_mask
 from ..network.kinds import KINDS, get_kind, hook_name
+from ..run.interventions import CausalMask, HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
 from .pitfalls import LayerRun, layer_run

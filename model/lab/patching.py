@@ -46,14 +46,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..decoding import greedy_decode
-from ..interventions import HookFunction, intervene
+from ..decoding.decoders import greedy_decode
 from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
+from ..run.interventions import HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
 from .ablation import LM_NEW_TOKENS
+from .choices import Site
 
-SITE_KINDS = ("head", "resid")
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a
 #: step count as agreeing: no gap to close there.
 GAP_MIN = 0.05
@@ -94,35 +94,6 @@ def align(tokens_a: list[str], tokens_b: list[str], side: str, token: str | None
     if len(in_a) != len(in_b):
         return Alignment(side, (), "token_count", **counts)
     return Alignment(side, tuple(zip(in_b, in_a, strict=True)), "token", **counts)
-
-
-@dataclass(frozen=True)
-class Site:
-    """What is patched: one head's output z (what="head") or the residual stream after one block
-    (what="resid"; kind "encoder" = an encoder block, "decoder" or "cross" = a decoder block)."""
-
-    what: str
-    kind: str
-    layer: int
-    head: int | None = None  # only for what="head"
-
-    def __post_init__(self) -> None:
-        if self.what not in SITE_KINDS:
-            raise ValueError(f"patch site must be one of {SITE_KINDS}, got {self.what!r}")
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown attention kind {self.kind!r}; expected one of {list(KINDS)}")
-        if (self.head is None) != (self.what == "resid"):
-            raise ValueError('a head is given exactly when patching a head (what="head")')
-
-    @property
-    def side(self) -> str:
-        return get_kind(self.kind).queries
-
-    @property
-    def hook(self) -> str:
-        if self.what == "head":
-            return hook_name(self.kind, self.layer, "z")
-        return f"{get_kind(self.kind).stack}.blocks.{self.layer}.hook_resid_post"
 
 
 def _check_site(bundle: Bundle, site: Site) -> None:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..interventions import HookFunction, intervene
 from ..network.kinds import hook_name
+from ..run.interventions import HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
 from .ablation import joined_run

@@ -1,4 +1,4 @@
-"""The pitfall lab: the loaded model run with one fault switched on (through ``model.interventions``,
+"""The pitfall lab: the loaded model run with one fault switched on (through ``model.run.interventions``,
 never by touching weights), a fully masked row through a real softmax, the word-order test with and
 without the positional encoding, what the model drops past ``max_len``, the dimensions lab on a tiny
 random model, and the models trained with a fault.
@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..analysis import Analysis, Step, analyze, attention_only
 from ..data.char_tokenizer import CharTokenizer
-from ..decoding import greedy_decode
-from ..interventions import (
+from ..decoding.decoders import greedy_decode
+from ..network.attention import masked_softmax
+from ..network.config import ConfigError, ModelConfig
+from ..network.kinds import hook_name
+from ..network.trace import trace_shapes
+from ..network.transformer import Transformer
+from ..run.analysis import Analysis, Step, analyze, attention_only
+from ..run.interventions import (
     CausalMask,
     NoPositionalEncoding,
     NoScaling,
@@ -26,11 +31,6 @@ from ..interventions import (
     edit_problems,
     intervene,
 )
-from ..network.attention import masked_softmax
-from ..network.config import ConfigError, ModelConfig
-from ..network.kinds import hook_name
-from ..network.trace import trace_shapes
-from ..network.transformer import Transformer
 from ..store.bundle import Bundle
 from ..training.train import step_series
 from . import entry
@@ -225,7 +225,7 @@ class Truncation:
     all_tokens: list[str]  # every token of the input (no <eos>)
     kept: list[str]  # what the model reads (with its <eos>)
     dropped: list[str]
-    notes: list  # the app's own messages (model.messages.Message)
+    notes: list  # the app's own messages (model.core.messages.Message)
     output: str
 
 
@@ -349,7 +349,7 @@ TRAINED_LAYER, TRAINED_HEAD = 1, 0
 
 def test_exact_match(metrics: object) -> float | None:
     """The stored test exact match (the first evaluated row that has one, read as
-    ``app_support.model_info.evaluation_rows`` reads metrics.json); None if not stored."""
+    ``app_pages.glue.model.evaluation_rows`` reads metrics.json); None if not stored."""
     results = metrics.get("results") if isinstance(metrics, Mapping) else None
     if not isinstance(results, Mapping):
         return None

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import Analysis, analyze, attention_only
 from ..network.config import ModelConfig
 from ..network.transformer import Transformer
+from ..run.analysis import Analysis, analyze, attention_only
 from ..store.bundle import Bundle
 from ..training.train import step_series
 from . import entry
 from .pitfalls import test_exact_match
-from .training_scrub import KIND, reverse_alignment
+from .training import KIND, reverse_alignment
 
 #: Tokens decoded when measuring the key/value cache.
 KV_TOKENS = 8

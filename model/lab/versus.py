@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..analysis import Analysis, analyze, attention_only
+from ..core.protocols import Tokenizer
 from ..data.tasks import InputError
 from ..network.kinds import get_kind
-from ..protocols import Tokenizer
+from ..run.analysis import Analysis, analyze, attention_only
 from ..store.bundle import Bundle
 from . import entry
 

@@ -2,7 +2,7 @@
 
 The analysis the app shares between its pages records only attention patterns and scores
 (``keep=attention_only``). Working attention out by hand needs the layer's q, k, v, raw scores and z, so
-:func:`layer_tensors_for` runs ``model.analysis.analyze`` again (under the model's lock, which
+:func:`layer_tensors_for` runs ``model.run.analysis.analyze`` again (under the model's lock, which
 ``analyze`` takes) recording the hooks of that one attention kind and layer only.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis import analyze
-from ..decoding import Strategy
+from ..decoding.strategy import Strategy
 from ..network.kinds import get_kind, hook_name
+from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
 

@@ -6,7 +6,7 @@ Grouped-query attention: n_kv_heads key/value heads, each shared by n_heads / n_
 
 `MultiHeadAttention.edits` (an `AttentionEdits`, normally None) changes those steps on purpose, read
 at the edit points (`_rotate`, `_scale`, `_mask`, `_softmax_dim`, `_edit_heads`); only
-model/interventions.py sets it, and always puts the previous value back. Inside `trace_shapes()`,
+model/run/interventions.py sets it, and always puts the previous value back. Inside `trace_shapes()`,
 `_Steps` records the shape trace from the tensors each paragraph of `forward` produced.
 """
 
@@ -19,16 +19,11 @@ import torch
 from torch import nn
 
 from . import recorded
-from .config import ModelConfig
+from .config import FUSED_FROM_CELLS, ModelConfig
 from .hooks import HookPoint
 from .masking import build_mask, masked_softmax
 from .positional import apply_rope, rope_angles
 from .trace import record, tracing
-
-#: Squares (heads x query_pos x key_pos) from which an unhooked pass uses the fused kernel
-#: (bench/bench_long_contexts.py measures both paths). Below it the explicit steps run, so a short
-#: input's shape trace shows Q K^T, the scaling, the mask and the softmax one by one.
-FUSED_FROM_CELLS = 2**20
 
 
 @dataclass(frozen=True)
@@ -193,7 +188,7 @@ class MultiHeadAttention(nn.Module):
         group = self.n_heads // self.n_kv_heads
         return t if group == 1 else t.repeat_interleave(group, dim=1)
 
-    # The edit points: where `edits` (set only by model/interventions.py) changes a step; each one is
+    # The edit points: where `edits` (set only by model/run/interventions.py) changes a step; each one is
     # the intact step when edits is None. _Steps reads the same answers to name the steps in the trace.
 
     def _rotates(self) -> bool:

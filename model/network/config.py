@@ -17,6 +17,10 @@ from typing import Any
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+#: Squares (heads x query_pos x key_pos) from which an unhooked pass uses the fused kernel
+#: (bench/bench_long_contexts.py measures both paths). Below it the explicit steps run, so a short
+#: input's shape trace shows Q K^T, the scaling, the mask and the softmax one by one.
+FUSED_FROM_CELLS = 2**20
 
 
 #: Upper bounds for sizes read from a config file. Far above any model this app can show, but

@@ -5,7 +5,7 @@ Its name is its path in the module tree (e.g. ``encoder.blocks.0.attn.hook_patte
 cache keys, saved archives and UI labels all use one naming scheme.
 
 `HookedModule.hooks` runs functions on hook points' tensors for the duration of a block (the edit
-``model.interventions.HookFunction`` goes through it). The functions are a setting the point reads,
+``model.run.interventions.HookFunction`` goes through it). The functions are a setting the point reads,
 not PyTorch forward hooks, so what a cache records at a point is what flows on from it.
 """
 

@@ -40,7 +40,7 @@ class Embedder(nn.Module):
             self.hook_pos_embed = HookPoint()  # [pos, d_model], the positional encoding added
         self.hook_resid_in = HookPoint()  # [batch, pos, d_model], what the first block receives
         self.pos, self.path = pos_len, ""
-        # Set only by model/interventions.py: the positional encoding is zero (its hook still runs).
+        # Set only by model/run/interventions.py: the positional encoding is zero (its hook still runs).
         self.zero_positions = False
 
     def forward(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
@@ -115,7 +115,7 @@ class Decoder(nn.Module):
         self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.n_dec_layers))
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
-        # Set only by model/interventions.py, for edits that let a position depend on later ones (no
+        # Set only by model/run/interventions.py, for edits that let a position depend on later ones (no
         # causal mask, softmax over queries, a head's mean over positions): cached keys and values of
         # earlier positions would be stale, so incremental decoding recomputes the whole prefix.
         self.recompute = False

@@ -17,12 +17,12 @@ import os
 
 import torch
 
-from ..messages import Message
-from ..network.attention import FUSED_FROM_CELLS
-from ..network.config import ModelConfig
+from ..core.messages import Message
+from ..network.config import FUSED_FROM_CELLS, ModelConfig
 from ..network.positional import LearnedPositions, SinusoidalPositions
 from ..network.recorded import BLOCK_BYTES
-from .bundle import Bundle, CheckpointError
+from .bundle import Bundle
+from .problems import CheckpointError
 
 MiB = 2**20
 #: Bytes one analysis of one input may hold, with the largest step computing or reading it. The

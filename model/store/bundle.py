@@ -1,4 +1,5 @@
-"""The loaded model, and what every model format shares: its errors and its size-checked readers.
+"""The loaded model, and what every model format shares: its size-checked readers
+(its errors are in ``problems.py``).
 
 A :class:`Bundle` is what every source hands out, whatever format the model was stored in: our own
 ``Transformer`` (every hook, the trace and the interventions work on it), the task that turns text
@@ -13,13 +14,10 @@ from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
 
+from ..core.protocols import Task, Tokenizer
 from ..network.config import ModelConfig
 from ..network.transformer import Transformer
-from ..protocols import Task, Tokenizer
-
-
-class CheckpointError(RuntimeError):
-    """A model folder that is missing, incomplete or corrupt; the message says which file and why."""
+from .problems import CheckpointError
 
 
 @dataclass

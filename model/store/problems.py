@@ -1,5 +1,6 @@
-"""The one-line problems a user's checkpoint or upload can have, in English (no torch: the app's
-string tables word the same codes in every language, and read the English from here)."""
+"""The one-line problems a model folder, a user's checkpoint or an upload can have: their errors and their
+English (no torch: the app's string tables word the same codes in every language, and read the English
+from here)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,23 @@ ENGLISH: dict[str, str] = {
     "server_bytes": "The server already holds {used_mb} MB of uploaded models (at most {limit_mb} MB); "
     "try again later or remove one of yours.",
 }
+
+
+class CheckpointError(RuntimeError):
+    """A model folder that is missing, incomplete or corrupt; the message says which file and why."""
+
+
+class UserModelError(CheckpointError):
+    """A user's checkpoint or upload that cannot be used. ``code``/``params`` word it in any
+    language (:data:`ENGLISH` here, the app's tables there); ``str()`` is the English line."""
+
+    def __init__(self, code: str, **params: object):
+        if code not in ENGLISH:
+            raise KeyError(f"no text for user-model problem {code!r}")
+        self.code = code
+        self.params = params
+        super().__init__(_one_line(ENGLISH[code].format(**params)))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())

@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from .bundle import Bundle, CheckpointError
+from .bundle import Bundle
 from .info import GROUPS, ModelInfo
 from .names import UnknownModelError, check_model_name, is_model_name
+from .problems import CheckpointError
 from .sources import user
 from .sources.packages import PackageSource
 from .sources.shipped import REPO_ROOT, FolderSource, shipped

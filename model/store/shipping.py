@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..files import delete_inside
+from ..core.files import delete_inside
 from .registry import UnknownModelError, check_model_name
 from .sources import shipped
 
@@ -74,7 +74,7 @@ def install_model(staged: Path, name: str) -> Path:
 def share_tokenizer(staged: Path, name: str) -> str | None:
     """When the staged model's tokenizer.json is byte for byte one that another shipped model holds,
     drop it and name that model (and the file's hash) in config.json instead; returns that model."""
-    from ..files import atomic_write_json, file_digest
+    from ..core.files import atomic_write_json, file_digest
     from .bundle import read_json
 
     source = shipped.shipped()

@@ -17,26 +17,12 @@ import shutil
 import stat
 import struct
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from .user_folders import _FILE_NAME, MB, TAKEN_SUFFIXES, WEIGHTS, UserModelError, _is_pickle, _one_line
-
-
-@dataclass(frozen=True)
-class UploadLimits:
-    """Bounds on one upload; every number is stated in the messages that enforce it."""
-
-    # The zip as uploaded, in bytes (Streamlit's default server.maxUploadSize is 200 MB).
-    max_zip_bytes: int = 200 * MB
-    # All files taken from one zip together, unpacked, in bytes (declared sizes and bytes written).
-    max_unpacked_bytes: int = 512 * MB
-    # Entries (files and folders) in one zip's central directory.
-    max_entries: int = 64
-
-
-LIMITS = UploadLimits()
+from .problems import UserModelError, _one_line
+from .upload_limits import LIMITS, MB, UploadLimits
+from .user_folders import _FILE_NAME, TAKEN_SUFFIXES, WEIGHTS, _is_pickle
 
 
 def _mb(n: int) -> float:

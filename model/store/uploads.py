@@ -17,15 +17,12 @@ import weakref
 from pathlib import Path
 from typing import BinaryIO
 
+from .problems import UserModelError
 from .registry import register_user_model
 from .sources.user import UserModel, unregister_user_model, user_model
-from .upload_files import LIMITS, UploadLimits, _copy_gguf, _mb, _remove_tree, extract_zip
-from .user_folders import (
-    MB,
-    UserModelError,
-    detect_format,
-    load_user_model,
-)
+from .upload_files import _copy_gguf, _mb, _remove_tree, extract_zip
+from .upload_limits import LIMITS, MB, UploadLimits
+from .user_folders import detect_format, load_user_model
 
 
 def _slug(label: str) -> str:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .bundle import Bundle, CheckpointError, read_json
+from .bundle import Bundle, read_json
 from .formats import format_for, format_named
-from .problems import ENGLISH
-
-MB = 2**20
+from .problems import CheckpointError, UserModelError, _one_line
 
 #: Files that hold pickles: loading one can run any code, so they are never opened or extracted.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".npy", ".npz")
@@ -31,22 +29,6 @@ WEIGHTS = "model.safetensors"
 #: The input a BERT-style model of the user's starts with (their config.json holds none).
 BERT_EXAMPLE = "The bank raised interest rates."
 
-
-
-class UserModelError(CheckpointError):
-    """A user's checkpoint or upload that cannot be used. ``code``/``params`` word it in any
-    language (:data:`ENGLISH` here, the app's tables there); ``str()`` is the English line."""
-
-    def __init__(self, code: str, **params: object):
-        if code not in ENGLISH:
-            raise KeyError(f"no text for user-model problem {code!r}")
-        self.code = code
-        self.params = params
-        super().__init__(_one_line(ENGLISH[code].format(**params)))
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _is_pickle(name: str) -> bool:

@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 
 from ..network.transformer import Transformer
-from ..store.bundle import Bundle, CheckpointError
+from ..store.bundle import Bundle
+from ..store.problems import CheckpointError
 from .snapshots import read_snapshot, snapshot_files, write_snapshot
 
 KEPT_DIR = "checkpoints"

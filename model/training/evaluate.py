@@ -7,7 +7,8 @@ from collections import defaultdict
 
 import torch
 
-from ..decoding import GREEDY, Strategy, decode
+from ..decoding.decoders import decode
+from ..decoding.strategy import GREEDY, Strategy
 from ..network.transformer import Transformer
 
 

@@ -3,7 +3,7 @@ resampling (1,000 resamples of the sentences, fixed seed) gives each metric's p-
 
 from __future__ import annotations
 
-from ..decoding import GREEDY, Strategy
+from ..decoding.strategy import GREEDY, Strategy
 from ..network.transformer import Transformer
 from .evaluate import direction_groups, target_language, translate_batch
 

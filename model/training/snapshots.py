@@ -18,9 +18,10 @@ from safetensors.torch import load_file
 
 from ..network.config import ModelConfig
 from ..network.transformer import Transformer
-from ..store.bundle import Bundle, CheckpointError
+from ..store.bundle import Bundle
 from ..store.formats.own import check_header as _check_header
 from ..store.formats.own import save_weights
+from ..store.problems import CheckpointError
 
 SNAPSHOT_DIR = "snapshots"
 _NAME_RE = re.compile(r"step-(\d{6})\.safetensors")

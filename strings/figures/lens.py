@@ -1,4 +1,4 @@
-"""Logit lens (viz.logit_lens): the layer x position grid and one position through the layers."""
+"""Logit lens (viz.lens): the layer x position grid and one position through the layers."""
 
 from __future__ import annotations
 

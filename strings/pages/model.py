@@ -2,7 +2,7 @@
 
 Also the meanings of the shape symbols (``model.symbol.<symbol>``), of the configuration fields
 (``model.config.<field>``) and the display names of evaluation and training-history entries
-(``model.eval_name.*``, ``model.figure.*``, ``model.series.*``), looked up by app_support.model_info.
+(``model.eval_name.*``, ``model.figure.*``, ``model.series.*``), looked up by app_pages.glue.model.
 In English those display names are the stored names themselves.
 """
 

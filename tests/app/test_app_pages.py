@@ -21,8 +21,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from app_support import pages as page_registry
-from model.analysis import analyze, model_summary
 from model.network.positional import sinusoidal_table
+from model.run.analysis import analyze, model_summary
 from model.store.registry import available_models, load_model
 from tests.paths import REPO_ROOT
 from viz.theme import plain_title
@@ -599,7 +599,7 @@ def test_model_page_export_holds_every_hook_of_the_sentence():
     import io
     import zipfile
 
-    from model.archive import export_zip
+    from model.export.archive import export_zip
 
     b = bundle(DIDACTIC[0])
     data = export_zip(b, analyze(b, "attention"), "attention")
@@ -623,8 +623,8 @@ LONG_PROMPT = "The quick brown fox jumps over the lazy dog. " * 102  # 1,020 tok
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_model_page_of_a_long_input_says_why_attention_is_one_fused_step(lang):
     from app_support.i18n import text as tr
-    from model.archive import LIMIT_BYTES
-    from model.network.attention import FUSED_FROM_CELLS
+    from model.export.scopes import LIMIT_BYTES
+    from model.network.config import FUSED_FROM_CELLS
 
     at = open_app("smollm2", LONG_PROMPT, "model", lang=lang)
     infos = [i.value for i in at.info]
@@ -769,7 +769,7 @@ def test_short_inputs_show_no_window_controls():
 
 def test_window_controls_draw_the_models_pattern_sliced(monkeypatch):
     """The shipped models read at most 64 tokens; a lower limit makes the didactic model's sentence long."""
-    from app_support import window
+    from app_pages.glue import single as window
 
     monkeypatch.setattr(window, "WINDOW_FROM", 4)
     model, text = DIDACTIC[0], "attention"
@@ -797,7 +797,7 @@ def test_window_helper_defaults_and_clamps_what_a_link_holds():
     from hypothesis import given
     from hypothesis import strategies as hs
 
-    from app_support import window as w
+    from app_pages.glue import single as w
 
     assert not w.needs_window(64) and w.needs_window(65)
     assert w.default_window(512) == (0, 63) and w.default_window(10) == (0, 9)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from app_support.model_info import evaluation_rows, history_long, metric_columns, run_starts, total_steps
+from app_pages.glue.model import evaluation_rows, history_long, metric_columns, run_starts, total_steps
 from model.lab.positional import position_table
 from model.network.positional import sinusoidal_table
 from model.store.bundle import Bundle
@@ -82,7 +82,7 @@ def test_position_table_falls_back_to_sinusoidal(pos):
 
 
 def test_model_page_names_in_both_languages():
-    from app_support.model_info import (
+    from app_pages.glue.model import (
         SYMBOLS,
         config_table,
         evaluation_label,

@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT

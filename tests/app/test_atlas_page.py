@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 from app_support import pages
 from app_support.i18n import text
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.lab.atlas import held_out_dataset, load_or_compute
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts
@@ -24,7 +24,7 @@ from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
 ROOT = REPO_ROOT
 PAGE = str(ROOT / "app_pages" / "atlas.py")
-SINGLE = str(ROOT / "app_pages" / "single_head.py")
+SINGLE = str(ROOT / "app_pages" / "single.py")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -162,7 +162,7 @@ def test_translation_model_waits_for_a_click_above_the_budget_and_computes_a_sma
 
 
 def test_the_button_computes_the_atlas(monkeypatch):
-    monkeypatch.setattr("app_support.atlas.AUTO_COMPUTE_TOKENS", 0)  # every atlas waits for the click
+    monkeypatch.setattr("app_pages.glue.atlas.AUTO_COMPUTE_TOKENS", 0)  # every atlas waits for the click
     at = open_page("copy", "cross", 0, 0)
     assert not figures(at)
     at.button(key="atlas_compute").click().run()

@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_support.cost as page_cost
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
-from model.lab import cost
+from model.lab import choices, cost
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT
@@ -29,7 +28,7 @@ TIMEOUT = 300
 
 @pytest.mark.parametrize("a,b,c", [(3.0, 2.0, 7.5), (2.5e-9, 4e-7, 3e-5), (0.0, 1.0, 0.0), (1e-6, 0.0, 2e-3)])
 def test_the_fit_recovers_known_coefficients(a, b, c):
-    lengths = np.array(cost.LENGTHS, dtype=np.float64)
+    lengths = np.array(choices.COST_LENGTHS, dtype=np.float64)
     fit = viz.fit_quadratic(lengths, a * lengths**2 + b * lengths + c)
     scale = max(abs(a), abs(b), abs(c))
     assert (
@@ -112,11 +111,11 @@ def test_measuring_attention_gives_one_median_per_length():
 
 def test_a_tiny_budget_measures_fewer_lengths_and_says_it_stopped():
     timing = cost.measure_attention(8, 32, budget_s=0.002)
-    assert len(timing.lengths) < len(cost.LENGTHS) and timing.stopped_early
-    assert timing.lengths + timing.skipped == list(cost.LENGTHS)
+    assert len(timing.lengths) < len(choices.COST_LENGTHS) and timing.stopped_early
+    assert timing.lengths + timing.skipped == list(choices.COST_LENGTHS)
     assert len(timing.seconds) == len(timing.lengths)
     nothing = cost.measure_attention(8, 32, budget_s=0)
-    assert nothing.lengths == [] and nothing.skipped == list(cost.LENGTHS)
+    assert nothing.lengths == [] and nothing.skipped == list(choices.COST_LENGTHS)
 
 
 def test_measuring_the_model_covers_the_lengths_it_accepts():
@@ -143,7 +142,7 @@ def test_measuring_a_decoder_only_model_runs_its_one_sequence():
 
 
 def open_page(lang: str, monkeypatch, budget: float, model: str = "default") -> AppTest:
-    monkeypatch.setattr(page_cost, "BUDGET_S", budget)
+    monkeypatch.setenv("ATTENTION_LENS_COST_BUDGET", str(budget))  # read by the page on every run
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.query_params.update({"model": model, "text": "我吃了一个苹果", "lang": lang})
     at.run()
@@ -158,7 +157,7 @@ def test_the_page_runs_in_both_languages(lang, monkeypatch):
     assert at.title[0].value == i18n_text(lang, "cost.title")
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     shown = spec["layout"]["meta"]["lengths"]
-    assert 3 <= len(shown) and shown == list(cost.LENGTHS[: len(shown)])  # growing lengths, from 16
+    assert 3 <= len(shown) and shown == list(choices.COST_LENGTHS[: len(shown)])  # growing lengths, from 16
     assert viz.labels.label(lang, "cost.col.bytes") in {
         str(c) for df in at.dataframe for c in df.value.columns
     }
@@ -176,4 +175,4 @@ def test_the_page_says_when_the_budget_ran_out(monkeypatch):
     bytes_col = viz.labels.label("en", "cost.col.bytes")
     table = next(df.value for df in at.dataframe if bytes_col in df.value.columns)
     heads = load_model("reverse").cfg.n_heads
-    assert list(table[bytes_col]) == [heads * n * n * 4 for n in cost.LENGTHS]
+    assert list(table[bytes_col]) == [heads * n * n * 4 for n in choices.COST_LENGTHS]

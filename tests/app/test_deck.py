@@ -14,12 +14,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz
-from app_support import deck as DK
+from app_pages.glue import deck as DK
 from app_support.i18n import text as tr
-from model.analysis import analyze
-from model.archive import inspect_meta
+from model.export.archive import inspect_meta
 from model.lab.pitfalls import order_run
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT
@@ -327,7 +327,7 @@ def test_next_and_previous_buttons_step_through_keep_the_link_and_the_explorer_l
     at.button(key="deck_prev").click().run()
     assert at.query_params["slide"] == str(DK.N_SLIDES - 1)
     # another page now offers the way back to that slide
-    at.switch_page("app_pages/single_head.py").run()
+    at.switch_page("app_pages/single.py").run()
     assert not at.exception
     assert "slide" not in at.query_params
     links = at.get("page_link")

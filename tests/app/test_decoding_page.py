@@ -17,8 +17,10 @@ from app_support import strategy as strategy_ui
 from app_support.i18n import text
 from app_support.i18n.check import untranslated
 from app_support.ui import escape_md, md_output
-from model.analysis import analyze
-from model.decoding import Strategy, beam_search, filtered_distribution
+from model.decoding.beam import beam_search
+from model.decoding.decoders import filtered_distribution
+from model.decoding.strategy import Strategy
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from model.training.train import collate, loss_fn
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT, arr, figure

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.decoding import MAX_BEAM, Strategy
+from model.decoding.strategy import MAX_BEAM, Strategy
+from model.run.analysis import analyze
+from model.run.token_losses import token_losses, training_smoothing
 from model.store.registry import load_model
-from model.token_losses import token_losses, training_smoothing
 from model.training.train import collate, loss_fn
 from tests.cli_run import Run, model_cli
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import detectors as DT
+from app_pages.glue import detectors as DT
 from app_support import pages as page_registry
 from app_support.i18n import text as tr
 from model.lab import detectors as D

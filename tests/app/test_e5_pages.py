@@ -9,8 +9,8 @@ import pytest
 from app_support import pages as page_registry
 from app_support.i18n import message_text
 from app_support.i18n import text as tr
-from model.embeddings import sentence_embeddings
-from model.messages import Message
+from model.core.messages import Message
+from model.run.embeddings import sentence_embeddings
 from model.store.registry import available_models, load_model
 from tests.app.encoder_pages import assert_encoder_page, infos, open_page
 from viz.stats import cosine

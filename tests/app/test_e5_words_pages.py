@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import pages as page_registry
 from app_support.i18n import text as tr
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import available_models, load_model
 from tests.app import encoder_pages
 from tests.app.test_masks_page import arr, figures

@@ -14,13 +14,8 @@ from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.models import MAX_INPUT_CHARS, model_label
 from app_support.ui import escape_md
-from model.lab.families import (
-    FAMILY_MAX_TOKENS,
-    FAMILY_MODELS,
-    REFERENCE_SENTENCES,
-    family_column,
-    sentence_words,
-)
+from model.lab.choices import FAMILY_MAX_TOKENS, FAMILY_MODELS, sentence_words
+from model.lab.families import REFERENCE_SENTENCES, family_column
 from model.store.registry import load_model
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_support.selection import head_from_grid_selection
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT
@@ -27,7 +27,7 @@ def _page(text: str, layers: int | None = None) -> AppTest:
     at.run()
     if layers is not None:
         at.query_params["layers"] = str(layers)
-    at.switch_page("app_pages/all_heads.py").run()
+    at.switch_page("app_pages/heads.py").run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 

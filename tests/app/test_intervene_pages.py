@@ -15,12 +15,13 @@ from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
 from app_support.ui import escape_md, md_output
-from model.analysis import analyze
-from model.decoding import GREEDY, Strategy
+from model.decoding.strategy import GREEDY, Strategy
 from model.lab.ablation import ablate, effect_matrices, exact_match, head_edits, rank_heads, sample_texts
 from model.lab.attribution import agreement, attribute
-from model.lab.patching import Site, patch, rank_patches
+from model.lab.choices import Site
+from model.lab.patching import patch, rank_patches
 from model.network.kinds import layer_counts
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts
@@ -253,7 +254,7 @@ def test_empty_input_says_so(page):
 
 
 def test_a_click_on_a_head_matrix_names_the_head():
-    from app_support.ablation import clicked_head
+    from app_support.selection import clicked_head
 
     # what the browser sends: customdata from a typed array arrives as {"0": layer, "1": head}
     sent = {"selection": {"points": [{"curve_number": 1, "x": 2, "y": 1, "customdata": {"0": 1, "1": 2}}]}}
@@ -272,7 +273,7 @@ CLEAN, CORRUPT = "The Eiffel Tower is in the city of", "The Colosseum is in the 
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_ablation_page_continues_a_language_models_prompt_and_ranks_every_head(lang):
-    from app_support.ablation import LM_DEFAULT_NEW
+    from app_support.interventions import LM_DEFAULT_NEW
 
     b = bundle("smollm2")
     at = open_page("ablation", {"model": "smollm2", "text": LM_PROMPT, "lang": lang, "heads": "decoder.3.4"})
@@ -342,7 +343,7 @@ def test_patching_page_on_a_language_model_residual_grid_and_unequal_prompts():
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_attribution_page_attributes_a_continuation_to_its_prompt(lang):
-    from app_support import attribution as AT
+    from app_pages.glue import attribution as AT
 
     b = bundle("smollm2")
     at = open_page("attribution", {"model": "smollm2", "text": LM_PROMPT, "lang": lang, "layer": "5",

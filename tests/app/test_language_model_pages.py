@@ -62,7 +62,7 @@ def test_a_chinese_prompt_shows_chinese_on_every_axis_and_in_every_hover():
 # slow: whole suite only (quick keeps SmolLM2's Chinese-prompt and positional pages)
 @pytest.mark.slow
 def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
-    from model.analysis import analyze
+    from model.run.analysis import analyze
     from model.store.registry import load_model
 
     at = _open(page_registry.page("decoding"), "en")
@@ -87,8 +87,8 @@ def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
 # slow: in the whole suite only (the quick subset keeps the language-model pages' other tests)
 @pytest.mark.slow
 def test_the_new_token_bound_is_in_the_sidebar_and_the_link():
-    from model.analysis import analyze
-    from model.decoding import Strategy
+    from model.decoding.strategy import Strategy
+    from model.run.analysis import analyze
     from model.store.registry import load_model
 
     at = AppTest.from_file(APP, default_timeout=300)

@@ -1,4 +1,4 @@
-"""The logit-lens page (app_pages/logit_lens.py) in both interface languages (AppTest): the grid is the lens
+"""The logit-lens page (app_pages/lens.py) in both interface languages (AppTest): the grid is the lens
 computed directly from the model, the chosen position and colour come from the URL, and models without an
 output embedding for next tokens are told so in one line."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import logit_lens as LL
+from app_pages.glue import lens as LL
 from app_support import pages
 from app_support.i18n import text as tr
-from model.analysis import analyze
-from model.lab.logit_lens import logit_lens
+from model.lab.lens import logit_lens
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.app.encoder_pages import open_page
 from viz.labels import label

@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import overview
 from app_support.token_display import TokenDisplay, shown_attention
-from model.analysis import analyze, attention_only
-from model.attention_stack import AttentionStack
+from model.network.attention_stack import AttentionStack
 from model.network.recorded import AttentionInputs
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz.grid import grid_block, pool_tiles, pooled_heads_grid
@@ -228,7 +228,7 @@ class PeakRss:
 
 #: Memory a page step may add at 1,024 tokens: every head's float32 pattern alone would be 1.1 GB.
 MAX_GROWTH = 400 * 2**20
-PAGES = ("single_head", "all_heads", "token_focus", "compare")
+PAGES = ("single", "heads", "focus", "compare")
 
 
 @pytest.mark.slow
@@ -260,7 +260,7 @@ def test_the_head_pages_at_1024_tokens_stream_within_bounded_memory(lang, monkey
     at = AppTest.from_file(APP, default_timeout=900)
     at.query_params.update({"model": "smollm2", "text": text, "lang": lang})
     at.run()
-    at.switch_page("app_pages/all_heads.py").run()
+    at.switch_page("app_pages/heads.py").run()
     assert not at.exception, [e.message for e in at.exception]
     sizes = [len(el.proto.spec) for el in at.get("plotly_chart")]
     assert sizes and sum(sizes) <= 3_000_000, sizes

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import head_summaries as HS
 from app_support.token_display import TokenDisplay, shown_attention
-from model.analysis import analyze, attention_only
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 
@@ -132,7 +132,7 @@ def test_statistics_and_aggregates_at_1024_tokens_on_smollm2_in_both_languages()
         at.query_params.update({"model": "smollm2", "text": LONG_TEXT, "lang": lang})
         at.run()  # the start page: the analysis is computed (once) and cached here
         assert not at.exception, [e.message for e in at.exception]
-        for page in ("head_stats", "aggregates"):
+        for page in ("stats", "aggregates"):
             at.switch_page(f"app_pages/{page}.py")
             with RssPeak() as first:
                 first_s = _cpu_run(at)
@@ -143,11 +143,11 @@ def test_statistics_and_aggregates_at_1024_tokens_on_smollm2_in_both_languages()
             assert not at.exception, (page, lang, [e.message for e in at.exception])
             figures[(page, lang)] = (round(first_s, 2), round(rerun_s, 2), first.growth // 2**20)
             assert first.growth < min(every_head // 2, 12 * one_layer), (page, lang, first.growth)
-            if page == "head_stats":  # the similarity's rule, said on the page
+            if page == "stats":  # the similarity's rule, said on the page
                 assert "36,315" in captions and str(viz.MAX_DIVERGENCE_ROWS) in captions, captions
             else:
                 assert ("computed exactly" if lang == "en" else "精确计算") in captions.lower(), captions
     print("CPU s first visit, rerun, RSS growth MiB:", figures)
-    assert figures[("head_stats", "en")][1] <= 5.0  # the target: a rerun of the statistics page
-    assert figures[("head_stats", "zh")][0] <= 5.0  # the other language reads the remembered summaries
+    assert figures[("stats", "en")][1] <= 5.0  # the target: a rerun of the statistics page
+    assert figures[("stats", "zh")][0] <= 5.0  # the other language reads the remembered summaries
     assert figures[("aggregates", "zh")][0] <= 5.0

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from app_support import gateway as G
 from app_support import models as M
 from app_support.byte_cache import ByteLRU, nbytes
-from model.analysis import analyze, attention_only
 from model.network.kinds import hook_name
+from model.run.analysis import analyze, attention_only
 from model.store.registry import DEFAULT_MODEL, load_model
 from tests.paths import REPO_ROOT
 
@@ -379,7 +379,7 @@ def test_the_statistics_page_shows_what_viz_computes_on_every_run():
 
     text = english(12)
     at = _open(text)
-    at.switch_page("app_pages/head_stats.py").run()
+    at.switch_page("app_pages/stats.py").run()
     assert not at.exception, [e.message for e in at.exception]
     result = G.get_analysis("minilm", text)
     patterns, scores = result.attention("encoder"), result.attention("encoder", "scores")

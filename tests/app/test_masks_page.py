@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 import viz
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
-from model.interventions import CausalMask
 from model.lab.masks import causal_demo_run, default_other, padded_batch
+from model.run.analysis import analyze
+from model.run.interventions import CausalMask
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts
@@ -249,7 +249,7 @@ def test_the_page_without_the_switch_shows_the_intact_head_only():
     assert tr_text("en", "masks.demo.off_hint") in [str(i.value) for i in at.info]
     # the padded batch's outputs are greedy: said under them
     from app_support.strategy import greedy_here
-    from model.decoding import GREEDY
+    from model.decoding.strategy import GREEDY
     assert greedy_here("batch", GREEDY, "en") in [c.value for c in at.caption]
 
 

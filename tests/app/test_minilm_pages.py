@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import pages as page_registry
 from app_support.i18n import text as tr
-from model.embeddings import sentence_embeddings
+from model.run.embeddings import sentence_embeddings
 from model.store.registry import load_model
 from tests.app.encoder_pages import assert_encoder_page, open_page
 from viz.stats import cosine

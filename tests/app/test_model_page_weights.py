@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app_support.model_info import layer_weights
+from app_pages.glue.model import layer_weights
 from model.store.registry import load_model
 
 

@@ -12,12 +12,12 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from app_support import pitfalls as PF
+from app_pages.glue import pitfalls as PF
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
-from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries
 from model.lab import pitfalls as LP
 from model.network.config import ConfigError, ModelConfig
+from model.run.analysis import analyze
+from model.run.interventions import CausalMask, NoScaling, SoftmaxOverQueries
 from model.store.registry import load_model
 from model.training.presets import PITFALLS
 from model.training.train import step_series

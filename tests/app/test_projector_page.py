@@ -12,8 +12,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from app_pages.glue import projector as PJ
 from app_support import pages
-from app_support import projector as PJ
 from app_support.i18n import text as tr
 from model.store.registry import load_model
 from tests.app.encoder_pages import open_page

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import gateway as G
 from app_support import session_memory as SM
-from model.analysis import Analysis
+from model.run.analysis import Analysis
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT
 
 MODEL = "reverse"

@@ -17,9 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import gateway as G
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.formats.own import save_checkpoint
 from model.store.registry import UnknownModelError, load_model, user_model, user_model_names
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT

@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from app_support import pages as page_registry
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.lab import versus as V
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from tests.strings.test_strings import _visible_texts

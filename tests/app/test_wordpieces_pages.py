@@ -17,7 +17,7 @@ from app_support import pages as page_registry
 from app_support.i18n import LANG_KEY
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.app.test_masks_page import arr, figures
 from tests.paths import REPO_ROOT

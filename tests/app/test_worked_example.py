@@ -20,10 +20,10 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
-from model.analysis import analyze
 from model.lab.worked import LayerTensors, layer_tensors
 from model.network.kinds import KINDS
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.conftest import tiny_config
 from tests.figures import title_of
@@ -32,7 +32,7 @@ from tests.strings.test_strings import _visible_texts
 from viz.typed_arrays import decode_plotly_array
 
 ROOT = REPO_ROOT
-PAGE = str(ROOT / "app_pages" / "worked_example.py")
+PAGE = str(ROOT / "app_pages" / "worked.py")
 TIMEOUT = 300
 ATOL = 1e-6
 

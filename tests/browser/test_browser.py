@@ -206,7 +206,7 @@ def test_app_in_chromium():
     sys.path.insert(0, str(ROOT))
     import viz
     from app_support.i18n import text
-    from model.analysis import analyze
+    from model.run.analysis import analyze
     from model.store.registry import available_models, load_model
 
     zh_title, zh_input_label = text("zh", "page.single.title"), text("zh", "sidebar.input")

@@ -46,7 +46,7 @@ VIEWS = [
 def _expected_ticks(sentence: str, options: dict[str, str]) -> list[str]:
     """The x-axis labels the single-head page must draw: from the model's tokens, merged by hand."""
     import viz
-    from model.analysis import analyze
+    from model.run.analysis import analyze
     from model.store.registry import load_model
 
     ref = analyze(load_model("minilm"), sentence)

@@ -59,12 +59,12 @@ def test_probe_pages_in_chromium():
                                timeout=60_000)
         page.wait_for_function(CHARTS_AT_LEAST, arg=2, timeout=60_000)
         assert page.locator(EXCEPTION).count() == 0
-        save_small_png(page, SCREENSHOTS / "logit_lens.png")
+        save_small_png(page, SCREENSHOTS / "lens.png")
 
         # 2) head detectors: the induction map; a click opens L1H3 on the single-head page
         visit("head detectors, induction", "detectors", {"model": "induction", "role": "induction"}, 1)
         page.wait_for_function("() => document.body.innerText.includes('L1H3')", timeout=60_000)
-        save_small_png(page, SCREENSHOTS / "head_detectors.png")
+        save_small_png(page, SCREENSHOTS / "detectors.png")
         click_cell(0, 1, 3)
         page.wait_for_function(
             "(title) => location.search.includes('layer=1') && location.search.includes('head=3')"
@@ -79,7 +79,7 @@ def test_probe_pages_in_chromium():
         page.wait_for_function("() => (new URLSearchParams(location.search).get('pair') || '')"
                                ".startsWith('0.1-')", timeout=60_000)
         assert page.locator(EXCEPTION).count() == 0
-        save_small_png(page, SCREENSHOTS / "model_vs_model.png")
+        save_small_png(page, SCREENSHOTS / "versus.png")
 
         # 4) the representation projector: "bank" on MiniLM, 苹果 on e5 in the Chinese interface (the
         #    layer's scatter and the ratio by layer)

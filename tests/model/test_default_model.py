@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from model.store.sources.shipped import MODELS_DIR
 from model.training.evaluate import translate_batch

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from model.analysis import Analysis, analyze
 from model.data.tasks import SyntheticTask
+from model.run.analysis import Analysis, analyze
 from model.store.registry import available_models, load_model
 from model.training.evaluate import evaluate_model
 

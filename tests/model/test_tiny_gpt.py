@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from model.analysis import analyze
+from model.run.analysis import analyze
 from model.store.registry import load_model, model_info
 from model.training.lm_evaluate import language_model_results
 

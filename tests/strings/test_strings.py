@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 import strings
 from app_support import i18n
 from app_support import pages as page_registry
+from model.core.messages import ENGLISH as MESSAGES_EN
 from model.data.tasks import InputError
-from model.messages import ENGLISH as MESSAGES_EN
 from strings.check import glossary_problems, placeholders, untranslated
 from strings.glossary import TERMS
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT, reference
@@ -77,7 +77,7 @@ def test_the_figures_read_the_same_tables_in_every_language():
 
 def test_user_model_problems_are_worded_as_model_store_words_them():
     """The tables word every refused-model problem code, in English exactly as the store does."""
-    from model.store.user_folders import ENGLISH as PROBLEMS_EN
+    from model.store.problems import ENGLISH as PROBLEMS_EN
 
     prefix = "mymodels.problem."
     english = strings.STRINGS["en"]
@@ -229,8 +229,8 @@ def test_chinese_pages_have_no_english_left(page, model, text):
         tokens += [typed, ref.prepared.text, ref.output_text, *typed.split(), *ref.output_text.split()]
         tokens += [*ref.source_tokens, *ref.target_tokens, *[tok for s in ref.steps for tok in s.top_tokens]]
     if page == "pitfalls":  # its default view also shows what the model writes with the fault (no scaling)
-        from model.analysis import analyze
-        from model.interventions import NoScaling
+        from model.run.analysis import analyze
+        from model.run.interventions import NoScaling
         from tests.app.test_app_pages import bundle
 
         broken = analyze(bundle(model), text, edits=(NoScaling(),))

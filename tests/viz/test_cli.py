@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.analysis import analyze
-from model.archive import activations_npz, inspect_meta
+from model.export.archive import activations_npz, inspect_meta
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz import export as E

@@ -17,11 +17,12 @@ from plotly.colors import sample_colorscale
 from streamlit.testing.v1 import AppTest
 
 import viz
-from app_support import export as AX
+from app_pages.glue import single_export as AX
 from app_support.ui import PLOTLY_CONFIG, chart_config, chart_tools_html, figure_filename
-from model.analysis import analyze, attention_only
-from model.archive import LIMIT_BYTES, PAGE_SQUARES, Scope, activations_npz, inspect_meta
-from model.lab import overview
+from model.export.archive import activations_npz, inspect_meta
+from model.export.scopes import LIMIT_BYTES, PAGE_SQUARES, Scope
+from model.lab import model as model_lab
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 from viz import export as E
@@ -256,12 +257,12 @@ def test_npz_round_trip_equals_the_patterns_and_scores_the_pass_computed():
 def test_the_archive_of_a_short_input_is_every_hook_of_the_full_pass(name, text):
     bundle = load_model(name)
     full = analyze(bundle, text)  # keep=None: the pass itself records every hook, squares included
-    with zipfile.ZipFile(io.BytesIO(overview.archive(bundle, text, None))) as archive:
+    with zipfile.ZipFile(io.BytesIO(model_lab.archive(bundle, text, None))) as archive:
         arrays = _npz(archive.read("activations.npz"))
         meta = json.loads(archive.read("meta.json"))
     _assert_same_arrays(arrays, full.activations)  # the squares computed while writing: bit-equal
     assert meta == json.loads(json.dumps(inspect_meta(bundle, full, text)))
-    plan = overview.archive_scopes(bundle, len(full.source_tokens), len(full.target_tokens))
+    plan = model_lab.archive_scopes(bundle, len(full.source_tokens), len(full.target_tokens))
     assert plan == [(Scope(), sum(v.nbytes for v in full.activations.values()))]
 
 
@@ -273,13 +274,13 @@ def test_past_the_limit_a_file_holds_one_part_and_its_planned_bytes(monkeypatch)
     lengths = (len(full.source_tokens), len(full.target_tokens))
     everything = sum(v.nbytes for v in full.activations.values())
     limit = everything // 3
-    monkeypatch.setattr(overview, "LIMIT_BYTES", limit)
-    plan = overview.archive_scopes(bundle, *lengths)
+    monkeypatch.setattr(model_lab, "LIMIT_BYTES", limit)
+    plan = model_lab.archive_scopes(bundle, *lengths)
     assert plan and all(s.kind is not None for s, _ in plan)
     assert any(s.layer is not None for s, _ in plan)  # some kind is offered one layer at a time
     for scope, planned in plan:
         assert planned <= limit or scope.head is not None
-        data = overview.archive(bundle, text, None, scope=scope)
+        data = model_lab.archive(bundle, text, None, scope=scope)
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             arrays = _npz(archive.read("activations.npz"))
             meta = json.loads(archive.read("meta.json"))
@@ -327,7 +328,7 @@ def test_every_chart_has_named_image_downloads():
 
 
 def test_a_keyed_chart_offers_offline_html_and_the_page_offers_the_tensors():
-    page = str(REPO_ROOT / "app_pages" / "single_head.py")
+    page = str(REPO_ROOT / "app_pages" / "single.py")
     at = AppTest.from_file(page, default_timeout=300)
     at.query_params.update({"model": "reverse", "text": "attention", "kind": "encoder"})
     at.run()
@@ -358,11 +359,11 @@ def test_the_exports_of_a_long_input_stay_within_the_limit():
     assert part == Scope("decoder", 0)  # one layer's patterns and scores (75 MB) fit, the whole does not
     npz = AX.npz_bytes(cached, choices[0])
     assert len(npz) <= LIMIT_BYTES + 4096 and len(_npz(npz)) == 2
-    plan = overview.archive_scopes(bundle, len(cached.source_tokens), n)
+    plan = model_lab.archive_scopes(bundle, len(cached.source_tokens), n)
     assert [s for s, _ in plan] == [Scope("decoder", i) for i in range(bundle.cfg.n_dec_layers)]
     scope, planned = plan[-1]
     assert planned <= LIMIT_BYTES
-    data = overview.archive(bundle, LONG_PROMPT, None, None, 1, scope)
+    data = model_lab.archive(bundle, LONG_PROMPT, None, None, 1, scope)
     assert len(data) <= LIMIT_BYTES
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert archive.getinfo("activations.npz").file_size <= LIMIT_BYTES

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from viz.labels import label
-from viz.logit_lens import row_labels
+from viz.lens import row_labels
 from viz.projector import SENSE_COLORS, projection_scatter, ratio_figure
 
 RNG = np.random.default_rng(0)

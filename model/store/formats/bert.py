@@ -24,7 +24,8 @@ from ...data.tokenizers import WordPieceTokenizer
 from ...network.config import ConfigError, ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
-from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
+from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
+from ..problems import CheckpointError
 from .own import expected_shapes
 
 

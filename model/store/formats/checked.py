@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bundle import CheckpointError
+from ..problems import CheckpointError
 
 
 def map_file(path: Path, error: type[CheckpointError], kind: str, min_size: int) -> mmap.mmap:

@@ -24,7 +24,8 @@ from ...data.tokenizers import UnigramTokenizer
 from ...network.config import ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
-from ..bundle import Bundle, CheckpointError
+from ..bundle import Bundle
+from ..problems import CheckpointError
 from .bert import bert_config
 from .e5_file import E5Error, E5File
 from .own import expected_shapes

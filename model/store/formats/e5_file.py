@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...network.config import SIZE_LIMITS
-from ..bundle import CheckpointError
+from ..problems import CheckpointError
 from .checked import CheckedCursor, MappedFile
 
 MAGIC = b"E5S1"

@@ -23,12 +23,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
+from ...core.files import atomic_write, file_digest
 from ...data.lm_task import ContinueTask, PieceTokenizer
-from ...files import atomic_write, file_digest
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
-from ..bundle import Bundle, CheckpointError, safetensors_header
+from ..bundle import Bundle, safetensors_header
+from ..problems import CheckpointError
 from .gguf_file import GGUFError, GGUFFile
 from .hf_decoder import EXAMPLE
 from .own import expected_shapes

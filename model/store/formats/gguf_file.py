@@ -29,7 +29,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_token
 
 from ...data.byte_tokens import bytes_to_unicode
 from ...network.config import SIZE_LIMITS
-from ..bundle import CheckpointError
+from ..problems import CheckpointError
 from .checked import CheckedCursor, MappedFile
 
 MAGIC = b"GGUF"

@@ -22,7 +22,8 @@ from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
-from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
+from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
+from ..problems import CheckpointError
 from .own import expected_shapes
 
 MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral")

@@ -21,12 +21,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ...core.files import atomic_write, atomic_write_json
 from ...data.tasks import task_from_dict
-from ...files import atomic_write, atomic_write_json
 from ...network.config import ConfigError, ModelConfig
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
-from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, CheckpointError, read_json, safetensors_header
+from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
+from ..problems import CheckpointError
 
 WEIGHTS = "model.safetensors"
 

@@ -16,11 +16,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...files import file_digest
-from ..bundle import MAX_JSON_BYTES, Bundle, CheckpointError, read_json
+from ...core.files import file_digest
+from ..bundle import MAX_JSON_BYTES, Bundle, read_json
 from ..formats.own import load_checkpoint
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
+from ..problems import CheckpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MODELS_DIR = Path(os.environ.get("ATTENTION_LENS_MODELS", REPO_ROOT / "assets" / "models"))

@@ -13,10 +13,11 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..bundle import Bundle, CheckpointError, read_json
+from ..bundle import Bundle, read_json
 from ..formats.hf_decoder import EXAMPLE as DECODER_EXAMPLE
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
+from ..problems import CheckpointError
 from ..user_folders import BERT_EXAMPLE, load_user_model
 
 

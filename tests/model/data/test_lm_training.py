@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from model.analysis import analyze
 from model.data.lm_training import InductionTask
 from model.data.tasks import task_from_dict
 from model.lab.induction import scores_of
 from model.network.config import TrainConfig
+from model.run.analysis import analyze
 from model.store.formats.own import load_checkpoint
 from model.training.presets import PRESETS
 from model.training.train import train

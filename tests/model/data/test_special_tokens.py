@@ -2,8 +2,8 @@
 
 import pytest
 
-from model.analysis import analyze
 from model.data.char_tokenizer import CharTokenizer
+from model.run.analysis import analyze
 from model.store.registry import load_model
 
 STRUCTURAL = {"<pad>", "<bos>", "<eos>", "<2en>", "<2zh>"}

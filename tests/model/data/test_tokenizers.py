@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from model.core.protocols import Tokenizer
 from model.data.tokenizers import WordPieceTokenizer
-from model.protocols import Tokenizer
 from model.store.sources.packages import PRETRAINED, pretrained_path
 from viz.wordpieces import word_starts
 

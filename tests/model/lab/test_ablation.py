@@ -5,23 +5,20 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.decoding import greedy_decode
-from model.interventions import HeadOutput, head_z, intervene
+from model.decoding.decoders import greedy_decode
 from model.lab.ablation import (
     HeadEffect,
     ablate,
-    all_heads,
     continuation,
     effect_matrices,
     exact_match,
-    format_heads,
-    group_heads,
     head_edits,
-    parse_heads,
     rank_heads,
 )
+from model.lab.choices import all_heads, format_heads, group_heads, parse_heads
 from model.network.kinds import KINDS, layer_counts
+from model.run.analysis import analyze
+from model.run.interventions import HeadOutput, head_z, intervene
 from model.store.registry import load_model
 
 TEXT = "attention"

@@ -16,10 +16,8 @@ import torch
 
 import viz
 from model.__main__ import main
-from model.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.lab.atlas import (
-    LM_NEW_TOKENS,
     ROLE_STAT,
     ROLES,
     STATS,
@@ -35,7 +33,9 @@ from model.lab.atlas import (
     load_or_compute,
     weights_key,
 )
+from model.lab.choices import ATLAS_NEW_TOKENS
 from model.network.kinds import get_kind
+from model.run.analysis import analyze
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT
@@ -177,7 +177,7 @@ def _direct(name: str, data: Dataset, kind: str):
     pooled: dict[str, list] = {s: [] for s in STATS}
     per_sentence, rows_all, outputs = [], [], []
     for text, direction in zip(data.texts, data.directions, strict=True):
-        res = analyze(b, text, direction, max_new=LM_NEW_TOKENS if b.model.cfg.decoder_only else None)
+        res = analyze(b, text, direction, max_new=ATLAS_NEW_TOKENS if b.model.cfg.decoder_only else None)
         outputs.append(res.output_text)
         w = res.attention(kind).astype(np.float64)  # [L, H, q, k]
         key_mask = ~np.isfinite(res.attention(kind, "scores"))
@@ -446,7 +446,7 @@ def test_smollm2_atlas_finds_the_attention_sink_on_the_first_token():
     b = load_model("smollm2")
     data = held_out_dataset(b, 4)
     atlas = compute_atlas(b, data)
-    assert atlas.outputs[:2] == [analyze(b, t, max_new=LM_NEW_TOKENS).output_text for t in data.texts[:2]]
+    assert atlas.outputs[:2] == [analyze(b, t, max_new=ATLAS_NEW_TOKENS).output_text for t in data.texts[:2]]
     first = [(li, h) for li in range(30) for h in range(9)
              if any(r.name == "first" for r in atlas.roles("decoder", li, h))]
     assert len(first) >= 150, len(first)  # measured: 205 of 270 over 50 prompts

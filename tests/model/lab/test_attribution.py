@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import viz
-from model.analysis import analyze
-from model.interventions import HookFunction, intervene
 from model.lab.ablation import sample_texts
 from model.lab.attribution import EMBED_HOOK, agreement, attribute, cross_rollout, self_rollout, spearman
+from model.run.analysis import analyze
+from model.run.interventions import HookFunction, intervene
 from model.store.registry import load_model
 
 TEXT = "attention"

@@ -10,17 +10,10 @@ import pytest
 import torch
 
 import model.lab.families as families_lab
-from model.analysis import analyze, attention_only
-from model.embeddings import sentence_embeddings
-from model.lab.families import (
-    FAMILY_MAX_TOKENS,
-    FAMILY_MODELS,
-    FAMILY_NEW_TOKENS,
-    REFERENCE_SENTENCES,
-    family_column,
-    sentence_words,
-    token_spans,
-)
+from model.lab.choices import FAMILY_MAX_TOKENS, FAMILY_MODELS, sentence_words
+from model.lab.families import FAMILY_NEW_TOKENS, REFERENCE_SENTENCES, family_column, token_spans
+from model.run.analysis import analyze, attention_only
+from model.run.embeddings import sentence_embeddings
 from model.store.registry import load_model
 
 SENTENCES = ["The cat sat on the mat.", "猫坐在垫子上。"]

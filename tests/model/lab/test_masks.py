@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze, attention_only
-from model.interventions import CausalMask
 from model.lab.masks import causal_demo_run, default_other, padded_batch
 from model.network.attention import build_mask
+from model.run.analysis import analyze, attention_only
+from model.run.interventions import CausalMask
 from model.store.registry import load_model
 
 NEW = 4  # new tokens per prompt: enough for a continuation, few decoding steps on SmolLM2

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.interventions import intervene
-from model.lab.patching import GAP_MIN, Site, align, patch, patch_edit, rank_patches
+from model.lab.choices import Site
+from model.lab.patching import GAP_MIN, align, patch, patch_edit, rank_patches
 from model.network.kinds import layer_counts
+from model.run.analysis import analyze
+from model.run.interventions import intervene
 from model.store.registry import load_model
 
 A, B = "listen", "silent"  # same length: every position pairs

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from model.data.tasks import SyntheticTask
-from model.decoding import greedy_decode
+from model.decoding.decoders import greedy_decode
 from model.network.config import ConfigError, ModelConfig, TrainConfig
 from model.network.transformer import Transformer
 from model.store.formats.own import load_checkpoint

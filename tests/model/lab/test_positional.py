@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import viz
-from app_support import positional_lab as formulas
 from model.lab import positional as lab
 from model.network.kinds import hook_name
 from model.network.positional import sinusoidal_table
@@ -23,7 +22,7 @@ from tests.figures import title_of
 @pytest.mark.parametrize("d_model", [4, 16, 64, 256])
 def test_the_table_is_the_papers_formula(d_model):
     n = 50
-    exact = formulas.sinusoidal_table64(n, d_model)
+    exact = lab.sinusoidal_table64(n, d_model)
     model_table = sinusoidal_table(n, d_model).numpy()
     for pos in (0, 1, 7, 49):
         for i in range(d_model // 2):
@@ -37,9 +36,9 @@ def test_the_table_is_the_papers_formula(d_model):
 @pytest.mark.parametrize("d_model", [2, 8, 64, 256, 512])
 @pytest.mark.parametrize("k", [1, 2, 5, 37, 199])
 def test_pe_of_pos_plus_k_is_m_k_times_pe_of_pos_in_float64(d_model, k):
-    table = formulas.sinusoidal_table64(200 + k, d_model)
-    m = formulas.shift_matrix(d_model, k)
-    errors = formulas.shift_errors(table, k)
+    table = lab.sinusoidal_table64(200 + k, d_model)
+    m = lab.shift_matrix(d_model, k)
+    errors = lab.shift_errors(table, k)
     assert errors.shape == (200,)
     assert errors.max() <= 1e-9
     # the same, written out without the helper
@@ -48,7 +47,7 @@ def test_pe_of_pos_plus_k_is_m_k_times_pe_of_pos_in_float64(d_model, k):
 
 @pytest.mark.parametrize("d_model,k", [(8, 3), (64, 1), (128, 40)])
 def test_m_k_is_block_diagonal_with_one_rotation_per_pair(d_model, k):
-    m = formulas.shift_matrix(d_model, k)
+    m = lab.shift_matrix(d_model, k)
     blocks = np.zeros_like(m)
     for i in range(0, d_model, 2):
         block = m[i:i + 2, i:i + 2]
@@ -60,17 +59,17 @@ def test_m_k_is_block_diagonal_with_one_rotation_per_pair(d_model, k):
                                            [-np.sin(k * omega), np.cos(k * omega)]], atol=1e-15)
     np.testing.assert_array_equal(m, blocks)  # nothing off the 2×2 blocks
     # M_a · M_b = M_(a+b): turning twice adds the angles
-    np.testing.assert_allclose(formulas.shift_matrix(d_model, 2) @ formulas.shift_matrix(d_model, k),
-                               formulas.shift_matrix(d_model, k + 2), atol=1e-12)
+    np.testing.assert_allclose(lab.shift_matrix(d_model, 2) @ lab.shift_matrix(d_model, k),
+                               lab.shift_matrix(d_model, k + 2), atol=1e-12)
 
 
 def test_a_table_without_the_property_shows_a_large_error():
     rng = np.random.default_rng(0)
-    assert formulas.shift_errors(rng.normal(size=(20, 16)), 3).max() > 0.1
+    assert lab.shift_errors(rng.normal(size=(20, 16)), 3).max() > 0.1
     with pytest.raises(ValueError):
-        formulas.shift_errors(formulas.sinusoidal_table64(5, 4), 5)
+        lab.shift_errors(lab.sinusoidal_table64(5, 4), 5)
     with pytest.raises(ValueError):
-        formulas.sinusoidal_table64(5, 3)
+        lab.sinusoidal_table64(5, 3)
 
 
 # --------------------------------------------------------------------------- similarity against distance
@@ -87,7 +86,7 @@ def _brute_profile(table: np.ndarray):
 
 @pytest.mark.parametrize("n,d", [(16, 64), (64, 256), (100, 16)])
 def test_similarity_by_distance_of_the_sinusoidal_table(n, d):
-    table = formulas.sinusoidal_table64(n, d)
+    table = lab.sinusoidal_table64(n, d)
     prof = viz.similarity_by_distance(table)
     mean, low, high = _brute_profile(table)
     np.testing.assert_allclose(prof.mean, mean, atol=1e-12)
@@ -95,7 +94,7 @@ def test_similarity_by_distance_of_the_sinusoidal_table(n, d):
     np.testing.assert_allclose(prof.high, high, atol=1e-12)
     assert prof.spread < 1e-9  # depends on the distance alone
     # mean over the pairs = (2/d) Σ cos(Δ ω_i)
-    omega = formulas.sinusoidal_frequencies(d)
+    omega = lab.sinusoidal_frequencies(d)
     np.testing.assert_allclose(prof.mean, [np.mean(np.cos(delta * omega)) for delta in range(n)], atol=1e-12)
     rises = [delta for delta in range(1, n) if prof.mean[delta] > prof.mean[delta - 1] + 1e-6]
     np.testing.assert_array_equal(prof.rises, rises)
@@ -103,13 +102,13 @@ def test_similarity_by_distance_of_the_sinusoidal_table(n, d):
 
 
 def test_the_profile_is_not_monotone_for_the_reverse_models_table_and_says_so():
-    prof = viz.similarity_by_distance(formulas.sinusoidal_table64(16, 64))
+    prof = viz.similarity_by_distance(lab.sinusoidal_table64(16, 64))
     assert not prof.monotone and prof.rises[0] == 6
-    assert viz.similarity_by_distance(formulas.sinusoidal_table64(4, 64)).monotone
+    assert viz.similarity_by_distance(lab.sinusoidal_table64(4, 64)).monotone
 
 
 def test_distance_figure_draws_the_mean_and_band():
-    table = formulas.sinusoidal_table64(30, 32)
+    table = lab.sinusoidal_table64(30, 32)
     prof = viz.similarity_by_distance(table)
     fig = viz.pe_similarity_by_distance(table, max_len=16)
     high, low, mean = fig.data
@@ -138,7 +137,7 @@ def test_the_learned_table_is_the_models_own_at_its_size():
     mean, low, high = _brute_profile(table.astype(np.float64))
     np.testing.assert_allclose(prof.mean, mean, atol=1e-6)
     assert prof.spread > 0.1
-    assert formulas.shift_errors(table, 1).max() > 1e-3
+    assert lab.shift_errors(table, 1).max() > 1e-3
 
 
 # --------------------------------------------------------------------------- RoPE
@@ -209,11 +208,11 @@ def test_pe_heatmap_shades_rows_past_max_len_only_when_there_are_any():
 
 
 def test_shift_figures_carry_the_numbers():
-    m = formulas.shift_matrix(16, 4)
+    m = lab.shift_matrix(16, 4)
     fig = viz.shift_matrix_heatmap(m, 4, lang="zh")
     np.testing.assert_allclose(np.asarray(fig.data[0].z), m.astype(np.float32))
     assert "M_4" in title_of(fig)
-    errors = formulas.shift_errors(formulas.sinusoidal_table64(30, 16), 4)
+    errors = lab.shift_errors(lab.sinusoidal_table64(30, 16), 4)
     curve = viz.shift_error_curve(errors, 4)
     np.testing.assert_array_equal(np.asarray(curve.data[0].y), errors)
 
@@ -248,3 +247,10 @@ def test_rope_frequencies_follow_the_models_base():
     assert lab.rope_frequencies(64, 1e5)[-1] < lab.rope_frequencies(64, 1e4)[-1]
     scores = lab.rope_scores(64, 8, base=1e5)
     assert np.ptp(np.diagonal(scores, offset=2)) < 1e-4  # still a function of m - n only
+
+
+def test_the_page_gets_the_shift_matrix_and_its_errors_in_one_call():
+    shift = lab.sinusoid_shift(40, 16, 3)
+    np.testing.assert_array_equal(shift.matrix, lab.shift_matrix(16, 3))
+    np.testing.assert_array_equal(shift.errors, lab.shift_errors(lab.sinusoidal_table64(40, 16), 3))
+    assert shift.errors.shape == (37,) and shift.errors.max() < 1e-12

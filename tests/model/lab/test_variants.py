@@ -12,13 +12,13 @@ from safetensors import safe_open
 from streamlit.testing.v1 import AppTest
 
 import viz
+from app_pages.glue.variants import MODELS
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.variants import MODELS
-from model.analysis import analyze
 from model.lab.variants import KV_TOKENS, kv_cache_bytes, kv_formula, variant_row, variant_view
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
 from model.store.registry import GROUPS, REPO_ROOT, available_models, load_model, model_info
 from model.training.evaluate import evaluate_model
 from model.training.presets import PRESETS, VARIANT_AXES, VARIANTS

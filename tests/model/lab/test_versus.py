@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from model.analysis import analyze
 from model.lab import versus as V
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.registry import load_model
 
 TEXT = "attention"

@@ -6,14 +6,15 @@ import pytest
 import torch
 from torch import nn
 
-from model.decoding import beam_search, greedy_decode
-from model.interventions import CausalMask, HeadOutput, NoPositionalEncoding, NoScaling, intervene
+from model.decoding.beam import beam_search
+from model.decoding.decoders import greedy_decode
 from model.network.config import ConfigError, ModelConfig
 from model.network.kinds import hook_name, kinds_present
 from model.network.layers import FeedForward
 from model.network.positional import rope_angles
 from model.network.trace import trace_shapes
 from model.network.transformer import Transformer
+from model.run.interventions import CausalMask, HeadOutput, NoPositionalEncoding, NoScaling, intervene
 
 
 @pytest.fixture(autouse=True)

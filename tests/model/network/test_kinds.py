@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import Analysis, KindAttention, analyze
 from model.data.tasks import SyntheticTask
 from model.network import hooks
 from model.network.kinds import ATTENTION_KINDS, KINDS, get_kind, hook_name, kinds_present, layer_counts
 from model.network.transformer import Transformer
+from model.run.analysis import Analysis, KindAttention, analyze
 from model.store.bundle import Bundle
 from tests.conftest import tiny_config
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from model.analysis import analyze, attention_only
 from model.network import progress
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.attention_stack import AttentionStack
-from model.interventions import CausalMask, NoScaling, SoftmaxOverQueries, intervene
 from model.network import attention as attention_module
+from model.network.attention_stack import AttentionStack
 from model.network.config import ModelConfig
 from model.network.kinds import hook_name, layer_counts
 from model.network.recorded import BLOCK_BYTES, record_attention
 from model.network.transformer import Transformer
+from model.run.interventions import CausalMask, NoScaling, SoftmaxOverQueries, intervene
 
 BASE = dict(vocab_size=40, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2, n_dec_layers=2, max_len=64,
             dropout=0.0, pad_id=0)
@@ -179,7 +179,7 @@ MEMORY_CHILD = r"""
 import json, sys
 import psutil, torch
 torch.set_num_threads(1)
-from model.analysis import analyze, attention_only
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 bundle = load_model("smollm2")
 analyze(bundle, "warm up", keep=attention_only, max_new=1)
@@ -223,7 +223,7 @@ def test_a_long_smollm2_analysis_never_holds_every_heads_square():
 
 @pytest.mark.slow
 def test_smollm2_heads_recomputed_after_a_fused_pass_equal_an_explicit_hooked_pass():
-    from model.analysis import analyze, attention_only
+    from model.run.analysis import analyze, attention_only
     from model.store.registry import load_model
 
     bundle = load_model("smollm2")

@@ -14,18 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from model.analysis import analyze, attention_only
+from model.core.messages import render
 from model.data.tasks import task_from_dict
-from model.messages import render
 from model.network.config import ModelConfig
 from model.network.positional import LearnedPositions
 from model.network.transformer import Transformer
+from model.run.analysis import analyze, attention_only
 from model.store import budget
-from model.store.bundle import CheckpointError
 from model.store.formats.own import load_checkpoint, save_checkpoint
+from model.store.problems import CheckpointError, UserModelError
 from model.store.registry import available_models, load_model
 from model.store.sources import shipped
-from model.store.user_folders import UserModelError, load_user_model
+from model.store.user_folders import load_user_model
 from strings.messages_zh import MESSAGES_ZH
 from tests.paths import REPO_ROOT
 
@@ -159,7 +159,7 @@ def test_the_sidebar_says_why_a_clamped_model_reads_less(tmp_path, monkeypatch):
         assert not at.exception, [e.message for e in at.exception]
         captions = [c.value.replace("\\", "") for c in at.sidebar.caption]
         assert any(needle in c for c in captions), captions
-        at.switch_page("app_pages/single_head.py").run()
+        at.switch_page("app_pages/single.py").run()
         assert not at.exception, [e.message for e in at.exception]
         boxes = " ".join(b.value.replace("\\", "") for b in [*at.warning, *at.info])
         assert needle in boxes, boxes  # the cut input says why the model reads so little

@@ -19,8 +19,8 @@ from model.data.batches import pad_batch
 from model.data.tasks import SyntheticTask
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
-from model.store.bundle import CheckpointError
 from model.store.formats.own import load_checkpoint, save_checkpoint
+from model.store.problems import CheckpointError
 from model.store.registry import load_model
 
 WEIGHTS = "model.safetensors"

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.embeddings import sentence_embeddings
+from model.run.embeddings import sentence_embeddings
 from model.store.formats.e5 import PREFIX, e5_tokenizer
 from model.store.registry import available_models, load_model, model_info
 from model.store.sources.packages import PRETRAINED, pretrained_path

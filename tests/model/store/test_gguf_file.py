@@ -12,8 +12,8 @@ import gguf
 import numpy as np
 import pytest
 
-from model.store.bundle import CheckpointError
 from model.store.formats.gguf_file import GGUFError, GGUFFile
+from model.store.problems import CheckpointError
 
 #: Peak Python allocation allowed while refusing a hostile file (the test file is a few KB).
 SMALL = 2 * 2**20

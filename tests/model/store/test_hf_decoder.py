@@ -17,11 +17,12 @@ import torch
 transformers = pytest.importorskip("transformers")
 from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 
-from model.analysis import analyze  # noqa: E402
-from model.decoding import Strategy, decode, greedy_decode  # noqa: E402
+from model.core.protocols import Task  # noqa: E402
+from model.decoding.decoders import decode, greedy_decode  # noqa: E402
+from model.decoding.strategy import Strategy  # noqa: E402
 from model.network.kinds import hook_name  # noqa: E402
 from model.network.trace import trace_shapes  # noqa: E402
-from model.protocols import Task  # noqa: E402
+from model.run.analysis import analyze  # noqa: E402
 from model.store.formats import format_for  # noqa: E402
 from model.store.formats.hf_decoder import (  # noqa: E402
     HF_DECODER,

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.store.bundle import CheckpointError, read_json
+from model.store.bundle import read_json
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.store.sources import shipped
 from tests.cli_run import model_cli
 from tests.model.store.test_hostile_input import assert_clean_error
@@ -81,7 +82,7 @@ def test_the_pages_still_open_with_such_a_folder_among_the_models(models, monkey
     at.query_params.update({"model": "reverse", "text": "attention"})
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    at.switch_page("app_pages/single_head.py").run()
+    at.switch_page("app_pages/single.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.get("plotly_chart"), "the single-head page drew no figure"
     # The broken model is offered last, and choosing it says what is wrong instead of failing.
@@ -131,7 +132,7 @@ def test_thread_counts_past_the_machines_cores_are_refused(command, tmp_path):
 
 def test_a_file_with_the_longest_legal_name_is_written_whole(tmp_path):
     """The temporary file beside it must not need a longer name than the target's."""
-    from model.files import atomic_write
+    from model.core.files import atomic_write
 
     target = tmp_path / ("n" * 255)
     atomic_write(target, b"payload")

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.store.bundle import CheckpointError
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.store.registry import REPO_ROOT, UnknownModelError, check_model_name, is_model_name
 from tests.cli_run import model_cli
 
@@ -307,7 +307,7 @@ def test_the_app_listens_on_localhost_by_default():
 
 
 def test_the_cli_deletes_only_directly_inside_the_folder_it_owns(tmp_path):
-    from model.files import delete_inside
+    from model.core.files import delete_inside
 
     owned = tmp_path / "owned"
     owned.mkdir()

@@ -13,12 +13,12 @@ import pytest
 import torch
 from torch import nn
 
-from model.analysis import analyze
 from model.data.tasks import EncodeTask, InputError
-from model.embeddings import mean_pool, sentence_embeddings
 from model.network.config import ConfigError
 from model.network.kinds import hook_name
 from model.network.transformer import Transformer
+from model.run.analysis import analyze
+from model.run.embeddings import mean_pool, sentence_embeddings
 from model.store.formats.bert import PretrainedError, load_bert_folder
 from model.store.formats.own import load_checkpoint, save_checkpoint
 from model.store.registry import available_models, load_model, model_info

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from model.store import shipping
-from model.store.bundle import CheckpointError
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.store.registry import load_model
 from model.store.sources import shipped
 from model.store.sources.shipped import tokenizer_of

@@ -13,15 +13,16 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis import analyze
-from model.decoding import greedy_decode
+from model.decoding.decoders import greedy_decode
 from model.network.kinds import hook_name
+from model.run.analysis import analyze
 from model.store.formats import gguf as gguf_format
 from model.store.formats.gguf_file import GGUFError
+from model.store.problems import UserModelError
 from model.store.registry import load_model, model_info
-from model.store.upload_files import UploadLimits
+from model.store.upload_limits import UploadLimits
 from model.store.uploads import UserModelSpace
-from model.store.user_folders import UserModelError, load_user_model
+from model.store.user_folders import load_user_model
 from tests.cli_run import model_cli
 from tests.model.store.test_gguf_file import SMOLLM2_NAME
 from tests.model.store.test_gguf_file import smollm2_folder as smollm2_folder  # noqa: F401 (a fixture)

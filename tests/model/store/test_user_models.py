@@ -27,6 +27,7 @@ from model.__main__ import main
 from model.data.tasks import SyntheticTask
 from model.network.transformer import Transformer
 from model.store.formats.own import save_checkpoint
+from model.store.problems import ENGLISH, UserModelError
 from model.store.registry import (
     UnknownModelError,
     available_models,
@@ -36,9 +37,10 @@ from model.store.registry import (
     user_model,
     user_model_names,
 )
-from model.store.upload_files import UploadLimits, extract_zip
+from model.store.upload_files import extract_zip
+from model.store.upload_limits import UploadLimits
 from model.store.uploads import UserModelSpace, sweep_stale_uploads, upload_root
-from model.store.user_folders import ENGLISH, UserModelError, detect_format, folder_models, load_user_model
+from model.store.user_folders import detect_format, folder_models, load_user_model
 from tests.conftest import tiny_config
 from tests.paths import REPO_ROOT
 
@@ -619,7 +621,7 @@ def tiny_bert_folder(directory: Path, seed: int = 0) -> Path:
 
 
 def test_a_bert_style_zip_is_converted_into_our_transformer(tmp_path):
-    from model.analysis import analyze
+    from model.run.analysis import analyze
     from model.store.formats.bert import load_bert_folder
 
     folder = tiny_bert_folder(tmp_path / "bert")
@@ -732,7 +734,7 @@ def test_the_upload_limit_is_the_same_everywhere():
     import tomllib
 
     from app_support.user_models import UPLOAD_LIMIT_MB
-    from model.store.upload_files import LIMITS
+    from model.store.upload_limits import LIMITS
 
     root = REPO_ROOT
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text(encoding="utf-8"))

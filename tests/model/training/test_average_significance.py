@@ -9,8 +9,8 @@ from safetensors.torch import load_file
 from model.__main__ import main
 from model.data.tasks import SyntheticTask
 from model.network.config import ModelConfig, TrainConfig
-from model.store.bundle import CheckpointError
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.training.average import average_last, kept_checkpoints
 from model.training.significance import paired_bootstrap
 from model.training.train import train

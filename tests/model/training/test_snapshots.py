@@ -18,14 +18,15 @@ from streamlit.testing.v1 import AppTest
 
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
-from app_support.training_scrub import clamp_head
-from model.analysis import analyze
+from app_support.reverse_models import clamp_head
+from model.run.analysis import analyze
 from model.data.tasks import SyntheticTask
-from model.lab.training_scrub import reverse_alignment, snapshot_exact_match, step_run, timeline
+from model.lab.training import reverse_alignment, snapshot_exact_match, step_run, timeline
 from model.network.config import ModelConfig, TrainConfig
 from model.network.transformer import Transformer
-from model.store.bundle import CheckpointError
+from model.run.analysis import analyze
 from model.store.formats.own import load_checkpoint
+from model.store.problems import CheckpointError
 from model.store.registry import REPO_ROOT, load_model
 from model.training.evaluate import evaluate_model
 from model.training.presets import PRESETS, SNAPSHOT_MODEL
@@ -44,7 +45,7 @@ from model.training.train import step_series, train
 from tests.strings.test_strings import _visible_texts
 from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
 
-PAGE = str(REPO_ROOT / "app_pages" / "training_scrub.py")
+PAGE = str(REPO_ROOT / "app_pages" / "training.py")
 
 
 # --------------------------------------------------------------------------- saving and loading

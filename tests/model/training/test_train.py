@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from model.data.tasks import SyntheticTask
-from model.decoding import greedy_decode
+from model.decoding.decoders import greedy_decode
 from model.network.config import ModelConfig, TrainConfig
 from model.store.formats.own import load_checkpoint
 from model.training.train import Progress, TqdmProgress, lr_at, make_batches, train
