@@ -10,6 +10,7 @@ draws a figure (figures come from viz/). What one page alone needs is its glue, 
 * :mod:`app_support.interventions` — what the ablation, patching and attribution pages share.
 * :mod:`app_support.messages` — notes about the input; the analysis and layer tensors of the input.
 * :mod:`app_support.models` — what the picker says about a model (labels, examples, input limits).
+* :mod:`app_support.navigation` — the page menu along the top (a popover per section) and the first visit's line.
 * :mod:`app_support.overview` — every head of a long input, a layer at a time (heads, focus, compare).
 * :mod:`app_support.pages` — the page registry: files, titles, sections, URL parameters, redirects.
 * :mod:`app_support.reverse_models` — what the training, variants and pitfalls pages share.

@@ -26,6 +26,7 @@ GLUE = ROOT / "app_pages" / "glue"
 #: shared.
 SHARED = {
     "model/lab/induction.py": "induction measures shared by the detectors' scores and the induction report",
+    "model/lab/choices.py": "what the ablation, patching and families pages choose from, torch-free for model.public",
     "strings/pages/common.py": "navigation, the sidebar and the notes every page shows",
     "strings/pages/strategy.py": "the decoding strategy's sidebar controls and names, app-wide",
     "strings/pages/tokens.py": "the sidebar's word-piece and special-token choices (every attention page)",

@@ -7,14 +7,14 @@ through :mod:`model.run.interventions` (an experiment's own change is a ``HookFu
 always undoes it; never through the weights.
 
     choices.py        what the pages choose from and are told (heads, patch sites, bounds); no torch
-    overview.py       the model page: training record and the full archive of one input
+    model.py          the model page: training record and the full archive of one input
     masks.py          the masks page: a padded batch of two sentences, and what the masks hide
     pitfalls.py       the pitfall lab: the model run with one fault switched on
     ablation.py       which head matters: remove one at a time
     patching.py       activation patching between two sentences
     patching_lm.py    activation patching on a decoder-only language model, every site at once
     attribution.py    attribution beside attention
-    logit_lens.py     what each layer would predict if the model stopped there
+    lens.py           the logit lens: what each layer would predict if the model stopped there
     detectors.py      head detectors: one score per role for every head
     atlas.py          the head atlas: what every head does over a whole dataset
     atlas_prompts.py  the prompt set a decoder-only model's atlas runs over
@@ -27,7 +27,7 @@ always undoes it; never through the weights.
     families.py       three model families, one sentence
     versus.py         model vs model: each head matched with its nearest head of the other
     variants.py       the architecture variants side by side
-    training_scrub.py a model at a chosen training step
+    training.py       the training page: a model at a chosen training step
     cost.py           what attention costs as the input grows
     deck.py           the live deck's residual-stream slide
     worked.py         one attention layer's full activations, for the worked example
