@@ -37,6 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_long_inputs import long_text  # noqa: E402
 from bench.bench_memory import variant  # noqa: E402
+from app_support.i18n import text as _text  # noqa: E402
+from app_support.pages import BY_KEY, SECTIONS  # noqa: E402
 
 MB = 2**20
 CHROMIUM = "/usr/bin/chromium"
@@ -44,6 +46,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync"]
 LOG = ROOT / "test-artifacts" / "bench_sessions.log"
 PATHS = {"single": "", "heads": "heads", "stats": "stats"}  # app_support/pages.py url_path
+SECTION_LABELS = {s: _text("en", f"section.{s}") for s in SECTIONS}  # the menu's buttons, in English
 TIMEOUT_MS = 600_000
 # A page counts as painted when the run is over (no stale element left) and its first chart is drawn
 # (a heatmap's image where the page draws one).
@@ -157,10 +160,12 @@ class Session:
         await self.settle(before, page_key != "stats")
 
     async def visit(self, page_key: str, text: str) -> None:
-        """Open ``page_key`` from the sidebar, then type ``text`` into the sentence box."""
+        """Open ``page_key`` from the page menu (its section's popover), then type ``text`` into the box."""
         before = self.finished
         href = f'{self.base}/{PATHS[page_key]}'
-        await self.page.locator(f'[data-testid="stSidebarNav"] a[href="{href}"]').click()
+        section = SECTION_LABELS[BY_KEY[page_key].section]
+        await self.page.locator(".st-key-page_menu button", has_text=section).first.click()
+        await self.page.locator(f'[data-testid="stPopoverBody"] a[href="{href}"]').click()
         await self.settle(before, page_key != "stats")
         box = self.page.get_by_role("textbox", name="Input sentence", exact=True)
         before = self.finished

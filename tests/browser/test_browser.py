@@ -126,6 +126,14 @@ def app_in_chromium(log_name: str) -> Iterator[tuple[object, str, list[str]]]:
             browser.close()
 
 
+def menu_link(page, section: str, title: str):
+    """The link to the page ``title`` in the page menu, its section's popover (``section``) opened."""
+    page.locator(".st-key-page_menu button", has_text=section).first.click()
+    link = page.locator('[data-testid="stPopoverBody"] [data-testid="stPageLink-NavLink"]', has_text=title)
+    link.first.wait_for(state="visible", timeout=30_000)
+    return link.first
+
+
 def save_small_png(page, path: Path) -> int:
     """Screenshot the page; re-encode with a 256-colour palette if the PNG is too big."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -165,7 +165,8 @@ def test_deck_in_chromium(server, tmp_path):
             page.keyboard.press("PageDown")  # the second waits for the first slide, none is lost
             page.wait_for_function(TITLE_IS_JS, arg=slide_prefix(6), timeout=120_000)
             page.wait_for_function(SLIDE_IN_LINK_JS, arg=6, timeout=30_000)
-            page.locator('[data-testid="stPageLink-NavLink"]', has_text="Single head").first.click()
+            page.locator('[data-testid="stMainBlockContainer"] [data-testid="stPageLink-NavLink"]',
+                         has_text="Single head").first.click()
             page.wait_for_function("() => location.pathname === '/' && document.querySelector('h1')"
                                    " && document.querySelector('[data-testid=\"stPlotlyChart\"]')",
                                    timeout=120_000)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import CHROMIUM_ARGS, ensure_chromium, running_app
+from tests.browser.test_browser import CHROMIUM_ARGS, ensure_chromium, menu_link, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -84,7 +84,7 @@ def test_upload_in_chromium(tmp_path):
                 files = _files_under(uploads)
                 assert {f.name for f in files} >= {"config.json", "model.safetensors", "tokenizer.json"}
                 # In the same session (the menu, not a new page load), the single-head page draws it.
-                page.get_by_role("link", name="Single head").click()
+                menu_link(page, "Attention", "Single head").click()
                 page.wait_for_function("() => document.querySelector('h1') && "
                                        "document.querySelector('h1').textContent.includes('Single head')",
                                        timeout=120_000)
@@ -98,7 +98,7 @@ def test_upload_in_chromium(tmp_path):
                 assert "model=user-" in page.evaluate("location.search")
                 assert not page_errors, f"JavaScript errors: {page_errors}"
                 # A hostile upload gets its one line and the page goes on working.
-                page.get_by_role("link", name="Your own models").click()
+                menu_link(page, "Under the hood", "Your own models").click()
                 bad = tmp_path / "bad.zip"
                 with zipfile.ZipFile(bad, "w") as z:
                     z.writestr("../evil.json", "{}")
