@@ -35,10 +35,10 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_long_inputs import long_text  # noqa: E402
-from bench.bench_memory import variant  # noqa: E402
 from app_support.i18n import text as _text  # noqa: E402
 from app_support.pages import BY_KEY, SECTIONS  # noqa: E402
+from bench.bench_long_inputs import long_text  # noqa: E402
+from bench.bench_memory import variant  # noqa: E402
 
 MB = 2**20
 CHROMIUM = "/usr/bin/chromium"

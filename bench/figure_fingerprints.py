@@ -81,8 +81,8 @@ def sweep(models: list[str], langs: list[str]) -> dict:
                 started = time.perf_counter()
                 key = f"/{spec.url_path}|{model}|{lang}"
                 out[key] = page_fingerprint(app, registry, spec, model, text, lang)
-                print(f"{key:<40} {len(out[key]['charts']):3d} charts  {time.perf_counter() - started:6.1f} s",
-                      flush=True)
+                seconds = time.perf_counter() - started
+                print(f"{key:<40} {len(out[key]['charts']):3d} charts  {seconds:6.1f} s", flush=True)
     return out
 
 
