@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app_pages.glue.attribution import LM_DEFAULT_OUTPUTS, LM_DEFAULT_STEPS  # noqa: E402
 from app_pages.glue.patching import LM_PRESET  # noqa: E402
 from app_support.interventions import LM_DEFAULT_NEW, chunks  # noqa: E402
-from model.run.analysis import analyze, attention_only  # noqa: E402
 from model.lab import patching_lm  # noqa: E402
 from model.lab.ablation import continuation, rank_heads  # noqa: E402
 from model.lab.attribution import attribute  # noqa: E402
