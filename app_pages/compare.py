@@ -7,14 +7,14 @@ import viz
 from app_support import pages
 from app_support.gateway import get_analysis
 from app_support.i18n import current_lang, note, t
-from app_support.messages import note_clipped, show_notes
+from app_support.messages import show_notes
 from app_support.models import MAX_INPUT_CHARS, reads_letters
 from app_support.overview import rank_heads_streamed
 from app_support.selection import selected_row
 from app_support.strategy import name as strategy_name
 from app_support.token_display import page_attention
 from app_support.ui import chart, escape_md, md_tokens, page_header
-from app_support.url_state import clip_input, set_url_param, stop_page
+from app_support.url_state import clip_input, note_clipped, set_url_param, stop_page
 from app_support.view import FROM_COMPARE, current_view, keep_view_across_switch, open_head
 from model.public import InputError
 

@@ -8,10 +8,10 @@ import streamlit as st
 import viz
 from app_support.gateway import lab
 from app_support.i18n import current_lang, t
-from app_support.messages import note_clipped, show_input_error
+from app_support.messages import show_input_error
 from app_support.models import MAX_INPUT_CHARS, model_label
 from app_support.ui import chart, escape_md, page_header
-from app_support.url_state import clip_input, seed_from_url, set_url_param
+from app_support.url_state import clip_input, note_clipped, seed_from_url, set_url_param
 from app_support.view import current_view
 from model.public import FAMILY_MAX_TOKENS, FAMILY_MODELS, InputError, UnknownModelError, sentence_words
 from viz.families import MAX_BARS, bar_window, word_attention_bars

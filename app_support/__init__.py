@@ -10,7 +10,7 @@ draws a figure (figures come from viz/). What one page alone needs is its glue, 
 * :mod:`app_support.interventions` — what the ablation, patching and attribution pages share.
 * :mod:`app_support.messages` — notes about the input; the analysis and layer tensors of the input.
 * :mod:`app_support.models` — what the picker says about a model (labels, examples, input limits).
-* :mod:`app_support.navigation` — the page menu along the top (a popover per section) and the first visit's line.
+* :mod:`app_support.navigation` — the page menu along the top, a popover per section; the first visit's line.
 * :mod:`app_support.overview` — every head of a long input, a layer at a time (heads, focus, compare).
 * :mod:`app_support.pages` — the page registry: files, titles, sections, URL parameters, redirects.
 * :mod:`app_support.reverse_models` — what the training, variants and pitfalls pages share.
@@ -20,7 +20,7 @@ draws a figure (figures come from viz/). What one page alone needs is its glue, 
 * :mod:`app_support.strategy` — the decoding strategy's sidebar controls and URL word.
 * :mod:`app_support.token_display` — word pieces merged, special tokens hidden: attention as pages draw it.
 * :mod:`app_support.ui` — small display helpers (charts, notes, safe text).
-* :mod:`app_support.url_state` — shareable URL state (parsing, writing, early stops).
+* :mod:`app_support.url_state` — shareable URL state (parsing, writing, early stops), texts cut to the box.
 * :mod:`app_support.user_models` — the session's own models: zip uploads and the models folder.
 * :mod:`app_support.view` — ``View``, the app's state, ``current_view()`` and hand-offs between pages.
 """

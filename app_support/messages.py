@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app_support import gateway as G
-from app_support import models as M
 from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
@@ -26,15 +25,6 @@ from model.run.analysis import Analysis
 if TYPE_CHECKING:
     from app_support.view import View
     from model.lab.worked import LayerTensors
-
-
-def note_clipped(cut_from: int | None, which: str = "sentence", limit: int = M.MAX_INPUT_CHARS) -> None:
-    """The visible note for a text that :func:`clip_input` cut to ``limit`` characters
-    (``which``: sentence, sentence_a/b)."""
-    if cut_from:
-        what = t(f"note.clipped.{which}")
-        st.warning(t("note.clipped", what=what, cut_from=cut_from, limit=limit),
-                   icon=":material/content_cut:")
 
 
 _BOX = {"info": (st.info, ":material/info:"), "warning": (st.warning, ":material/warning:"),

@@ -21,9 +21,9 @@ from app_support import models as M
 from app_support import pages
 from app_support import strategy as decoding
 from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t, text, valid_lang
-from app_support.messages import note_clipped
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, word_marker, words_key
 from app_support.ui import escape_md, inject_css
+from app_support.url_state import note_clipped
 from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
 from model.network.kinds import kinds_present, layer_counts
 from model.store.budget import budget_note

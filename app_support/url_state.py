@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import streamlit as st
 
 from app_support import pages
+from app_support.i18n import t
 from app_support.models import MAX_INPUT_CHARS
 
 _APP = "_url_app_params"  # app-wide parameters of this run (set by app_support.view)
@@ -114,3 +115,12 @@ def stop_page() -> NoReturn:
     so e.g. clearing the sentence box would leave the old ``text=`` in the link."""
     sync_url()
     st.stop()
+
+
+def note_clipped(cut_from: int | None, which: str = "sentence", limit: int = MAX_INPUT_CHARS) -> None:
+    """The visible note for a text that :func:`clip_input` cut to ``limit`` characters
+    (``which``: sentence, sentence_a/b)."""
+    if cut_from:
+        what = t(f"note.clipped.{which}")
+        st.warning(t("note.clipped", what=what, cut_from=cut_from, limit=limit),
+                   icon=":material/content_cut:")
