@@ -7,8 +7,7 @@ import streamlit as st
 
 import viz
 from app_pages.glue import atlas as AT
-from app_support import pages
-from app_support.gateway import lab
+from app_support import lab, pages
 from app_support.i18n import current_lang, t, text
 from app_support.selection import head_from_scatter_selection, selected_row
 from app_support.sidebar import clamp_choice

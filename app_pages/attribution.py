@@ -11,7 +11,7 @@ import streamlit as st
 from app_pages.glue import attribution as AT
 from app_support import gateway as G
 from app_support import interventions as IV
-from app_support.gateway import lab
+from app_support import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.ui import chart, escape_md, page_header

@@ -7,7 +7,7 @@ import streamlit as st
 
 import viz
 from app_support import gateway as G
-from app_support.gateway import lab
+from app_support import lab
 from app_support.i18n import current_lang, t
 from app_support.ui import chart, page_header
 from app_support.view import current_view

@@ -13,9 +13,8 @@ from streamlit.errors import StreamlitAPIException
 import viz
 from app_pages.glue import deck as DK
 from app_support import gateway as G
+from app_support import lab, pages
 from app_support import models as M
-from app_support import pages
-from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis, get_layer_tensors, show_input_error, show_notes
 from app_support.ui import chart, escape_md, md_tokens

@@ -9,8 +9,7 @@ import streamlit as st
 import viz
 from app_pages.glue import detectors as DT
 from app_support import gateway as G
-from app_support import pages
-from app_support.gateway import lab
+from app_support import lab, pages
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.selection import head_from_scatter_selection

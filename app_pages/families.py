@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import viz
-from app_support.gateway import lab
+from app_support import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
 from app_support.models import MAX_INPUT_CHARS, model_label

@@ -9,7 +9,6 @@ import streamlit as st
 
 from app_pages.glue import lens as LL
 from app_support import gateway as G
-from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.messages import current_analysis
 from app_support.ui import chart, escape_md, page_header
@@ -31,17 +30,15 @@ if cfg.encoder_only:
     st.info(t("lens.encoder_only"), icon=":material/info:")
     stop_page()
 st.warning(t("lens.caveat"), icon=":material/psychology_alt:")
-result = current_analysis(view)
-source, decoder, prompt_len = LL.lens_input(result, cfg.decoder_only)
-n_out = len(decoder) - prompt_len
+result = current_analysis(view)  # the view's analysis: its notes, and the check of the top row below
+with st.spinner(t("lens.running")):
+    lens = G.get_lens(view.model, view.text, view.direction_arg, view.strategy, view.max_new)
+start, n, prompt_len = int(lens.positions[0]), int(lens.positions[-1]) + 1, lens.prompt_len
+n_out = n - prompt_len
 st.caption(t("lens.side_lm", prompt=prompt_len, output=n_out) if cfg.decoder_only
            else t("lens.side_decoder", output=n_out))
-start = LL.window_start(len(decoder))
 if start:
-    n = len(decoder)
     st.caption(t("lens.window", n=n, shown=n - start, start=start, stop=n - 1))
-with st.spinner(t("lens.running")):
-    lens = lab.lens.logit_lens(view.model, source, decoder, prompt_len, start)
 positions = [int(p) for p in lens.positions]
 rows = row_labels(lens.n_rows, lang)
 

@@ -7,8 +7,8 @@ import streamlit as st
 
 import viz
 from app_support import gateway as G
+from app_support import lab
 from app_support import models as M
-from app_support.gateway import lab
 from app_support.i18n import STRINGS, current_lang, t
 from app_support.messages import current_analysis, show_input_error
 from app_support.strategy import greedy_here

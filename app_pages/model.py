@@ -14,7 +14,8 @@ from app_pages.glue.model import (
     run_starts,
     symbol_table,
 )
-from app_support.gateway import config, get_analysis, get_summary, lab
+from app_support import lab
+from app_support.gateway import config, get_analysis, get_summary
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.ui import chart, escape_md, page_header

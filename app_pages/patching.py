@@ -8,8 +8,8 @@ import streamlit as st
 from app_pages.glue import patching as PT
 from app_support import gateway as G
 from app_support import interventions as IV
+from app_support import lab
 from app_support import models as M
-from app_support.gateway import lab
 from app_support.i18n import current_lang, note, t, text
 from app_support.selection import clicked_head
 from app_support.strategy import greedy_here

@@ -9,7 +9,7 @@ import streamlit as st
 
 import viz
 from app_pages.glue import pitfalls as PF
-from app_support.gateway import lab
+from app_support import lab
 from app_support.i18n import current_lang, note, t, text
 from app_support.messages import current_analysis, show_input_error
 from app_support.models import model_description, model_label

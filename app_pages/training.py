@@ -8,8 +8,8 @@ import streamlit as st
 import viz
 from app_pages.glue import training as TS
 from app_support import gateway as G
+from app_support import lab
 from app_support import reverse_models as RM
-from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int

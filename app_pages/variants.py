@@ -10,8 +10,8 @@ import streamlit as st
 import viz
 from app_pages.glue import variants as V
 from app_support import gateway as G
+from app_support import lab
 from app_support import reverse_models as RM
-from app_support.gateway import lab
 from app_support.i18n import current_lang, t, text
 from app_support.models import model_description, model_label
 from app_support.ui import chart, page_header

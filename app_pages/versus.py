@@ -6,8 +6,8 @@ import streamlit as st
 
 import viz
 from app_pages.glue import versus as VS
+from app_support import lab
 from app_support import models as M
-from app_support.gateway import lab
 from app_support.i18n import current_lang, t
 from app_support.messages import show_input_error
 from app_support.selection import head_from_scatter_selection

@@ -4,9 +4,10 @@ draws a figure (figures come from viz/). What one page alone needs is its glue, 
 (never imported from here). Every module:
 
 * :mod:`app_support.byte_cache` — a cache bounded in bytes, the store behind the gateway.
-* :mod:`app_support.gateway` — models loaded once, every model result cached (``lab.<module>.<fn>``).
+* :mod:`app_support.gateway` — models loaded once, every model result cached.
 * :mod:`app_support.head_summaries` — the statistics and aggregates pages' per-head summaries, streamed.
 * :mod:`app_support.i18n` — the session's interface language over the string tables.
+* :mod:`app_support.lab` — every ``@entry`` experiment of model/lab/, served cached (``lab.<module>.<fn>``).
 * :mod:`app_support.interventions` — what the ablation, patching and attribution pages share.
 * :mod:`app_support.messages` — notes about the input; the analysis and layer tensors of the input.
 * :mod:`app_support.models` — what the picker says about a model (labels, examples, input limits).

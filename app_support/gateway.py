@@ -12,9 +12,9 @@
 * Every session gets the same result object: its arrays are made read-only (a page must never
   write into what another session reads), and a result computed on a model that has been loaded
   again since is never served.
-* Pages reach the experiments of ``model/lab/`` as ``lab.<module>.<function>(model_name, ...)``:
-  every function marked ``@entry`` there is served through :func:`cached`, so a page imports no
-  ``model/`` computation and adding an experiment needs no line here.
+* Pages reach the experiments of ``model/lab/`` through :mod:`app_support.lab`
+  (``lab.<module>.<function>(model_name, ...)``), where each ``@entry`` function is served by one
+  :func:`served` line, so a page imports no ``model/`` computation.
 * A direction is ``None`` (let the task detect it) or a direction of the model, never the
   sidebar's word "auto": the view normalises it once (``View.direction_arg``) and the gateway
   refuses "auto" so that no caller can key the same input twice.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import inspect
 import os
 import threading
@@ -38,6 +37,8 @@ import streamlit as st
 
 from app_support.byte_cache import ByteLRU
 from model.decoding.strategy import GREEDY, Strategy
+from model.lab import lens as lens_lab
+from model.lab.lens import LogitLens, lens_input, window_start
 from model.network.config import ModelConfig
 from model.run.analysis import Analysis, analyze, attention_only, model_summary
 from model.run.runtime import configure, freeze_long_lived, release_memory
@@ -45,7 +46,7 @@ from model.store.bundle import Bundle
 from model.store.registry import UnknownModelError, load_model, model_dir
 
 __all__ = ["RESULTS", "cached", "config", "derived", "forget", "freeze_long_lived", "get_analysis",
-           "get_bundle", "get_summary", "holds", "lab", "stamp", "unload"]
+           "get_bundle", "get_lens", "get_summary", "holds", "served", "stamp", "unload"]
 
 configure()
 
@@ -270,41 +271,27 @@ def _config_of(bundle: Bundle) -> ModelConfig:
 _config = cached(_config_of)
 
 
-class _LabModule:
-    """``lab.<module>``: the ``@entry`` functions of ``model.lab.<module>``, served cached."""
-
-    def __init__(self, module_name: str):
-        self._module = importlib.import_module(f"model.lab.{module_name}")
-        self._served: dict[str, Callable] = {}
-
-    def __getattr__(self, fn_name: str) -> Callable:
-        if fn_name.startswith("_"):
-            raise AttributeError(fn_name)
-        if fn_name not in self._served:
-            fn = getattr(self._module, fn_name, None)
-            spec = getattr(fn, "lab_entry", None)
-            if spec is None:
-                raise AttributeError(f"{self._module.__name__}.{fn_name} is not an @entry function")
-            self._served[fn_name] = cached(fn, models=spec.models, frees_memory=spec.frees_memory)
-        return self._served[fn_name]
+def served(fn: Callable) -> Callable:
+    """An ``@entry`` function of ``model/lab/`` as the pages call it (:mod:`app_support.lab`): through
+    :func:`cached`, with the entry's own count of model arguments and memory behaviour."""
+    spec = getattr(fn, "lab_entry", None)
+    if spec is None:
+        raise TypeError(f"{fn.__module__}.{fn.__qualname__} is not an @entry function of model/lab")
+    return cached(fn, models=spec.models, frees_memory=spec.frees_memory)
 
 
-class _Lab:
-    """``lab.ablation.rank_heads(name, text, ...)`` = ``model.lab.ablation.rank_heads(bundle, text,
-    ...)`` through the gateway's store."""
-
-    def __init__(self):
-        self._modules: dict[str, _LabModule] = {}
-
-    def __getattr__(self, module_name: str) -> _LabModule:
-        if module_name.startswith("_"):
-            raise AttributeError(module_name)
-        if module_name not in self._modules:
-            self._modules[module_name] = _LabModule(module_name)
-        return self._modules[module_name]
+_logit_lens = served(lens_lab.logit_lens)
 
 
-lab = _Lab()
+def get_lens(name: str, text: str, direction: str | None = None, strategy: Strategy | None = None,
+             max_new: int | None = None) -> LogitLens:
+    """The logit lens of what :func:`get_analysis` gives for the same arguments: the ids its decoder read
+    (a language model's prompt and output; a translation's prefix and output) projected at the last
+    :data:`~model.lab.lens.MAX_POSITIONS` positions. The page asks for the lens of its view and sends
+    nothing back; both results are cached."""
+    result = get_analysis(name, text, direction, strategy=strategy, max_new=max_new)
+    source, decoder, prompt_len = lens_input(result, config(name).decoder_only)
+    return _logit_lens(name, source, decoder, prompt_len, window_start(len(decoder)))
 
 
 def derived(result: object, key: Hashable, compute: Callable[[], object]) -> object:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app_support import gateway as G
+from app_support import lab
 from app_support.i18n import current_lang, note, t
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
@@ -107,5 +108,5 @@ def get_layer_tensors(view: View) -> LayerTensors:
     """q, k, v, scores, pattern and z of the sidebar's attention layer for its input, shared by every
     session: the same text, direction, strategy and new-token bound as the page's analysis
     (:func:`current_analysis`); raises ``InputError`` for unusable input."""
-    return G.lab.worked.layer_tensors_for(view.model, view.text, view.direction_arg, view.kind,
+    return lab.worked.layer_tensors_for(view.model, view.text, view.direction_arg, view.kind,
                                           int(view.layer), view.strategy, view.max_new)

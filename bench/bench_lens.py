@@ -19,7 +19,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app_support.gateway import RESULTS, get_bundle, lab  # noqa: E402
+from app_support import lab  # noqa: E402
+from app_support.gateway import RESULTS, get_bundle  # noqa: E402
 from model.lab.lens import _residuals, lens_rows, logit_lens  # noqa: E402
 
 MODEL = "smollm2"

@@ -22,7 +22,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app_pages.glue.projector import PRESETS  # noqa: E402
-from app_support.gateway import RESULTS, get_bundle, lab  # noqa: E402
+from app_support import lab  # noqa: E402
+from app_support.gateway import RESULTS, get_bundle  # noqa: E402
 from model.lab import projector as PJ  # noqa: E402
 from model.store.registry import available_models  # noqa: E402
 from strings import text  # noqa: E402

@@ -26,7 +26,7 @@ GLUE = ROOT / "app_pages" / "glue"
 #: shared.
 SHARED = {
     "model/lab/induction.py": "induction measures shared by the detectors' scores and the induction report",
-    "model/lab/choices.py": "what the ablation, patching and families pages choose from, torch-free for model.public",
+    "model/lab/choices.py": "what ablation, patching and families choose from, torch-free for model.public",
     "strings/pages/common.py": "navigation, the sidebar and the notes every page shows",
     "strings/pages/strategy.py": "the decoding strategy's sidebar controls and names, app-wide",
     "strings/pages/tokens.py": "the sidebar's word-piece and special-token choices (every attention page)",
@@ -123,7 +123,7 @@ def test_a_module_only_one_page_reaches_carries_that_pages_key():
         viz, lab = _reached(_sources_of(key))
         for module in viz | lab:
             users.setdefault(module, set()).add(key)
-    assert "viz/lens.py" in users and "model/lab/lens.py" in users  # the walk sees both kinds of use
+    assert "viz/lens.py" in users and "model/lab/ablation.py" in users  # the walk sees both kinds of use
     wrong = sorted(
         f"{module} (only page {next(iter(keys))!r})"
         for module, keys in users.items()

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from app_support import gateway as G
-from app_support import pages
-from app_support.gateway import lab
+from app_support import lab, pages
 from model.lab.atlas import TRUTH_TASKS as TRUTH_TASKS  # tasks whose right alignment is known
 from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
 from model.lab.atlas_prompts import DEFAULT_PROMPTS

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app_support import gateway as G
-from app_support.gateway import lab
+from app_support import lab
 from app_support.sidebar import DECK_RETURN_KEY
 from model.lab.deck import ResidualStream
 from viz.deck import MINUTES, SLIDES, ResidualNorms, residual_norms

@@ -1,18 +1,10 @@
-"""What the logit-lens page needs beyond ``lab.lens``: the ids the decoder read in the sidebar's
-analysis, the window of positions projected, the colour choices, and which position a click names."""
+"""What the logit-lens page needs beyond the gateway's lens of its view: the window of positions the
+grid draws, the colour choices, and which position a click names."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app_support.selection import customdata_pair, selected_points
 
-if TYPE_CHECKING:
-    from model.run.analysis import Analysis
-
-#: Positions projected at most (the last ones): each costs layers x vocabulary logits (SmolLM2: 31 x
-#: 49,152), about 35 ms a position on one thread; the model still reads the whole input.
-MAX_POSITIONS = 128
 #: Positions the grid draws at once: the window holding the chosen position. At a laptop's width a cell
 #: then keeps ~46 px, room for its top token's six characters (34 positions squeezed them to one or two).
 GRID_POSITIONS = 16
@@ -20,21 +12,6 @@ GRID_POSITIONS = 16
 #: choice's probability, the entropy.
 VIEWS = ("top", "final", "entropy")
 DEFAULT_VIEW = "top"
-
-
-def lens_input(result: Analysis, decoder_only: bool) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """(source ids, decoder ids, prompt length) of an analysis: the decoder reads its prefix (a language
-    model's prompt) and the output chosen (each step's token but the last, which follows the output);
-    a decoder-only model has no source."""
-    prefix = list(result.prepared.prefix)
-    output = [s.token_id for s in result.steps[:-1]]
-    source = () if decoder_only else tuple(result.prepared.source_ids)
-    return source, tuple(prefix + output), len(prefix)
-
-
-def window_start(n_positions: int, limit: int = MAX_POSITIONS) -> int:
-    """First position projected: the last ``limit`` positions are."""
-    return max(0, n_positions - limit)
 
 
 def grid_window(n_positions: int, column: int, per: int = GRID_POSITIONS) -> tuple[int, int]:

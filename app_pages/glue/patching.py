@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from app_support.gateway import lab
+from app_support import lab
 from app_support.interventions import chunks, work_done
 from model.lab.patching import Alignment, align
 

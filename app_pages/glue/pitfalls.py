@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app_support.gateway import lab
+from app_support import lab
 from model.lab.pitfalls import (
     BATCH,
     LENGTH,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app_support import gateway as G
+from app_support import lab
 from model.lab.projector import MAX_SENTENCES, Projection, WordStates, project
 
 __all__ = ["COLOR_BY", "DEFAULT_COLOR", "MAX_CHARS", "MAX_LABEL_CHARS", "MAX_SENTENCES", "MAX_WORD_CHARS",
@@ -121,6 +122,6 @@ def projection(model: str, word: str, sentences: tuple[str, ...], labels: tuple[
         WordStates, Projection]:
     """The word's states (computed once per model, word and sentences, through the gateway) and their
     projection for these labels (remembered on the states: changing a label runs no model)."""
-    states = G.lab.projector.word_states(model, word, sentences)
+    states = lab.projector.word_states(model, word, sentences)
     view = G.derived(states, ("projection", labels), lambda: project(states, labels))
     return states, view

@@ -2,10 +2,11 @@
 chat template its file carries (a Jinja template, as ``transformers`` applies it).
 
 A template comes with the model file, so it is not trusted: it is rendered once, when the chat
-form is first asked for or offered (not for a raw prompt), in a separate Python process under a time and a memory limit, inside Jinja's sandbox, with a
-marker as the user's message. What comes before and after the marker is the chat form's wrapper; a prompt in
-chat form is then ``before + prompt + after``, with no template run per input. A template that
-does not render within its limits, or does not hold the message exactly once, gives no chat form,
+form is first asked for or offered (not for a raw prompt), in a separate Python process under a
+time and a memory limit, inside Jinja's sandbox, with a marker as the user's message. What comes
+before and after the marker is the chat form's wrapper; a prompt in chat form is then
+``before + prompt + after``, with no template run per input. A template that does not render within
+its limits, or does not hold the message exactly once, gives no chat form,
 and :func:`chat_form_and_reason` says why in one line.
 """
 

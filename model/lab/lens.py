@@ -25,12 +25,16 @@ the final choice's rank and probability and the entropy of each cell are kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from ..store.bundle import Bundle
 from . import entry
+
+if TYPE_CHECKING:
+    from ..run.analysis import Analysis
 
 #: Tokens kept per cell (layer, position), most likely first.
 TOP_K = 5
@@ -124,6 +128,26 @@ def _residuals(bundle: Bundle, source_ids: tuple[int, ...], decoder_ids: tuple[i
         _, cache = model.run_with_cache(*inputs, names_filter=wanted.__contains__,
                                         logits_from=len(decoder_ids) - 1)
     return torch.stack([cache[name][0] for name in names])
+
+
+#: Positions projected at most (the last ones): each costs layers x vocabulary logits (SmolLM2: 31 x
+#: 49,152), about 35 ms a position on one thread; the model still reads the whole input.
+MAX_POSITIONS = 128
+
+
+def lens_input(result: Analysis, decoder_only: bool) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """(source ids, decoder ids, prompt length) of an analysis: the decoder reads its prefix (a language
+    model's prompt) and the output chosen (each step's token but the last, which follows the output);
+    a decoder-only model has no source."""
+    prefix = list(result.prepared.prefix)
+    output = [s.token_id for s in result.steps[:-1]]
+    source = () if decoder_only else tuple(result.prepared.source_ids)
+    return source, tuple(prefix + output), len(prefix)
+
+
+def window_start(n_positions: int, limit: int = MAX_POSITIONS) -> int:
+    """First position projected: the last ``limit`` positions are."""
+    return max(0, n_positions - limit)
 
 
 @entry

@@ -132,3 +132,40 @@ def test_a_model_output_is_bold_markdown_without_its_outer_spaces():
     assert md_output(" Paris") == "**Paris**"
     assert md_output(" *a* <b> ") == f"**{escape_md('*a* <b>')}**"
     assert md_output(" \n ").startswith("*(") and md_output("").endswith(")*")  # the empty-output note
+
+
+def _entries() -> set[tuple[str, str]]:
+    """(module, name) of every ``@entry`` function each module of model/lab/ holds (its own or imported)."""
+    import importlib
+    import pkgutil
+
+    import model.lab
+
+    found = set()
+    for info in pkgutil.iter_modules(model.lab.__path__):
+        module = importlib.import_module(f"model.lab.{info.name}")
+        found |= {(info.name, name) for name, fn in vars(module).items()
+                  if not name.startswith("_") and getattr(fn, "lab_entry", None) is not None}
+    return found
+
+
+def test_every_lab_entry_is_served_once_by_name_and_nothing_else_is():
+    import importlib
+    import inspect
+
+    from app_support import lab
+
+    served = {(module, name): fn for module, space in vars(lab).items()
+              if inspect.isclass(space) and space.__module__ == lab.__name__
+              for name, fn in vars(space).items() if not name.startswith("_")}
+    assert set(served) == _entries()
+    for (module, name), fn in served.items():  # each line serves the function it names, cached
+        wrapped = getattr(fn, "uncached", None)
+        assert wrapped is getattr(importlib.import_module(f"model.lab.{module}"), name), (module, name)
+
+
+def test_serving_a_function_that_is_no_lab_entry_is_refused():
+    from app_support.gateway import served
+
+    with pytest.raises(TypeError, match="not an @entry function"):
+        served(load_model)

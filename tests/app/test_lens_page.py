@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from app_pages.glue import lens as LL
 from app_support import pages
 from app_support.i18n import text as tr
+from model.lab import lens as lens_lab
 from model.lab.lens import logit_lens
 from model.run.analysis import analyze
 from model.store.registry import load_model
@@ -125,12 +126,26 @@ def test_a_click_names_the_position_of_its_cell():
 def test_the_page_reads_the_ids_the_analysis_decoded_and_checks_its_top_row():
     bundle = load_model("tiny-gpt")
     a = analyze(bundle, "the cat sat", max_new=NEW)
-    source, decoder, prompt_len = LL.lens_input(a, True)
+    source, decoder, prompt_len = lens_lab.lens_input(a, True)
     assert source == () and prompt_len == len(a.prepared.prefix)
     assert bundle.tokenizer.tokens(list(decoder)) == a.target_tokens
     lens = logit_lens(bundle, source, decoder, prompt_len)
     assert LL.last_row_difference(lens, a.steps) < 1e-5
-    assert LL.window_start(300) == 300 - LL.MAX_POSITIONS and LL.window_start(5) == 0
+    assert lens_lab.window_start(300) == 300 - lens_lab.MAX_POSITIONS and lens_lab.window_start(5) == 0
+
+
+def test_the_gateway_gives_the_lens_of_the_views_analysis():
+    from app_support.gateway import get_analysis, get_lens
+
+    a = get_analysis("tiny-gpt", "the cat sat", max_new=NEW)
+    lens = get_lens("tiny-gpt", "the cat sat", max_new=NEW)
+    bundle = load_model("tiny-gpt")
+    source, decoder, prompt_len = lens_lab.lens_input(a, True)
+    direct = logit_lens(bundle, source, decoder, prompt_len)
+    np.testing.assert_array_equal(lens.top_ids, direct.top_ids)
+    np.testing.assert_allclose(lens.top_probs, direct.top_probs, atol=1e-6)
+    assert lens.prompt_len == prompt_len and int(lens.positions[-1]) == len(decoder) - 1
+    assert get_lens("tiny-gpt", "the cat sat", max_new=NEW) is lens  # asked again: the cached result
 
 
 def test_a_long_input_draws_a_readable_window_of_the_grid_that_follows_the_position():

@@ -42,7 +42,8 @@ BOXES_JS = """(controls) => {
   const side = document.querySelector('[data-testid="stSidebar"]');
   const main = document.querySelector('[data-testid="stMain"]');
   const chart = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]';
-  const own = Array.from(main.querySelectorAll(controls.map(c => `[data-testid="${c}"]`).concat([chart]).join(',')))
+  const wanted = controls.map(c => `[data-testid="${c}"]`).concat([chart]).join(',');
+  const own = Array.from(main.querySelectorAll(wanted))
     .filter(el => !el.closest('.st-key-page_menu') && el.getBoundingClientRect().height > 0)
     .map(el => el.matches(chart) ? {top: el.getBoundingClientRect().top + 40} : el.getBoundingClientRect());
   return {picker: bottom(side.querySelector('[data-testid="stSelectbox"]')),
@@ -95,7 +96,7 @@ def test_the_picker_and_the_text_box_are_on_the_first_screen_of_every_page():
         page.set_viewport_size(LAPTOP)
         problems = []
         for spec in page_registry.PAGES:
-            if spec.key != "deck":  # the deck folds the sidebar for the rest of the visit: its own visit below
+            if spec.key != "deck":  # the deck folds the sidebar for the rest of the visit: own visit below
                 problems += _first_screen_problems(_open(page, base, spec, "en"), spec, LAPTOP, "en")
         for lang in ("en", "zh"):
             for size in (LAPTOP, PROJECTOR):

@@ -19,7 +19,6 @@ from streamlit.testing.v1 import AppTest
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.reverse_models import clamp_head
-from model.run.analysis import analyze
 from model.data.tasks import SyntheticTask
 from model.lab.training import reverse_alignment, snapshot_exact_match, step_run, timeline
 from model.network.config import ModelConfig, TrainConfig
