@@ -16,6 +16,8 @@ from app_support.view import current_view
 from model.public import FAMILY_MAX_TOKENS, FAMILY_MODELS, InputError, UnknownModelError, sentence_words
 from viz.families import MAX_BARS, bar_window, word_attention_bars
 
+#: The masks' width: a third of a laptop's page, each drawn at the height its square cells need.
+MASK_WIDTH_PX = 290
 lang = current_lang()
 view = current_view()
 page_header(t("page.families.title"), t("families.intro"))
@@ -72,8 +74,11 @@ def _masks(column) -> None:
     st.markdown(f"**{t('families.sees_header')}** {t(f'families.{column.family}.sees')}")
     for kind, mask in column.masks.items():
         queries, keys = column.mask_tokens[kind]
-        chart(viz.mask_matrix(mask, queries, keys, title=t(f"kind.{kind}.label"), lang=lang),
-              key=f"families_mask_{column.family}_{kind}")
+        if column.family == "decoder_only":  # the sentence alone, as in the other columns (one scale)
+            n = column.read_tokens
+            mask, queries, keys = mask[:n, :n], queries[:n], keys[:n]
+        chart(viz.mask_matrix(mask, queries, keys, title=t(f"kind.{kind}.label"), width=MASK_WIDTH_PX,
+                              lang=lang), key=f"families_mask_{column.family}_{kind}")
 
 
 def _output(column) -> None:

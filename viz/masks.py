@@ -114,6 +114,7 @@ def mask_matrix(
     query_title: str | None = None,
     key_title: str | None = None,
     max_cells: int | None = MAX_TILE_CELLS,
+    width: int | None = None,
     lang: str = "en",
 ) -> go.Figure:
     """A boolean mask ``[query, key]`` as a matrix: True (grey, "−∞" in the cell) = masked, the query
@@ -125,7 +126,8 @@ def mask_matrix(
     position ranges and the subtitle says so.
 
     ``title``/``subtitle`` are escaped (they may quote tokens); ``query_title``/``key_title`` replace
-    the axis titles (plain text, escaped).
+    the axis titles (plain text, escaped). ``width`` (px): the figure drawn that wide, its height
+    following the square cells, for a narrow column (masks side by side at one scale, no blank band).
     """
     m = np.asarray(mask_2d)
     if m.ndim != 2 or not m.size:
@@ -147,7 +149,14 @@ def mask_matrix(
                      query_title=escape_text(query_title) if query_title else None,
                      key_title=escape_text(key_title) if key_title else None)
     layout["plot_bgcolor"] = "#dddddd"  # the gaps between cells: a light grid
-    return go.Figure([trace], layout)
+    fig = go.Figure([trace], layout)
+    if width is not None:  # the title wrapped to the width first: its lines take from the height
+        fig.update_layout(width=width)
+        theme.fit_title(fig)
+        margin = fig.layout.margin
+        cell = max(1.0, (width - margin.l - margin.r) / len(k_labels))
+        fig.update_layout(height=int(round(cell * len(q_labels) + margin.t + margin.b)))
+    return fig
 
 
 def row_sums(pattern_2d: np.ndarray) -> np.ndarray:

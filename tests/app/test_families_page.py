@@ -54,8 +54,19 @@ def check_columns(at: AppTest, lang: str, sentence: str, word: tuple[str, int], 
     codes = [str(c.value) for c in at.code]
     for family, name in present.items():
         column = family_column(load_model(name), sentence)
+        masks = []
         for mask in column.masks.values():
-            np.testing.assert_array_equal(arr(next(figs)["data"][0]["z"]), mask.astype(np.uint8))
+            if family == "decoder_only":  # drawn over the sentence alone, as the other columns
+                mask = mask[:column.read_tokens, :column.read_tokens]
+            fig = next(figs)
+            np.testing.assert_array_equal(arr(fig["data"][0]["z"]), mask.astype(np.uint8))
+            masks.append(fig)
+        for fig in masks:  # one width, the height its square cells need: no blank band under the title
+            margin = fig["layout"]["margin"]
+            n_q, n_k = np.asarray(arr(fig["data"][0]["z"])).shape
+            cell = (fig["layout"]["width"] - margin["l"] - margin["r"]) / n_k
+            assert fig["layout"]["width"] == 290
+            assert abs(fig["layout"]["height"] - (cell * n_q + margin["t"] + margin["b"])) <= 1
         positions = column.word_positions(*word)
         if positions:
             heights, own, hidden = bar_values(next(figs))
