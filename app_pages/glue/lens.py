@@ -15,12 +15,12 @@ DEFAULT_VIEW = "top"
 
 
 def grid_window(n_positions: int, column: int, per: int = GRID_POSITIONS) -> tuple[int, int]:
-    """``(start, stop)`` of the columns the grid draws: the page of ``per`` columns holding ``column``
-    (every column when they fit)."""
+    """``(start, stop)`` of the columns the grid draws: the page of ``per`` columns holding ``column``, the
+    last page ending at the last column so that it is full too (every column when they fit)."""
     if n_positions <= per:
         return 0, n_positions
-    start = min(max(column, 0), n_positions - 1) // per * per
-    return start, min(n_positions, start + per)
+    start = min(min(max(column, 0), n_positions - 1) // per * per, n_positions - per)  # the last one full
+    return start, start + per
 
 
 def parse_view(value: object) -> str | None:

@@ -165,3 +165,10 @@ def test_a_long_input_draws_a_readable_window_of_the_grid_that_follows_the_posit
     heat = next(t for t in _figures(at)[0]["data"] if t["type"] == "heatmap")
     assert _array(heat["x"]).tolist() == positions[a:b] and b == len(positions)
     assert len(heat["text"][-1]) == b - a
+
+
+def test_every_grid_window_is_full_and_holds_its_column():
+    for n in (1, 15, 16, 17, 34, 128):
+        for column in range(n):
+            a, b = LL.grid_window(n, column)
+            assert a <= column < b and b - a == min(n, LL.GRID_POSITIONS) and 0 <= a and b <= n
