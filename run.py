@@ -6,6 +6,8 @@
                                    arguments go to pytest)
     python3 run.py test --quick    the everyday subset: no browser, no image export, no slow
                                    end-to-end command runs, pages swept in one interface language
+    python3 run.py notebook        JupyterLab on examples/ with the project's environment (JupyterLab
+                                   installed into it on first use; the app does not need it)
 
 Both create ./.venv on first use and install what they need into it. torch is pinned to the
 CPU build (2.13.0) before anything else, so no other package can pull a multi-GB CUDA build.
@@ -162,12 +164,27 @@ def _workers(args: list[str]) -> list[str]:
     return ["-n", str(max(1, min(cores, 4))), "--dist", "loadfile"] if cores > 1 else []
 
 
+NOTEBOOK_STAMP = VENV / ".notebook-installed"
+
+
+def ensure_notebook() -> None:
+    """JupyterLab in the project's environment, installed once (the ``notebook`` extra)."""
+    if NOTEBOOK_STAMP.exists() and NOTEBOOK_STAMP.read_text() == _requirements_key():
+        return
+    subprocess.run([str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e",
+                    f"{ROOT}[dev,notebook]"], check=True)
+    NOTEBOOK_STAMP.write_text(_requirements_key())
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("app", "test"):
+    if not argv or argv[0] not in ("app", "test", "notebook"):
         print(__doc__)
         return 2
     ensure_env()
     os.chdir(ROOT)
+    if argv[0] == "notebook":
+        ensure_notebook()
+        return subprocess.call([str(PY), "-m", "jupyterlab", str(ROOT / "examples"), *argv[1:]])
     if argv[0] == "app":
         cmd = [str(PY), "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats", "false", *argv[1:]]
         return subprocess.call(cmd)
