@@ -36,7 +36,8 @@ def test_an_editable_install_elsewhere_runs_from_any_folder(tmp_path):
                            "--disable-pip-version-check", "--no-deps", "--no-build-isolation", "-e",
                            str(REPO_ROOT)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert sorted(p.name for p in Path(sysconfig.get_paths()["purelib"]).iterdir()) == before  # ours untouched
+    ours = Path(sysconfig.get_paths()["purelib"])
+    assert sorted(p.name for p in ours.iterdir()) == before  # the project's environment untouched
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     command = env_dir / "bin" / "attention-lens"
@@ -46,7 +47,8 @@ def test_an_editable_install_elsewhere_runs_from_any_folder(tmp_path):
     assert listed.returncode == 0 and "reverse" in listed.stdout.split(), listed.stderr[-2000:]
     probe = ("import attention_lens.cli as c, model, viz; "
              "print(c.CLONE, model.__file__, c.clone_problem() is None)")
-    found = subprocess.run([str(python), "-c", probe], cwd=outside, capture_output=True, text=True, timeout=120)
+    found = subprocess.run([str(python), "-c", probe], cwd=outside, capture_output=True, text=True,
+                           timeout=120)
     clone, model_file, has_app = found.stdout.split()
     assert Path(clone) == REPO_ROOT and Path(model_file).is_relative_to(REPO_ROOT) and has_app == "True"
     finder = next(Path(purelib).glob("__editable___attention_lens_*_finder.py")).read_text()
