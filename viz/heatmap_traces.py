@@ -42,7 +42,7 @@ def _gap_overlay_trace(cells: ShownCells, fallback: str, lang: str) -> go.Heatma
     The overlay says "masked" / "not shown" on gaps. plotly.js (v4, as Streamlit ships it) never
     uses hovertemplatefallback for a NaN of a typed array (the value is there, NaN), so the weight
     trace stops hovering on its gaps and the overlay beneath answers there; on every other cell the
-    weight trace comes first. Checked in tests/test_browser.py."""
+    weight trace comes first. Checked in tests/browser/test_browser.py."""
     mask = np.zeros(cells.z.shape, bool) if cells.mask is None else cells.mask
     return go.Heatmap(
         z=mask.astype(np.uint8),

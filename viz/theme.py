@@ -25,7 +25,7 @@ FONT_FAMILY = (
 )
 BASE_FONT_SIZE = 16
 TITLE_FONT_SIZE = 20
-#: Trace types viz draws (tests/test_viz_theme.py checks every figure keeps to these).
+#: Trace types viz draws (tests/viz/test_theme.py checks every figure keeps to these).
 TRACE_TYPES = ("heatmap", "scatter", "bar", "treemap")
 #: plotly's "plotly_white", cut to its layout and the trace types above. Assigning a template
 #: validates all of it, and the whole of plotly_white (defaults for ~40 trace types) cost about

@@ -271,7 +271,7 @@ def task_from_dict(data: dict, directory: Path, tokenizer_file: Path | None = No
         if saved.alphabet != task.tokenizer.alphabet:
             raise ValueError(f"{tokenizer_file} does not match the synthetic task's alphabet")
         return task
-    if kind == "encode":  # an encoder-only model (model/pretrained.py), saved in our own format
+    if kind == "encode":  # an encoder-only model (model/store/formats/bert.py), saved in our own format
 
         example = data.get("example", "")
         example = example if isinstance(example, str) else ""

@@ -1,4 +1,4 @@
-"""Checkpoint folders (model/checkpoint.py): round trips, float16 shipping, tied weights, and every
+"""Checkpoint folders (model/store/formats/own.py): round trips, float16 shipping, tied weights, and every
 way a folder can be broken or hostile -> CheckpointError naming the file at fault."""
 
 from __future__ import annotations
