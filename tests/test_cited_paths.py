@@ -9,8 +9,8 @@ import subprocess
 from tests.paths import REPO_ROOT
 
 #: A path into one of the project's folders, ending in a file name (no placeholders: ``<key>``, ``*``).
-CITED = re.compile(r"(?<![\w./-])((?:model|viz|app_support|app_pages|strings|tests|bench|assets|attention_lens|"
-                   r"examples)/[\w./-]*\w\.(?:py|md|json|toml|ipynb))")
+FOLDERS = "model|viz|app_support|app_pages|strings|tests|bench|assets|attention_lens|examples"
+CITED = re.compile(rf"(?<![\w./-])((?:{FOLDERS})/[\w./-]*\w\.(?:py|md|json|toml|ipynb))")
 
 
 def _tracked_texts() -> list[str]:
