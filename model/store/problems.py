@@ -22,8 +22,9 @@ ENGLISH: dict[str, str] = {
     "unknown_format": "{file} is neither this app's checkpoint config (no \"model\" section) nor a "
     "Hugging Face config (no \"model_type\").",
     "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints, "
-    "BERT-style encoders (model_type \"bert\"), decoder-only language models (model_type \"gpt2\", "
-    "\"llama\", \"qwen2\" or \"mistral\") and .gguf files of Llama or Qwen2 models.",
+    "BERT-style encoders (model_type \"bert\", \"roberta\", \"xlm-roberta\" or \"distilbert\"), "
+    "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\" or \"mistral\") and .gguf "
+    "files of Llama or Qwen2 models.",
     "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",
     "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",
