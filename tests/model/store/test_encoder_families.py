@@ -139,3 +139,31 @@ def test_a_wordpiece_file_given_to_roberta_is_one_line(tmp_path):
     with pytest.raises(PretrainedError, match="tokenizer.json") as e:
         load_bert_folder(folder)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.slow  # slow: whole suite only (every page, ~40 s); quick keeps the parity tests above
+def test_every_page_opens_on_an_uploaded_xlm_roberta_folder(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from app_support import pages as page_registry
+    from tests.app.test_app_pages import APP, PAGES, TIMEOUT
+    from tests.app.test_upload_page import _zip_of
+
+    monkeypatch.setenv("ATTENTION_LENS_UPLOAD_DIR", str(tmp_path / "uploads"))
+    monkeypatch.setenv("ATTENTION_LENS_USER_MODELS", str(tmp_path / "models"))
+    folder, _ = _folder(tmp_path, "xlm-roberta")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "default", "text": "attention", "lang": "zh"})
+    at.run()
+    at.switch_page(PAGES["mymodels"]).run()
+    at.file_uploader[0].set_value(("tiny-xlmr.zip", _zip_of(folder), "application/zip")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.session_state["text"] = "我吃了一个苹果。"
+    drawn = []
+    for page in page_registry.PAGES:
+        at.switch_page(page.file).run()
+        assert not at.exception, (page.key, [e.message for e in at.exception])
+        assert not at.error, (page.key, [e.value for e in at.error])
+        if at.get("plotly_chart"):
+            drawn.append(page.key)
+    assert {"single", "heads", "focus", "stats"} <= set(drawn), drawn
