@@ -38,8 +38,20 @@ import sys
 
 _PLOTLY_BEFORE = "plotly.io" in sys.modules  # read before anything here imports plotly
 #: The renderers plotly picks by itself (plotly/io/_renderers.py): one of these was not the user's choice.
-_AUTOMATIC = (None, "", "browser", "plotly_mimetype", "plotly_mimetype+notebook", "vscode", "colab",
-              "kaggle", "azure", "nteract", "cocalc", "databricks")
+_AUTOMATIC = (
+    None,
+    "",
+    "browser",
+    "plotly_mimetype",
+    "plotly_mimetype+notebook",
+    "vscode",
+    "colab",
+    "kaggle",
+    "azure",
+    "nteract",
+    "cocalc",
+    "databricks",
+)
 #: What importing the package sets plotly's default renderer to (never "notebook_connected": a CDN).
 RENDERER = "notebook"
 
@@ -70,16 +82,39 @@ from .figures import (  # noqa: E402
 
 #: Public names served from modules that import torch, loaded when first asked for.
 _LAZY = {
-    "load": "models", "Model": "models", "Run": "models",
-    "ablate": "interventions", "rank_heads": "interventions", "patch": "interventions",
-    "rank_patches": "interventions", "attribute": "interventions", "head_edits": "interventions",
+    "load": "models",
+    "Model": "models",
+    "Run": "models",
+    "ablate": "interventions",
+    "rank_heads": "interventions",
+    "patch": "interventions",
+    "rank_patches": "interventions",
+    "attribute": "interventions",
+    "head_edits": "interventions",
     "Site": "interventions",
 }
 
 __all__ = [
-    "ArgumentError", "Attention", "Model", "Run", "Site", "ablate", "as_attention", "attention_heads",
-    "attribute", "compare", "head_detectors", "head_edits", "head_view", "load", "logit_lens", "patch",
-    "rank_heads", "rank_patches", "save_figure", "token_focus",
+    "ArgumentError",
+    "Attention",
+    "Model",
+    "Run",
+    "Site",
+    "ablate",
+    "as_attention",
+    "attention_heads",
+    "attribute",
+    "compare",
+    "head_detectors",
+    "head_edits",
+    "head_view",
+    "load",
+    "logit_lens",
+    "patch",
+    "rank_heads",
+    "rank_patches",
+    "save_figure",
+    "token_focus",
 ]
 
 

@@ -47,8 +47,12 @@ class Attention:
     (('encoder',), (1, 2, 3, 3))
     """
 
-    def __init__(self, patterns: dict[str, np.ndarray], tokens: dict[str, tuple[list[str], list[str]]],
-                 masks: dict[str, np.ndarray | None] | None = None):
+    def __init__(
+        self,
+        patterns: dict[str, np.ndarray],
+        tokens: dict[str, tuple[list[str], list[str]]],
+        masks: dict[str, np.ndarray | None] | None = None,
+    ):
         self._patterns, self._tokens, self._masks = patterns, tokens, masks or {}
 
     def __repr__(self) -> str:
@@ -119,8 +123,10 @@ def _one_layer(x: object, name: str, batch: int) -> np.ndarray:
         batch = check_index(batch, arr.shape[0], "batch", f"in {name}")
         arr = arr[batch]
     if arr.ndim != 3:
-        raise ArgumentError(f"{name} must be [batch, heads, query, key] or [heads, query, key], got a "
-                            f"{arr.ndim}-D array of shape {tuple(arr.shape)}")
+        raise ArgumentError(
+            f"{name} must be [batch, heads, query, key] or [heads, query, key], got a "
+            f"{arr.ndim}-D array of shape {tuple(arr.shape)}"
+        )
     return arr
 
 
@@ -130,8 +136,10 @@ def _stack_layers(layers: Sequence[object], name: str, batch: int) -> np.ndarray
     arrays = [_one_layer(x, f"{name}[{i}]", batch) for i, x in enumerate(layers)]
     for i, a in enumerate(arrays[1:], 1):
         if a.shape != arrays[0].shape:
-            raise ArgumentError(f"{name}: layer {i} is [heads, query, key] = {tuple(a.shape)} but layer 0 is "
-                                f"{tuple(arrays[0].shape)}; every layer must have the same shape")
+            raise ArgumentError(
+                f"{name}: layer {i} is [heads, query, key] = {tuple(a.shape)} but layer 0 is "
+                f"{tuple(arrays[0].shape)}; every layer must have the same shape"
+            )
     return np.stack(arrays)
 
 
@@ -143,18 +151,25 @@ def _from_mapping(attentions: Mapping, name: str, batch: int) -> dict[str, np.nd
         if m is None:
             continue
         stack, layer, module = m.groups()
-        kind = "cross" if module == "cross_attn" else ("decoder" if stack == "decoder" else
-                                                        "encoder" if stack == "encoder" else "self")
+        kind = (
+            "cross"
+            if module == "cross_attn"
+            else ("decoder" if stack == "decoder" else "encoder" if stack == "encoder" else "self")
+        )
         found.setdefault(kind, {})[int(layer)] = value
     if not found:
-        raise ArgumentError(f"{name} has no key 'blocks.{{layer}}.attn.hook_pattern' (TransformerLens) or "
-                            f"'encoder.blocks.{{layer}}.attn.hook_pattern'; keys: {list(attentions)[:5]}")
+        raise ArgumentError(
+            f"{name} has no key 'blocks.{{layer}}.attn.hook_pattern' (TransformerLens) or "
+            f"'encoder.blocks.{{layer}}.attn.hook_pattern'; keys: {list(attentions)[:5]}"
+        )
     out = {}
     for kind, layers in found.items():
         missing = sorted(set(range(max(layers) + 1)) - set(layers))
         if missing:
-            raise ArgumentError(f"{name} has no pattern for layer {missing[0]} ({kind}); layers must be 0 to "
-                                f"{max(layers)} without a gap")
+            raise ArgumentError(
+                f"{name} has no pattern for layer {missing[0]} ({kind}); layers must be 0 to "
+                f"{max(layers)} without a gap"
+            )
         out[kind] = _stack_layers([layers[i] for i in range(len(layers))], name, batch)
     return out
 
@@ -168,8 +183,10 @@ def _as_stack(attentions: object, name: str, batch: int) -> np.ndarray | dict[st
     if arr.ndim == 5:  # [layer, batch, heads, query, key]: HF's tuple stacked
         return _stack_layers(list(arr), name, batch)
     if arr.ndim != 4:
-        raise ArgumentError(f"{name} must be [layer, heads, query, key] (or a per-layer list of [batch, heads, "
-                            f"query, key]), got a {arr.ndim}-D array of shape {tuple(arr.shape)}")
+        raise ArgumentError(
+            f"{name} must be [layer, heads, query, key] (or a per-layer list of [batch, heads, "
+            f"query, key]), got a {arr.ndim}-D array of shape {tuple(arr.shape)}"
+        )
     return arr
 
 
@@ -180,15 +197,19 @@ def _check_weights(p: np.ndarray, name: str) -> None:
     bad = np.argwhere(~np.isfinite(p))
     if bad.size:
         layer, head, q, k = (int(i) for i in bad[0])
-        raise ArgumentError(f"{name} holds NaN or infinite weights (layer {layer}, head {head}, query {q}, "
-                            f"key {k}); attention weights must be finite")
+        raise ArgumentError(
+            f"{name} holds NaN or infinite weights (layer {layer}, head {head}, query {q}, "
+            f"key {k}); attention weights must be finite"
+        )
     sums = p.sum(-1, dtype=np.float64)
     off = np.argwhere(np.abs(sums - 1.0) > ROW_TOLERANCE)
     if off.size:
         layer, head, q = (int(i) for i in off[0])
-        raise ArgumentError(f"{name}: the row of layer {layer}, head {head}, query {q} sums to "
-                            f"{sums[layer, head, q]:.4g}; each row of softmax weights must sum to 1 "
-                            f"(within {ROW_TOLERANCE:g}); pass weights, not scores")
+        raise ArgumentError(
+            f"{name}: the row of layer {layer}, head {head}, query {q} sums to "
+            f"{sums[layer, head, q]:.4g}; each row of softmax weights must sum to 1 "
+            f"(within {ROW_TOLERANCE:g}); pass weights, not scores"
+        )
 
 
 def _tokens(tokens: object, n: int, name: str, axis: str, byte_tokens: bool | None) -> list[str]:
@@ -206,11 +227,19 @@ def _causal_mask(p: np.ndarray) -> np.ndarray | None:
     return future if not p[..., future].any() else None
 
 
-def as_attention(attentions: object = None, tokens: Sequence[str] | None = None, *, kind: str | None = None,
-                 encoder_attention: object = None, decoder_attention: object = None,
-                 cross_attention: object = None, encoder_tokens: Sequence[str] | None = None,
-                 decoder_tokens: Sequence[str] | None = None, batch: int = 0,
-                 byte_tokens: bool | None = None) -> Attention:
+def as_attention(
+    attentions: object = None,
+    tokens: Sequence[str] | None = None,
+    *,
+    kind: str | None = None,
+    encoder_attention: object = None,
+    decoder_attention: object = None,
+    cross_attention: object = None,
+    encoder_tokens: Sequence[str] | None = None,
+    decoder_tokens: Sequence[str] | None = None,
+    batch: int = 0,
+    byte_tokens: bool | None = None,
+) -> Attention:
     """Attention computed elsewhere, checked, as an :class:`Attention` every figure takes.
 
     ``attentions`` with ``tokens``: one self-attention (Hugging Face ``outputs.attentions``, a
@@ -227,18 +256,22 @@ def as_attention(attentions: object = None, tokens: Sequence[str] | None = None,
     >>> al.as_attention(np.ones((1, 1, 2, 2)), ["a", "b"])
     Traceback (most recent call last):
     ...
-    attention_lens.checks.ArgumentError: attentions: the row of layer 0, head 0, query 0 sums to 2; each row of softmax weights must sum to 1 (within 0.001); pass weights, not scores
+    attention_lens.checks.ArgumentError: attentions: the row of layer 0, head 0, query 0 sums to 2; ...
     """
     if isinstance(attentions, Attention):
         return attentions
     bertviz = {"encoder": encoder_attention, "decoder": decoder_attention, "cross": cross_attention}
     given = {k: v for k, v in bertviz.items() if v is not None}
     if attentions is not None and given:
-        raise ArgumentError("give attentions (one self-attention) or the BertViz keywords encoder_attention, "
-                            "decoder_attention, cross_attention, not both")
+        raise ArgumentError(
+            "give attentions (one self-attention) or the BertViz keywords encoder_attention, "
+            "decoder_attention, cross_attention, not both"
+        )
     if attentions is None and not given:
-        raise ArgumentError("attentions is missing: pass outputs.attentions, a hook mapping or a "
-                            "[layer, head, query, key] array (or BertViz's encoder_/decoder_/cross_attention)")
+        raise ArgumentError(
+            "attentions is missing: pass outputs.attentions, a hook mapping or a "
+            "[layer, head, query, key] array (or BertViz's encoder_/decoder_/cross_attention)"
+        )
     if kind is not None:
         check_choice(kind, ("encoder", "decoder"), "kind")
     patterns: dict[str, np.ndarray] = {}
@@ -250,20 +283,28 @@ def as_attention(attentions: object = None, tokens: Sequence[str] | None = None,
                 names = {"encoder": "encoder_tokens", "decoder": "decoder_tokens"}
                 src, tgt = stacked.get("encoder"), stacked.get("decoder")
                 return _encoder_decoder(
-                    src, tgt, stacked.get("cross"),
-                    encoder_tokens if encoder_tokens is not None else (tokens if "decoder" not in stacked
-                                                                       else None),
-                    decoder_tokens if decoder_tokens is not None else (tokens if "encoder" not in stacked
-                                                                       else None),
-                    byte_tokens, names)
+                    src,
+                    tgt,
+                    stacked.get("cross"),
+                    encoder_tokens
+                    if encoder_tokens is not None
+                    else (tokens if "decoder" not in stacked else None),
+                    decoder_tokens
+                    if decoder_tokens is not None
+                    else (tokens if "encoder" not in stacked else None),
+                    byte_tokens,
+                    names,
+                )
             stacked = stacked["self"]
         _check_weights(stacked, "attentions")
         mask = _causal_mask(stacked) if kind != "encoder" else None
         chosen = kind or ("decoder" if mask is not None else "encoder")
         n_q, n_k = stacked.shape[-2:]
         if n_q != n_k:
-            raise ArgumentError(f"attentions must be self-attention (query = key positions), got {n_q} queries "
-                                f"and {n_k} keys: pass an encoder–decoder's kinds as cross_attention=…")
+            raise ArgumentError(
+                f"attentions must be self-attention (query = key positions), got {n_q} queries "
+                f"and {n_k} keys: pass an encoder–decoder's kinds as cross_attention=…"
+            )
         words = _tokens(tokens, n_q, "tokens", "positions", byte_tokens)
         patterns[chosen], toks[chosen] = stacked, (words, words)
         return Attention(patterns, toks, {chosen: mask})
@@ -271,9 +312,15 @@ def as_attention(attentions: object = None, tokens: Sequence[str] | None = None,
     for k, v in stacks.items():
         if isinstance(v, dict):
             raise ArgumentError(f"{k}_attention must be a per-layer list or an array, not a mapping")
-    return _encoder_decoder(stacks.get("encoder"), stacks.get("decoder"), stacks.get("cross"), encoder_tokens,
-                            decoder_tokens, byte_tokens,
-                            {"encoder": "encoder_tokens", "decoder": "decoder_tokens"})
+    return _encoder_decoder(
+        stacks.get("encoder"),
+        stacks.get("decoder"),
+        stacks.get("cross"),
+        encoder_tokens,
+        decoder_tokens,
+        byte_tokens,
+        {"encoder": "encoder_tokens", "decoder": "decoder_tokens"},
+    )
 
 
 def _encoder_decoder(enc, dec, cross, encoder_tokens, decoder_tokens, byte_tokens, names) -> Attention:
@@ -299,7 +346,9 @@ def _encoder_decoder(enc, dec, cross, encoder_tokens, decoder_tokens, byte_token
             queries, keys = tgt, tgt
             masks[kind] = _causal_mask(stack)
         else:
-            queries = _tokens(decoder_tokens, n_q, names["decoder"], "cross-attention query rows", byte_tokens)
+            queries = _tokens(
+                decoder_tokens, n_q, names["decoder"], "cross-attention query rows", byte_tokens
+            )
             keys = _tokens(encoder_tokens, n_k, names["encoder"], "cross-attention key columns", byte_tokens)
         patterns[kind], toks[kind] = stack, (queries, keys)
     heads = {k: p.shape[1] for k, p in patterns.items()}

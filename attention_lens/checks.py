@@ -30,7 +30,7 @@ def check_index(value: object, n: int, name: str, what: str = "") -> int:
     >>> check_index(2, 2, "layer", "of the cross attention")
     Traceback (most recent call last):
     ...
-    attention_lens.checks.ArgumentError: layer=2 is out of range: expected 0 to 1 (2 layers of the cross attention)
+    attention_lens.checks.ArgumentError: layer=2 is out of range: expected 0 to 1 (2 layers ...)
     """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ArgumentError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")

@@ -25,7 +25,9 @@ def _bundle(model: Model | str) -> Any:
     if isinstance(model, str):
         model = load(model)
     if not isinstance(model, Model):
-        raise ArgumentError(f"model must be an attention_lens Model or a model name, got {type(model).__name__}")
+        raise ArgumentError(
+            f"model must be an attention_lens Model or a model name, got {type(model).__name__}"
+        )
     return model.bundle
 
 
@@ -37,8 +39,10 @@ def _heads(bundle: Any, heads: Any) -> tuple[tuple[str, int, int], ...]:
             raise ArgumentError(f"heads must be (kind, layer, head) triples, got {h!r}")
         h = (h[0], h[1], h[2])
         if h not in valid:
-            raise ArgumentError(f"heads: {h!r} is no head of {bundle.name} (kinds {sorted({k for k, _, _ in valid})}, "
-                                f"{bundle.cfg.n_heads} heads a layer)")
+            raise ArgumentError(
+                f"heads: {h!r} is no head of {bundle.name} (kinds {sorted({k for k, _, _ in valid})}, "
+                f"{bundle.cfg.n_heads} heads a layer)"
+            )
         out.append(h)
     return tuple(out)
 
@@ -61,8 +65,15 @@ def head_edits(model: Model | str, heads: Any, mode: str = "zero") -> tuple:
         raise ArgumentError(f"mode: {e}") from None
 
 
-def ablate(model: Model | str, text: str, direction: str | None = None, heads=(), mode: str = "zero",
-           top_k: int = 5, max_new: int | None = None) -> _ablation.Ablation:
+def ablate(
+    model: Model | str,
+    text: str,
+    direction: str | None = None,
+    heads=(),
+    mode: str = "zero",
+    top_k: int = 5,
+    max_new: int | None = None,
+) -> _ablation.Ablation:
     """The output with ``heads`` removed and, per step of the intact output, how the next-token
     distribution moved (the ablation page: :func:`model.lab.ablation.ablate`).
 
@@ -75,9 +86,16 @@ def ablate(model: Model | str, text: str, direction: str | None = None, heads=()
     return _ablation.ablate(bundle, text, direction, _heads(bundle, heads), mode, top_k, max_new)
 
 
-def rank_heads(model: Model | str, text: str, direction: str | None = None, mode: str = "zero",
-               batched: bool = True, max_new: int | None = None, layers: tuple[int, int] | None = None,
-               output: tuple[int, ...] | None = None) -> list:
+def rank_heads(
+    model: Model | str,
+    text: str,
+    direction: str | None = None,
+    mode: str = "zero",
+    batched: bool = True,
+    max_new: int | None = None,
+    layers: tuple[int, int] | None = None,
+    output: tuple[int, ...] | None = None,
+) -> list:
     """Every head removed alone, most harmful first by mean KL (:func:`model.lab.ablation.rank_heads`).
 
     >>> import attention_lens as al
@@ -88,8 +106,16 @@ def rank_heads(model: Model | str, text: str, direction: str | None = None, mode
     return _ablation.rank_heads(_bundle(model), text, direction, mode, batched, max_new, layers, output)
 
 
-def patch(model: Model | str, text_a: str, text_b: str, site: Site, token: str | None = None,
-          direction: str | None = None, max_new: int | None = None, position: int | None = None) -> Any:
+def patch(
+    model: Model | str,
+    text_a: str,
+    text_b: str,
+    site: Site,
+    token: str | None = None,
+    direction: str | None = None,
+    max_new: int | None = None,
+    position: int | None = None,
+) -> Any:
     """B run with ``site`` (a :class:`Site`: one head's output or the residual stream after a block) taken
     from A at paired positions (the patching page: :func:`model.lab.patching.patch`).
 
@@ -104,8 +130,14 @@ def patch(model: Model | str, text_a: str, text_b: str, site: Site, token: str |
     return _patching.patch(bundle, text_a, text_b, site, token, direction, max_new, position)
 
 
-def rank_patches(model: Model | str, text_a: str, text_b: str, token: str | None = None,
-                 direction: str | None = None, batched: bool = True) -> list:
+def rank_patches(
+    model: Model | str,
+    text_a: str,
+    text_b: str,
+    token: str | None = None,
+    direction: str | None = None,
+    batched: bool = True,
+) -> list:
     """Every head patched alone from A into B, by how much it moves B, largest first
     (:func:`model.lab.patching.rank_patches`).
 
@@ -116,8 +148,14 @@ def rank_patches(model: Model | str, text_a: str, text_b: str, token: str | None
     return _patching.rank_patches(_bundle(model), text_a, text_b, token, direction, batched)
 
 
-def attribute(model: Model | str, text: str, direction: str | None = None, n_steps: int = 32,
-              max_new: int | None = None, outputs: int | None = None) -> Any:
+def attribute(
+    model: Model | str,
+    text: str,
+    direction: str | None = None,
+    n_steps: int = 32,
+    max_new: int | None = None,
+    outputs: int | None = None,
+) -> Any:
     """Gradient × input and integrated gradients of each output token on the source tokens, beside the
     cross-attention (the attribution page: :func:`model.lab.attribution.attribute`).
 

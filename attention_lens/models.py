@@ -111,9 +111,17 @@ class Model:
     def __repr__(self) -> str:
         return f"Model({self.name!r}, {self.family}, kinds={self.kinds})"
 
-    def run(self, text: str, direction: str | None = None, strategy: Strategy | str | None = None, *,
-            target: str | None = None, max_new_tokens: int | None = None, edits: tuple = (),
-            keep: str = "attention") -> Run:
+    def run(
+        self,
+        text: str,
+        direction: str | None = None,
+        strategy: Strategy | str | None = None,
+        *,
+        target: str | None = None,
+        max_new_tokens: int | None = None,
+        edits: tuple = (),
+        keep: str = "attention",
+    ) -> Run:
         """Run the model on ``text`` as the app does (:func:`model.run.analysis.analyze`).
 
         ``direction``: a translation direction ("zh->en", "en->zh"), or "chat" / None for a language
@@ -140,22 +148,47 @@ class Model:
             except ValueError as e:
                 raise ArgumentError(f"strategy: {e}") from None
         elif strategy is not None and not isinstance(strategy, Strategy):
-            raise ArgumentError(f"strategy must be a Strategy, a word such as 'beam4-lp1' or None, "
-                                f"got {type(strategy).__name__}")
-        if max_new_tokens is not None and (isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int)
-                                           or max_new_tokens < 1):
-            raise ArgumentError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}")
+            raise ArgumentError(
+                f"strategy must be a Strategy, a word such as 'beam4-lp1' or None, "
+                f"got {type(strategy).__name__}"
+            )
+        if max_new_tokens is not None and (
+            isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1
+        ):
+            raise ArgumentError(
+                f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}"
+            )
         directions = getattr(self.bundle.task, "directions", ()) or ()
         if direction is not None and direction not in directions:
             have = ", ".join(map(repr, directions)) or "none: pass None"
-            raise ArgumentError(f"direction must be None or one of this model's directions ({have}), "
-                                f"got {direction!r}")
+            raise ArgumentError(
+                f"direction must be None or one of this model's directions ({have}), got {direction!r}"
+            )
         edits = tuple(edits)
         hooks: Callable[[str], bool] | None = attention_only if keep == "attention" else None
-        result = analyze(self.bundle, text, direction, target, edits=edits, strategy=strategy or GREEDY,
-                         keep=hooks, max_new=max_new_tokens)
-        return Run(self, result, text, dict(direction=direction, target=target, strategy=strategy or GREEDY,
-                                            max_new=max_new_tokens, edits=edits), keep)
+        result = analyze(
+            self.bundle,
+            text,
+            direction,
+            target,
+            edits=edits,
+            strategy=strategy or GREEDY,
+            keep=hooks,
+            max_new=max_new_tokens,
+        )
+        return Run(
+            self,
+            result,
+            text,
+            dict(
+                direction=direction,
+                target=target,
+                strategy=strategy or GREEDY,
+                max_new=max_new_tokens,
+                edits=edits,
+            ),
+            keep,
+        )
 
 
 class Run:
@@ -177,7 +210,13 @@ class Run:
     """
 
     def __init__(self, model: Model, analysis: Analysis, text: str, settings: dict, keep: str):
-        self.model, self.analysis, self.text, self._settings, self.keep = model, analysis, text, settings, keep
+        self.model, self.analysis, self.text, self._settings, self.keep = (
+            model,
+            analysis,
+            text,
+            settings,
+            keep,
+        )
 
     def __repr__(self) -> str:
         return f"Run({self.model.name!r}, {self.text!r} -> {self.output!r})"
@@ -231,7 +270,12 @@ class Run:
         return self.model.config.n_heads
 
     def tokens_for(self, kind: str | None = None) -> tuple[list[str], list[str]]:
-        """(query tokens, key tokens) of an attention kind: rows and columns of its patterns."""
+        """(query tokens, key tokens) of an attention kind: rows and columns of its patterns.
+
+        >>> import attention_lens as al
+        >>> al.load("reverse").run("ab").tokens_for("cross")
+        (['<bos>', 'b', 'a'], ['a', 'b', '<eos>'])
+        """
         queries, keys = self.analysis.tokens_for(self.kind(kind))
         return list(queries), list(keys)
 
@@ -304,8 +348,16 @@ class Run:
         result = self.analysis
         if self.keep != "all":  # inspect keeps the per-position hooks too: the same pass, recorded so
             s = self._settings
-            result = analyze(self.model.bundle, self.text, s["direction"], s["target"], edits=s["edits"],
-                             strategy=s["strategy"], keep=per_position, max_new=s["max_new"])
+            result = analyze(
+                self.model.bundle,
+                self.text,
+                s["direction"],
+                s["target"],
+                edits=s["edits"],
+                strategy=s["strategy"],
+                keep=per_position,
+                max_new=s["max_new"],
+            )
         try:
             files = inspect_files(self.model.bundle, result, self.text, ALL, int(max_mb * 2**20))
         except ValueError as e:

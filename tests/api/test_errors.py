@@ -39,41 +39,50 @@ def test_a_name_of_the_wrong_type_or_empty():
         al.load(" ")
 
 
-@pytest.mark.parametrize(("call", "match"), [
-    (lambda r: r.pattern("cross", 2, 0), r"layer=2 is out of range: expected 0 to 1"),
-    (lambda r: r.pattern("cross", 0, 4), r"head=4 is out of range: expected 0 to 3"),
-    (lambda r: r.pattern("cross", -1, 0), r"layer=-1 is out of range"),
-    (lambda r: r.scores("cross", 0, 1.5), r"head must be a whole number"),
-    (lambda r: r.pattern("crossed", 0, 0), r"kind must be one of 'encoder', 'decoder', 'cross'"),
-    (lambda r: r.attention("cross", "weights"), r"what must be one of"),
-    (lambda r: r.hook("encoder.blocks.0.hook_resid_post"), r"run with keep='all'"),
-    (lambda r: al.head_view(r, kind="cross", layer=5), r"layer=5 is out of range"),
-    (lambda r: al.attention_heads(r, page=1), r"page=1 is out of range: expected 0 to 0"),
-    (lambda r: al.token_focus(r, 99), r"token=99 is out of range"),
-    (lambda r: al.token_focus(r, "z"), r"token 'z' is not among the tokens"),
-    (lambda r: al.token_focus(r, 0, side="up"), r"side must be one of 'from', 'to'"),
-    (lambda r: al.head_view(r, query_range=(3, 2)), r"query_range=\(3, 2\) must satisfy"),
-    (lambda r: al.head_view(r, list("abc")), r"tokens: a Run or an Attention brings its own tokens"),
-    (lambda r: al.compare(r, r, layer=3), r"layer=3 is out of range"),
-    (lambda r: al.logit_lens(r, value="logits"), r"value must be one of"),
-    (lambda r: al.logit_lens(r.model), r"run must be a Run"),
-    (lambda r: al.head_detectors(r.model, "sinks"), r"role must be one of"),
-    (lambda r: al.head_detectors("reverse"), r"model must be an attention_lens Model"),
-    (lambda r: al.save_figure(al.head_view(r), "head.pdf"), r"path's suffix must be one of 'html', 'png', 'svg'"),
-    (lambda r: al.save_figure("not a figure", "head.html"), r"fig must be a plotly Figure"),
-])
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda r: r.pattern("cross", 2, 0), r"layer=2 is out of range: expected 0 to 1"),
+        (lambda r: r.pattern("cross", 0, 4), r"head=4 is out of range: expected 0 to 3"),
+        (lambda r: r.pattern("cross", -1, 0), r"layer=-1 is out of range"),
+        (lambda r: r.scores("cross", 0, 1.5), r"head must be a whole number"),
+        (lambda r: r.pattern("crossed", 0, 0), r"kind must be one of 'encoder', 'decoder', 'cross'"),
+        (lambda r: r.attention("cross", "weights"), r"what must be one of"),
+        (lambda r: r.hook("encoder.blocks.0.hook_resid_post"), r"run with keep='all'"),
+        (lambda r: al.head_view(r, kind="cross", layer=5), r"layer=5 is out of range"),
+        (lambda r: al.attention_heads(r, page=1), r"page=1 is out of range: expected 0 to 0"),
+        (lambda r: al.token_focus(r, 99), r"token=99 is out of range"),
+        (lambda r: al.token_focus(r, "z"), r"token 'z' is not among the tokens"),
+        (lambda r: al.token_focus(r, 0, side="up"), r"side must be one of 'from', 'to'"),
+        (lambda r: al.head_view(r, query_range=(3, 2)), r"query_range=\(3, 2\) must satisfy"),
+        (lambda r: al.head_view(r, list("abc")), r"tokens: a Run or an Attention brings its own tokens"),
+        (lambda r: al.compare(r, r, layer=3), r"layer=3 is out of range"),
+        (lambda r: al.logit_lens(r, value="logits"), r"value must be one of"),
+        (lambda r: al.logit_lens(r.model), r"run must be a Run"),
+        (lambda r: al.head_detectors(r.model, "sinks"), r"role must be one of"),
+        (lambda r: al.head_detectors("reverse"), r"model must be an attention_lens Model"),
+        (
+            lambda r: al.save_figure(al.head_view(r), "head.pdf"),
+            r"path's suffix must be one of 'html', 'png', 'svg'",
+        ),
+        (lambda r: al.save_figure("not a figure", "head.html"), r"fig must be a plotly Figure"),
+    ],
+)
 def test_bad_arguments_on_a_run(reverse_run, call, match):
     with pytest.raises(ArgumentError, match=match):
         call(reverse_run)
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"keep": "some"}, r"keep must be one of 'attention', 'all'"),
-    ({"strategy": "beam99"}, r"strategy: unknown decoding strategy"),
-    ({"strategy": 4}, r"strategy must be a Strategy"),
-    ({"max_new_tokens": 0}, r"max_new_tokens must be a whole number of at least 1"),
-    ({"direction": "zh->en"}, r"direction must be None or one of this model's directions"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"keep": "some"}, r"keep must be one of 'attention', 'all'"),
+        ({"strategy": "beam99"}, r"strategy: unknown decoding strategy"),
+        ({"strategy": 4}, r"strategy must be a Strategy"),
+        ({"max_new_tokens": 0}, r"max_new_tokens must be a whole number of at least 1"),
+        ({"direction": "zh->en"}, r"direction must be None or one of this model's directions"),
+    ],
+)
 def test_bad_arguments_to_run(reverse, kwargs, match):
     with pytest.raises(ArgumentError, match=match):
         reverse.run("abc", **kwargs)
@@ -96,15 +105,22 @@ def test_bad_heads_and_sites_for_the_interventions(reverse):
 
 
 def test_arrays_of_the_wrong_rank():
-    with pytest.raises(ArgumentError, match=r"attentions must be \[layer, heads, query, key\].*3-D array of shape \(3, 4, 4\)"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"attentions must be \[layer, heads, query, key\].*3-D array of shape \(3, 4, 4\)",
+    ):
         al.as_attention(uniform()[0], list("abcd"))
-    with pytest.raises(ArgumentError, match=r"attentions\[1\] must be \[batch, heads, query, key\] or \[heads, query, key\]"):
+    with pytest.raises(
+        ArgumentError, match=r"attentions\[1\] must be \[batch, heads, query, key\] or \[heads, query, key\]"
+    ):
         al.as_attention([uniform()[0], uniform()[0, 0]], list("abcd"))
 
 
 def test_ragged_layers():
     layers = [uniform(1, 3, 4)[0][None], uniform(1, 2, 4)[0][None]]
-    with pytest.raises(ArgumentError, match=r"attentions: layer 1 is \[heads, query, key\] = \(2, 4, 4\) but layer 0"):
+    with pytest.raises(
+        ArgumentError, match=r"attentions: layer 1 is \[heads, query, key\] = \(2, 4, 4\) but layer 0"
+    ):
         al.as_attention(layers, list("abcd"))
     with pytest.raises(ArgumentError, match=r"could not be read as an array"):
         al.as_attention([[[0.5, 0.5], [1.0]]], list("ab"))
@@ -143,7 +159,9 @@ def test_more_than_the_figure_draws():
     n = al.figures.MAX_HEAD_POSITIONS + 1
     big = np.full((1, 1, n, n), 1 / n, dtype=np.float32)
     tokens = [f"t{i}" for i in range(n)]
-    with pytest.raises(ArgumentError, match=r"query_range is needed: 513 positions is more than head_view draws"):
+    with pytest.raises(
+        ArgumentError, match=r"query_range is needed: 513 positions is more than head_view draws"
+    ):
         al.head_view(big, tokens)
     with pytest.raises(ArgumentError, match=r"key_range=\(0, 513\) spans 513 positions"):
         al.head_view(big, tokens, query_range=(0, 10), key_range=(0, n))
@@ -156,15 +174,21 @@ def test_bertviz_keywords_checked_on_their_own_axes():
     cross = [np.full((1, 2, 2, 3), 1 / 3, dtype=np.float32)]
     with pytest.raises(ArgumentError, match=r"decoder_tokens is missing"):
         al.as_attention(encoder_attention=enc, cross_attention=cross, encoder_tokens=list("abc"))
-    with pytest.raises(ArgumentError, match=r"encoder_tokens has 2 entries but the attention has 3 cross-attention key"):
+    with pytest.raises(
+        ArgumentError, match=r"encoder_tokens has 2 entries but the attention has 3 cross-attention key"
+    ):
         al.as_attention(cross_attention=cross, encoder_tokens=list("ab"), decoder_tokens=list("xy"))
     with pytest.raises(ArgumentError, match=r"not both"):
         al.as_attention(uniform(), list("abcd"), encoder_attention=enc)
     with pytest.raises(ArgumentError, match=r"attentions is missing"):
         al.as_attention()
     with pytest.raises(ArgumentError, match=r"every kind must have the same number of heads"):
-        al.as_attention(encoder_attention=[uniform(1, 3, 3)[0][None]], decoder_attention=dec,
-                        encoder_tokens=list("abc"), decoder_tokens=list("xy"))
+        al.as_attention(
+            encoder_attention=[uniform(1, 3, 3)[0][None]],
+            decoder_attention=dec,
+            encoder_tokens=list("abc"),
+            decoder_tokens=list("xy"),
+        )
     with pytest.raises(ArgumentError, match=r"batch=1 is out of range"):
         al.as_attention(enc, list("abc"), batch=1)
 
@@ -173,5 +197,10 @@ def test_a_mapping_without_pattern_hooks_or_with_a_gap():
     with pytest.raises(ArgumentError, match=r"has no key 'blocks.\{layer\}.attn.hook_pattern'"):
         al.as_attention({"blocks.0.hook_resid_post": uniform()[0]}, list("abcd"))
     with pytest.raises(ArgumentError, match=r"has no pattern for layer 1"):
-        al.as_attention({"blocks.0.attn.hook_pattern": uniform()[0][None],
-                         "blocks.2.attn.hook_pattern": uniform()[0][None]}, list("abcd"))
+        al.as_attention(
+            {
+                "blocks.0.attn.hook_pattern": uniform()[0][None],
+                "blocks.2.attn.hook_pattern": uniform()[0][None],
+            },
+            list("abcd"),
+        )
