@@ -136,7 +136,6 @@ def _inspect_scope(args):
 
 
 def cmd_inspect(args) -> int:
-    from ..export.archive import activations_npz, inspect_meta
     from ..export.scopes import per_position
     from ..run.analysis import analyze
 
@@ -164,21 +163,33 @@ def cmd_inspect(args) -> int:
         return fail(f"--head must be from 0 to {bundle.cfg.n_heads - 1}")
     result = analyze(bundle, args.text, direction, target=args.target, strategy=strategy,
                      max_new=args.max_new_tokens, keep=lambda h: per_position(h) and scope.holds_hook(h))
-    problem = _scope_problem(result, scope, int(args.max_mb * 2**20))
-    if problem:
-        return fail(problem)
+    try:
+        files = inspect_files(bundle, result, args.text, scope, int(args.max_mb * 2**20))
+    except ValueError as e:
+        return fail(str(e))
     for note in result.notes:
         print(f"warning: {render(note)}", file=sys.stderr)
     out = Path(args.out)
-    meta = inspect_meta(bundle, result, args.text, scope)
-    data = activations_npz(result, scope)
-    files = {"activations.npz": data,
-             "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")}
     problem = write_files(out, files)
     if problem:
         return fail(problem)
+    data = files["activations.npz"]
     print(f"wrote {out / 'activations.npz'} ({scope.slug}: {len(data):,} bytes) and {out / 'meta.json'}")
     return 0
+
+
+def inspect_files(bundle, result, text: str, scope, limit: int) -> dict[str, bytes]:
+    """``{"activations.npz": …, "meta.json": …}`` of ``inspect --out`` for an analysis of ``text`` (one that
+    kept the per-position hooks of ``scope``); ValueError with a one-line reason past ``limit`` bytes.
+    Also what ``attention_lens``' ``Run.save`` writes."""
+    from ..export.archive import activations_npz, inspect_meta
+
+    problem = _scope_problem(result, scope, limit)
+    if problem:
+        raise ValueError(problem)
+    meta = inspect_meta(bundle, result, text, scope)
+    return {"activations.npz": activations_npz(result, scope),
+            "meta.json": json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")}
 
 
 def _scope_problem(result, scope, limit: int) -> str | None:
