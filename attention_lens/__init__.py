@@ -22,6 +22,8 @@ Intervene pages' ``model/lab/`` functions (see each module's docstring).
     figures.py        head_view, attention_heads, token_focus, logit_lens, head_detectors, compare,
                       save_figure
     interventions.py  ablate, rank_heads, patch, rank_patches, attribute, head_edits, Site
+    classroom.py      projector, families: the projector's and the three families' figures
+    cli.py            the attention-lens command (app, notebook, figure, python -m model's commands)
 
 Importing it changes one thing outside itself: when nobody chose plotly's renderer (neither
 ``PLOTLY_RENDERER`` nor ``plotly.io.renderers.default`` set before), it is set to ``"notebook"``, which
@@ -92,6 +94,8 @@ _LAZY = {
     "attribute": "interventions",
     "head_edits": "interventions",
     "Site": "interventions",
+    "projector": "classroom",
+    "families": "classroom",
 }
 
 __all__ = [
@@ -105,12 +109,14 @@ __all__ = [
     "attention_heads",
     "attribute",
     "compare",
+    "families",
     "head_detectors",
     "head_edits",
     "head_view",
     "load",
     "logit_lens",
     "patch",
+    "projector",
     "rank_heads",
     "rank_patches",
     "save_figure",
