@@ -78,6 +78,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        self.d_model = cfg.d_model
         self.causal, self.rotary = causal, rotary
         # Trained-in faults (ModelConfig): no 1/sqrt(d_head); no causal mask while in training mode.
         self.scale_scores = cfg.scale_scores
@@ -155,7 +156,7 @@ class MultiHeadAttention(nn.Module):
             steps.weighted_sum(pattern, vt_all, zt)
         z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
         z = self.hook_z(z.contiguous())
-        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
+        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, head * d_head] (= d_model by default)
         out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
         steps.output(zt, z, merged, out)
         return out
@@ -261,7 +262,11 @@ class _Steps:
         self.attn, self.x_q, self.x_kv, self.padded = attn, x_q, x_kv, key_padding is not None
         Sq, Sk = attn.query_len, attn.key_len
         kvh = "h" if attn.n_kv_heads == attn.n_heads else "h_kv"
-        self.XQ, self.XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs, and Q before the head split
+        self.XQ, self.XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs and the output
+        # Q before the head split and the merged heads: d_model wide unless the heads have a width of
+        # their own (cfg.head_dim: Qwen3's 16 x 128 on 1,024 is as wide, Gemma's 4 x 256 on 640 not)
+        own_width = attn.n_heads * attn.d_head != attn.d_model
+        self.Q_FLAT = ("B", Sq, "h*d_head") if own_width else self.XQ
         self.KV_FLAT = ("B", Sk, f"{kvh}*d_head")  # K and V before the head split
         self.QH, self.KH = ("B", Sq, "h", "d_head"), ("B", Sk, kvh, "d_head")  # positions-first, per head
         self.QT, self.KT = ("B", "h", Sq, "d_head"), ("B", kvh, Sk, "d_head")  # heads-first
@@ -276,10 +281,10 @@ class _Steps:
         tensor before the view, which flatten(2) gives back; rotated q and k keep their shapes."""
         a, XQ, KV_FLAT, QH, KH = self.attn, self.XQ, self.KV_FLAT, self.QH, self.KH
         q_flat, k_flat, v_flat = q.flatten(2), k.flatten(2), v.flatten(2)
-        self._step("linear Q = x W_q", self.x_q, q_flat, XQ, XQ)
+        self._step("linear Q = x W_q", self.x_q, q_flat, XQ, self.Q_FLAT)
         self._step("linear K = x W_k", self.x_kv, k_flat, self.XK, KV_FLAT)
         self._step("linear V = x W_v", self.x_kv, v_flat, self.XK, KV_FLAT)
-        self._step("split heads: view Q", q_flat, q, XQ, QH, a.hook_q)
+        self._step("split heads: view Q", q_flat, q, self.Q_FLAT, QH, a.hook_q)
         self._step("split heads: view K", k_flat, k, KV_FLAT, KH, a.hook_k)
         self._step("split heads: view V", v_flat, v, KV_FLAT, KH, a.hook_v)
         if a.rotary:
@@ -331,8 +336,8 @@ class _Steps:
         if a.edits is not None and a.edits.heads:
             self._step("edit head outputs (edit)", z, z, QH, QH)
         self._step("contiguous (copy into a dense layout)", z, z, QH, QH, a.hook_z)
-        self._step("merge heads: view", z, merged, QH, self.XQ)
-        self._step("output projection W_o", merged, out, self.XQ, self.XQ, a.hook_out)
+        self._step("merge heads: view", z, merged, QH, self.Q_FLAT)
+        self._step("output projection W_o", merged, out, self.Q_FLAT, self.XQ, a.hook_out)
 
 
 class _NoSteps:

@@ -4,7 +4,7 @@ Dimension legend used in shape comments across model/:
     batch  - sentences in a batch            (B)
     pos    - token positions                 (L_src for the encoder, L_tgt for the decoder)
     head   - attention heads                 (h)
-    d_head - width of one head               (d_head = d_model / h)
+    d_head - width of one head               (cfg.head_dim; by default d_head = d_model / h)
     d_model, d_ff, vocab (V)
 """
 
@@ -35,6 +35,7 @@ SIZE_LIMITS = {
     "n_dec_layers": 64,
     "max_len": 8192,
     "token_types": 1024,
+    "head_dim": 1024,
 }
 
 
@@ -69,6 +70,9 @@ class ModelConfig:
     d_model: int = 256  # width of the residual stream
     n_heads: int = 8  # query heads per attention layer
     n_kv_heads: int | None = None  # key/value heads; None = n_heads (MHA), 1 = MQA, else GQA
+    # Width of one head; None = d_model // n_heads (the paper). Qwen3-0.6B: 16 heads x 128 on 1,024;
+    # then Q, K, V are n_heads * head_dim wide and W_o maps that width back to d_model.
+    head_dim: int | None = None
     d_ff: int = 1024  # hidden width of the position-wise feed-forward network
     n_enc_layers: int = 3  # encoder blocks
     n_dec_layers: int = 3  # decoder blocks
@@ -125,12 +129,14 @@ class ModelConfig:
         for name in ("n_enc_layers", "n_dec_layers", "token_types"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0 (got {getattr(self, name)})")
+        if self.head_dim is not None and self.head_dim < 1:
+            problems.append(f"head_dim must be >= 1 (got {self.head_dim})")
         for name, limit in SIZE_LIMITS.items():
-            if getattr(self, name) > limit:
+            if getattr(self, name) is not None and getattr(self, name) > limit:
                 problems.append(f"{name} must be <= {limit} (got {getattr(self, name)})")
         if self.n_kv_heads is not None and self.n_kv_heads > SIZE_LIMITS["n_heads"]:
             problems.append(f"n_kv_heads must be <= {SIZE_LIMITS['n_heads']} (got {self.n_kv_heads})")
-        if self.n_heads >= 1 and self.d_model % self.n_heads:
+        if self.head_dim is None and self.n_heads >= 1 and self.d_model % self.n_heads:
             problems.append(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
                 "so every head gets the same width"
@@ -150,7 +156,8 @@ class ModelConfig:
             )
         if not self.rope_theta > 1.0:
             problems.append(f"rope_theta must be > 1 (got {self.rope_theta})")
-        if self.pos_encoding == "rope" and self.n_heads >= 1 and self.d_model % self.n_heads == 0:
+        even_split = self.n_heads >= 1 and self.d_model % self.n_heads == 0
+        if self.pos_encoding == "rope" and (self.head_dim or even_split):
             if self.d_head % 2:
                 problems.append(f"rope needs an even d_head (got {self.d_head})")
         if not 0.0 <= self.dropout < 1.0:
@@ -172,7 +179,10 @@ class ModelConfig:
 
     @property
     def d_head(self) -> int:
-        return self.d_model // self.n_heads
+        """Width of one head: head_dim, or d_model // n_heads when the config names none."""
+        if self.head_dim is not None:
+            return self.head_dim
+        return self.d_model // self.n_heads if self.n_heads >= 1 else 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
