@@ -17,6 +17,12 @@ from typing import Any
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+#: Norms on the queries and keys before RoPE: none, per head over d_head (Qwen3, Gemma 3), or over the
+#: whole projection before the head split (OLMo 2).
+QK_NORMS = ("none", "head", "full")
+#: Where a Pre-LN block's norms sit in each residual branch: before the sublayer (GPT-2, Llama), after
+#: it, before the residual add (OLMo 2), or both (Gemma 3).
+BRANCH_NORMS = ("before", "after", "both")
 #: Squares (heads x query_pos x key_pos) from which an unhooked pass uses the fused kernel
 #: (bench/bench_long_contexts.py measures both paths). Below it the explicit steps run, so a short
 #: input's shape trace shows Q K^T, the scaling, the mask and the softmax one by one.
@@ -118,6 +124,14 @@ class ModelConfig:
     qkv_bias: bool = True  # biases on the query/key/value projections (Llama: none; Qwen2: these only)
     out_bias: bool = True  # bias on the attention output projection W_o
     ffn_bias: bool = True  # biases on the feed-forward projections
+    # Further architectures (model/store/formats/hf_decoder.py: Qwen3, OLMo 2, GPT-NeoX / Pythia).
+    qk_norm: str = "none"  # QK_NORMS: a norm (cfg.norm) on q and k before RoPE; "none" = no such norm
+    branch_norm: str = "before"  # BRANCH_NORMS, Pre-LN only (norm_first)
+    # True = attention and FFN in parallel, each from its own norm of the same input (GPT-NeoX, GPT-J):
+    # x + attn(norm1(x)) + ffn(norm2(x)). Needs a block without cross-attention.
+    parallel_residual: bool = False
+    # RoPE on the first int(d_head * rotary_fraction) dims of each head only (Pythia: 0.25); the rest pass
+    rotary_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -160,6 +174,25 @@ class ModelConfig:
         if self.pos_encoding == "rope" and (self.head_dim or even_split):
             if self.d_head % 2:
                 problems.append(f"rope needs an even d_head (got {self.d_head})")
+        if not 0.0 < self.rotary_fraction <= 1.0:
+            problems.append(f"rotary_fraction must be above 0 and at most 1 (got {self.rotary_fraction})")
+        elif self.pos_encoding == "rope" and self.rotary_fraction < 1.0 and self.rotary_dims % 2:
+            problems.append(f"rope needs an even number of rotated dims (d_head {self.d_head} x "
+                            f"rotary_fraction {self.rotary_fraction} = {self.rotary_dims})")
+        elif self.pos_encoding == "rope" and self.rotary_fraction < 1.0 and self.rotary_dims < 2:
+            problems.append(f"rotary_fraction {self.rotary_fraction} leaves no pair of d_head {self.d_head} "
+                            "to rotate")
+        if self.qk_norm not in QK_NORMS:
+            problems.append(f"qk_norm must be one of {QK_NORMS} (got {self.qk_norm!r})")
+        if self.branch_norm not in BRANCH_NORMS:
+            problems.append(f"branch_norm must be one of {BRANCH_NORMS} (got {self.branch_norm!r})")
+        elif self.branch_norm != "before" and not self.norm_first:
+            problems.append(f"branch_norm {self.branch_norm!r} needs norm_first (a Pre-LN block)")
+        if self.parallel_residual and not (self.decoder_only or self.encoder_only):
+            problems.append("parallel_residual needs a block without cross-attention (decoder_only or "
+                            "encoder_only)")
+        if self.parallel_residual and (not self.norm_first or self.branch_norm != "before"):
+            problems.append("parallel_residual needs norm_first and branch_norm 'before'")
         if not 0.0 <= self.dropout < 1.0:
             problems.append(f"dropout must be in [0, 1) (got {self.dropout})")
         if self.norm not in NORMS:
@@ -183,6 +216,11 @@ class ModelConfig:
         if self.head_dim is not None:
             return self.head_dim
         return self.d_model // self.n_heads if self.n_heads >= 1 else 0
+
+    @property
+    def rotary_dims(self) -> int:
+        """Dims of each head that RoPE rotates: all of d_head, or its first rotary_fraction."""
+        return self.d_head if self.rotary_fraction >= 1.0 else int(self.d_head * self.rotary_fraction)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
