@@ -68,7 +68,8 @@ def beam_search(
     while live:
         hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
         position += step_in.shape[1]
-        logp = torch.log_softmax(model.unembed(hidden[:, -1]).float(), dim=-1)  # [row, vocab]
+        logits = model.named_logits(model.unembed(hidden[:, -1]))  # [row, vocab the tokenizer names]
+        logp = torch.log_softmax(logits.float(), dim=-1)  # [row, vocab]
         live, parents = search.step(live, logp, at_limit=position >= limit)
         if not live:
             break

@@ -52,7 +52,7 @@ def greedy_decode(
         position += step_in.shape[1]
         # Only the last position's distribution is needed: projecting it alone skips most of the
         # vocabulary matmul, the largest single cost of a step.
-        nxt = model.unembed(hidden[:, -1]).argmax(-1)  # [row]
+        nxt = model.named_logits(model.unembed(hidden[:, -1])).argmax(-1)  # [row], an id the tokenizer names
         keep = []
         for j, i in enumerate(rows.tolist()):
             tok = int(nxt[j])
@@ -135,7 +135,7 @@ def sample_decode(
     while True:
         hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [1, new_pos, d_model]
         position += step_in.shape[1]
-        logits = model.unembed(hidden[0, -1]).float()  # [vocab]
+        logits = model.named_logits(model.unembed(hidden[0, -1])).float()  # [named vocab]
         probs = filtered_distribution(logits, strategy.temperature, strategy.top_k, strategy.top_p)
         raw = torch.softmax(logits, dim=-1)  # [vocab]
         tok = int(torch.multinomial(probs, 1, generator=gen))

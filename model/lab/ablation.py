@@ -301,7 +301,7 @@ def ablate(
         p, q = intact_logp[row], ablated_logp[row]  # [vocab]
         kl = float((p.exp() * (p - q)).sum().clamp_min(0.0))
         p_t, q_t = float(p[target].exp()), float(q[target].exp())
-        tops = _top(p, tok, top_k), _top(q, tok, top_k)
+        tops = _top(model.named_logits(p), tok, top_k), _top(model.named_logits(q), tok, top_k)
         steps.append(StepChange(row, tok.id_to_token(target), kl, p_t, q_t, *tops))
     intact = tok.decode(run.tgt[0, len(prepared.prefix):].tolist())
     return Ablation(tuple(heads), mode, intact, tok.decode(generated), tuple(steps))

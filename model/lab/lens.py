@@ -81,12 +81,13 @@ class LogitLens:
 
 
 def lens_rows(x: torch.Tensor, norm: torch.nn.Module, unembed: torch.nn.Module, final: torch.Tensor | None,
-              k: int = TOP_K) -> tuple[torch.Tensor, ...]:
+              k: int = TOP_K, named_vocab: int | None = None) -> tuple[torch.Tensor, ...]:
     """(top ids [n, k], top probs [n, k], final ids [n], final rank [n], final prob [n], entropy [n])
     of residual rows x [n, d_model] read through ``norm`` and ``unembed``; ``final`` [n] are the ids
-    whose rank and probability are wanted (None: each row's own top token)."""
+    whose rank and probability are wanted (None: each row's own top token). ``named_vocab``: only the
+    first ids count (those the tokenizer names, where the embedding is padded past it)."""
     n = x.shape[0]
-    vocab = unembed.weight.shape[0]
+    vocab = min(unembed.weight.shape[0], named_vocab or unembed.weight.shape[0])
     k = min(k, vocab)
     out_ids = torch.empty(n, k, dtype=torch.int64)
     out_probs = torch.empty(n, k)
@@ -95,6 +96,7 @@ def lens_rows(x: torch.Tensor, norm: torch.nn.Module, unembed: torch.nn.Module, 
     block = max(SUB_ROWS, CHUNK_FLOATS // vocab)
     for s0 in range(0, n, block):
         logits = unembed(norm(x[s0 : s0 + block]))  # [rows, vocab], float32 as the model computes them
+        logits = logits[:, :vocab]  # the ids the tokenizer names
         for s1 in range(0, logits.shape[0], SUB_ROWS):
             z = logits[s1 : s1 + SUB_ROWS]
             rows = slice(s0 + s1, s0 + s1 + z.shape[0])
@@ -175,10 +177,11 @@ def logit_lens(bundle: Bundle, source_ids: tuple[int, ...], decoder_ids: tuple[i
     n_rows, n_pos, _ = resid.shape
     norm, unembed = model.decoder.final_norm, model.unembed
     # The last row first: its top token is the final choice every other row is measured against.
-    last = lens_rows(resid[-1], norm, unembed, None, top_k)
+    named = model.named_vocab
+    last = lens_rows(resid[-1], norm, unembed, None, top_k, named)
     final = last[2]
     rest = lens_rows(resid[:-1].reshape(-1, resid.shape[-1]), norm, unembed, final.repeat(n_rows - 1),
-                     top_k)
+                     top_k, named)
     parts = [torch.cat([early.reshape(n_rows - 1, n_pos, *early.shape[1:]), top[None]])
              for early, top in zip(rest, last, strict=True)]
     top_ids, top_probs, _, rank, prob, ent = parts

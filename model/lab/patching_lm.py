@@ -60,7 +60,7 @@ def _pair(bundle: Bundle, text_a: str, text_b: str, direction: str | None) -> _P
         counts = f"A {len(prompts[0])}, B {len(prompts[1])}"
         raise ValueError(f"the prompts must have equal token counts ({counts})")
     a, b = torch.tensor([prompts[0]]), torch.tensor([prompts[1]])
-    answers = tuple(int(model(ids)[0, -1].argmax()) for ids in (a, b))
+    answers = tuple(int(model.named_logits(model(ids)[0, -1]).argmax()) for ids in (a, b))
     return _Pair(a, b, answers, tok.tokens(prompts[1]))
 
 

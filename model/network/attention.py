@@ -22,6 +22,7 @@ from . import recorded
 from .config import FUSED_FROM_CELLS, ModelConfig
 from .hooks import HookPoint
 from .masking import build_mask, masked_softmax
+from .norms import make_norm
 from .positional import apply_rope, rope_angles
 from .trace import record, tracing
 
@@ -78,6 +79,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        self.d_model = cfg.d_model
         self.causal, self.rotary = causal, rotary
         # Trained-in faults (ModelConfig): no 1/sqrt(d_head); no causal mask while in training mode.
         self.scale_scores = cfg.scale_scores
@@ -85,14 +87,27 @@ class MultiHeadAttention(nn.Module):
         self.query_len, self.key_len = query_len, key_len  # trace symbols, e.g. "L_tgt", "L_src"
         d = cfg.d_model
         self.rope_theta = cfg.rope_theta
+        self.rotary_dims = cfg.rotary_dims  # d_head, or the first part of it (partial rotary, Pythia)
         self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=cfg.qkv_bias)
         self.W_k = nn.Linear(d, self.n_kv_heads * self.d_head, bias=cfg.qkv_bias)
         self.W_v = nn.Linear(d, self.n_kv_heads * self.d_head, bias=cfg.qkv_bias)
         self.W_o = nn.Linear(self.n_heads * self.d_head, d, bias=cfg.out_bias)
+        # QK-norm (cfg.qk_norm): a norm of each head's q and k over d_head ("head": Qwen3), or of the
+        # whole q and k projections before the head split ("full": OLMo 2); before RoPE either way.
+        self.qk_norm = cfg.qk_norm
+        self.q_norm: nn.Module | None = None
+        self.k_norm: nn.Module | None = None
+        if cfg.qk_norm != "none":
+            full = cfg.qk_norm == "full"
+            self.q_norm = make_norm(cfg, self.n_heads * self.d_head if full else self.d_head)
+            self.k_norm = make_norm(cfg, self.n_kv_heads * self.d_head if full else self.d_head)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_q = HookPoint()  # [batch, query_pos, head, d_head]
+        self.hook_q = HookPoint()  # [batch, query_pos, head, d_head], the projection split into heads
         self.hook_k = HookPoint()  # [batch, key_pos, kv_head, d_head]
         self.hook_v = HookPoint()  # [batch, key_pos, kv_head, d_head]
+        if cfg.qk_norm != "none":
+            self.hook_q_normed = HookPoint()  # [batch, query_pos, head, d_head], q after QK-norm
+            self.hook_k_normed = HookPoint()  # [batch, key_pos, kv_head, d_head], k after QK-norm
         if rotary:
             self.hook_rot_q = HookPoint()  # q after the rotary position rotation
             self.hook_rot_k = HookPoint()
@@ -124,9 +139,12 @@ class MultiHeadAttention(nn.Module):
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
         k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
         v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        steps.heads(q, k, v)
+        if self.q_norm is not None:
+            q, k = self._normalise(q, k, steps)  # QK-norm, through hook_q_normed and hook_k_normed
         if self.rotary:
             q, k = self._rotate(q, k, offset)  # RoPE, through hook_rot_q and hook_rot_k
-        steps.heads(q, k, v)
+            steps.rotated(q, k)
         if cache is not None:
             k, v = _extend_cache(cache, k, v, offset)  # [batch, offset + key_pos, kv_head, d_head]
 
@@ -155,7 +173,7 @@ class MultiHeadAttention(nn.Module):
             steps.weighted_sum(pattern, vt_all, zt)
         z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
         z = self.hook_z(z.contiguous())
-        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, d_model]
+        merged = z.view(B, Lq, H * dh)  # [batch, query_pos, head * d_head] (= d_model by default)
         out = self.hook_out(self.W_o(merged))  # [batch, query_pos, d_model]
         steps.output(zt, z, merged, out)
         return out
@@ -191,6 +209,18 @@ class MultiHeadAttention(nn.Module):
     # The edit points: where `edits` (set only by model/run/interventions.py) changes a step; each one is
     # the intact step when edits is None. _Steps reads the same answers to name the steps in the trace.
 
+    def _normalise(self, q: torch.Tensor, k: torch.Tensor, steps) -> tuple[torch.Tensor, torch.Tensor]:
+        """q [batch, query_pos, head, d_head] and k normalised: each head over d_head, or ("full") each
+        position's whole projection, the heads side by side, as OLMo 2 does before its head split."""
+        if self.qk_norm == "full":
+            q_n = self.q_norm(q.flatten(2)).view(q.shape)  # [batch, query_pos, head, d_head]
+            k_n = self.k_norm(k.flatten(2)).view(k.shape)  # [batch, key_pos, kv_head, d_head]
+        else:
+            q_n, k_n = self.q_norm(q), self.k_norm(k)
+        q_n, k_n = self.hook_q_normed(q_n), self.hook_k_normed(k_n)
+        steps.normed(q, k, q_n, k_n)
+        return q_n, k_n
+
     def _rotates(self) -> bool:
         return self.edits is None or self.edits.rotary
 
@@ -198,11 +228,15 @@ class MultiHeadAttention(nn.Module):
         """q and k rotated by their absolute positions (from `offset` on). Unrotated (edit: RoPE off),
         they still pass the rotation hooks, so pages reading them keep working."""
         if self._rotates():
-            dh, base = self.d_head, self.rope_theta
+            dh, base = self.rotary_dims, self.rope_theta  # partial rotary: the first dims of each head
             cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device))
             cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device))
-            q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
-            k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
+            if dh == self.d_head:
+                q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
+                k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
+            else:  # the other dims pass unrotated
+                q = torch.cat([apply_rope(q[..., :dh], cos_q, sin_q), q[..., dh:]], dim=-1)
+                k = torch.cat([apply_rope(k[..., :dh], cos_k, sin_k), k[..., dh:]], dim=-1)
         return self.hook_rot_q(q), self.hook_rot_k(k)
 
     def _scales(self) -> bool:
@@ -261,7 +295,11 @@ class _Steps:
         self.attn, self.x_q, self.x_kv, self.padded = attn, x_q, x_kv, key_padding is not None
         Sq, Sk = attn.query_len, attn.key_len
         kvh = "h" if attn.n_kv_heads == attn.n_heads else "h_kv"
-        self.XQ, self.XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs, and Q before the head split
+        self.XQ, self.XK = ("B", Sq, "d_model"), ("B", Sk, "d_model")  # inputs and the output
+        # Q before the head split and the merged heads: d_model wide unless the heads have a width of
+        # their own (cfg.head_dim: Qwen3's 16 x 128 on 1,024 is as wide, Gemma's 4 x 256 on 640 not)
+        own_width = attn.n_heads * attn.d_head != attn.d_model
+        self.Q_FLAT = ("B", Sq, "h*d_head") if own_width else self.XQ
         self.KV_FLAT = ("B", Sk, f"{kvh}*d_head")  # K and V before the head split
         self.QH, self.KH = ("B", Sq, "h", "d_head"), ("B", Sk, kvh, "d_head")  # positions-first, per head
         self.QT, self.KT = ("B", "h", Sq, "d_head"), ("B", kvh, Sk, "d_head")  # heads-first
@@ -272,20 +310,32 @@ class _Steps:
         record(self.attn.path, op, inputs, output, in_symbols, out_symbol, hook)
 
     def heads(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
-        """The projections, the head split and (RoPE) the rotation. A projection's output is its split
-        tensor before the view, which flatten(2) gives back; rotated q and k keep their shapes."""
+        """The projections and the head split. A projection's output is its split tensor before the
+        view, which flatten(2) gives back."""
         a, XQ, KV_FLAT, QH, KH = self.attn, self.XQ, self.KV_FLAT, self.QH, self.KH
         q_flat, k_flat, v_flat = q.flatten(2), k.flatten(2), v.flatten(2)
-        self._step("linear Q = x W_q", self.x_q, q_flat, XQ, XQ)
+        self._step("linear Q = x W_q", self.x_q, q_flat, XQ, self.Q_FLAT)
         self._step("linear K = x W_k", self.x_kv, k_flat, self.XK, KV_FLAT)
         self._step("linear V = x W_v", self.x_kv, v_flat, self.XK, KV_FLAT)
-        self._step("split heads: view Q", q_flat, q, XQ, QH, a.hook_q)
+        self._step("split heads: view Q", q_flat, q, self.Q_FLAT, QH, a.hook_q)
         self._step("split heads: view K", k_flat, k, KV_FLAT, KH, a.hook_k)
         self._step("split heads: view V", v_flat, v, KV_FLAT, KH, a.hook_v)
-        if a.rotary:
-            how = "rotate {} by position (RoPE)" if a._rotates() else "{} not rotated (edit: RoPE off)"
-            self._step(how.format("Q"), q, q, QH, QH, a.hook_rot_q)
-            self._step(how.format("K"), k, k, KH, KH, a.hook_rot_k)
+
+    def normed(self, q, k, q_n, k_n) -> None:
+        """QK-norm: each head's q and k over d_head, or the whole projections (heads side by side)."""
+        a, QH, KH = self.attn, self.QH, self.KH
+        over = "each head over d_head" if a.qk_norm == "head" else "whole projection, before the split"
+        self._step(f"QK-norm of Q ({over})", q, q_n, QH, QH, a.hook_q_normed)
+        self._step(f"QK-norm of K ({over})", k, k_n, KH, KH, a.hook_k_normed)
+
+    def rotated(self, q, k) -> None:
+        """RoPE: rotated q and k keep their shapes."""
+        a, QH, KH = self.attn, self.QH, self.KH
+        how = "rotate {} by position (RoPE)" if a._rotates() else "{} not rotated (edit: RoPE off)"
+        if a._rotates() and a.rotary_dims != a.d_head:
+            how = f"rotate the first {a.rotary_dims} of d_head dims of {{}} by position (partial RoPE)"
+        self._step(how.format("Q"), q, q, QH, QH, a.hook_rot_q)
+        self._step(how.format("K"), k, k, KH, KH, a.hook_rot_k)
 
     def heads_first(self, positions_first, heads_first) -> None:
         """The transposes of q, k, v (k and v with any cached positions)."""
@@ -331,14 +381,15 @@ class _Steps:
         if a.edits is not None and a.edits.heads:
             self._step("edit head outputs (edit)", z, z, QH, QH)
         self._step("contiguous (copy into a dense layout)", z, z, QH, QH, a.hook_z)
-        self._step("merge heads: view", z, merged, QH, self.XQ)
-        self._step("output projection W_o", merged, out, self.XQ, self.XQ, a.hook_out)
+        self._step("merge heads: view", z, merged, QH, self.Q_FLAT)
+        self._step("output projection W_o", merged, out, self.Q_FLAT, self.XQ, a.hook_out)
 
 
 class _NoSteps:
     """Outside trace_shapes(): forward's calls to the trace, recording nothing."""
 
-    heads = heads_first = share = scores = fused = weighted_sum = output = staticmethod(lambda *tensors: None)
+    heads = normed = rotated = heads_first = share = scores = fused = weighted_sum = output = staticmethod(
+        lambda *tensors: None)
 
 
 _NO_STEPS = _NoSteps()

@@ -4,7 +4,7 @@ Dimension legend used in shape comments across model/:
     batch  - sentences in a batch            (B)
     pos    - token positions                 (L_src for the encoder, L_tgt for the decoder)
     head   - attention heads                 (h)
-    d_head - width of one head               (d_head = d_model / h)
+    d_head - width of one head               (cfg.head_dim; by default d_head = d_model / h)
     d_model, d_ff, vocab (V)
 """
 
@@ -17,6 +17,12 @@ from typing import Any
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+#: Norms on the queries and keys before RoPE: none, per head over d_head (Qwen3, Gemma 3), or over the
+#: whole projection before the head split (OLMo 2).
+QK_NORMS = ("none", "head", "full")
+#: Where a Pre-LN block's norms sit in each residual branch: before the sublayer (GPT-2, Llama), after
+#: it, before the residual add (OLMo 2), or both (Gemma 3).
+BRANCH_NORMS = ("before", "after", "both")
 #: Squares (heads x query_pos x key_pos) from which an unhooked pass uses the fused kernel
 #: (bench/bench_long_contexts.py measures both paths). Below it the explicit steps run, so a short
 #: input's shape trace shows Q K^T, the scaling, the mask and the softmax one by one.
@@ -35,6 +41,7 @@ SIZE_LIMITS = {
     "n_dec_layers": 64,
     "max_len": 8192,
     "token_types": 1024,
+    "head_dim": 1024,
 }
 
 
@@ -69,6 +76,9 @@ class ModelConfig:
     d_model: int = 256  # width of the residual stream
     n_heads: int = 8  # query heads per attention layer
     n_kv_heads: int | None = None  # key/value heads; None = n_heads (MHA), 1 = MQA, else GQA
+    # Width of one head; None = d_model // n_heads (the paper). Qwen3-0.6B: 16 heads x 128 on 1,024;
+    # then Q, K, V are n_heads * head_dim wide and W_o maps that width back to d_model.
+    head_dim: int | None = None
     d_ff: int = 1024  # hidden width of the position-wise feed-forward network
     n_enc_layers: int = 3  # encoder blocks
     n_dec_layers: int = 3  # decoder blocks
@@ -114,6 +124,14 @@ class ModelConfig:
     qkv_bias: bool = True  # biases on the query/key/value projections (Llama: none; Qwen2: these only)
     out_bias: bool = True  # bias on the attention output projection W_o
     ffn_bias: bool = True  # biases on the feed-forward projections
+    # Further architectures (model/store/formats/hf_decoder.py: Qwen3, OLMo 2, GPT-NeoX / Pythia).
+    qk_norm: str = "none"  # QK_NORMS: a norm (cfg.norm) on q and k before RoPE; "none" = no such norm
+    branch_norm: str = "before"  # BRANCH_NORMS, Pre-LN only (norm_first)
+    # True = attention and FFN in parallel, each from its own norm of the same input (GPT-NeoX, GPT-J):
+    # x + attn(norm1(x)) + ffn(norm2(x)). Needs a block without cross-attention.
+    parallel_residual: bool = False
+    # RoPE on the first int(d_head * rotary_fraction) dims of each head only (Pythia: 0.25); the rest pass
+    rotary_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -125,12 +143,14 @@ class ModelConfig:
         for name in ("n_enc_layers", "n_dec_layers", "token_types"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0 (got {getattr(self, name)})")
+        if self.head_dim is not None and self.head_dim < 1:
+            problems.append(f"head_dim must be >= 1 (got {self.head_dim})")
         for name, limit in SIZE_LIMITS.items():
-            if getattr(self, name) > limit:
+            if getattr(self, name) is not None and getattr(self, name) > limit:
                 problems.append(f"{name} must be <= {limit} (got {getattr(self, name)})")
         if self.n_kv_heads is not None and self.n_kv_heads > SIZE_LIMITS["n_heads"]:
             problems.append(f"n_kv_heads must be <= {SIZE_LIMITS['n_heads']} (got {self.n_kv_heads})")
-        if self.n_heads >= 1 and self.d_model % self.n_heads:
+        if self.head_dim is None and self.n_heads >= 1 and self.d_model % self.n_heads:
             problems.append(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}) "
                 "so every head gets the same width"
@@ -150,9 +170,29 @@ class ModelConfig:
             )
         if not self.rope_theta > 1.0:
             problems.append(f"rope_theta must be > 1 (got {self.rope_theta})")
-        if self.pos_encoding == "rope" and self.n_heads >= 1 and self.d_model % self.n_heads == 0:
+        even_split = self.n_heads >= 1 and self.d_model % self.n_heads == 0
+        if self.pos_encoding == "rope" and (self.head_dim or even_split):
             if self.d_head % 2:
                 problems.append(f"rope needs an even d_head (got {self.d_head})")
+        if not 0.0 < self.rotary_fraction <= 1.0:
+            problems.append(f"rotary_fraction must be above 0 and at most 1 (got {self.rotary_fraction})")
+        elif self.pos_encoding == "rope" and self.rotary_fraction < 1.0 and self.rotary_dims % 2:
+            problems.append(f"rope needs an even number of rotated dims (d_head {self.d_head} x "
+                            f"rotary_fraction {self.rotary_fraction} = {self.rotary_dims})")
+        elif self.pos_encoding == "rope" and self.rotary_fraction < 1.0 and self.rotary_dims < 2:
+            problems.append(f"rotary_fraction {self.rotary_fraction} leaves no pair of d_head {self.d_head} "
+                            "to rotate")
+        if self.qk_norm not in QK_NORMS:
+            problems.append(f"qk_norm must be one of {QK_NORMS} (got {self.qk_norm!r})")
+        if self.branch_norm not in BRANCH_NORMS:
+            problems.append(f"branch_norm must be one of {BRANCH_NORMS} (got {self.branch_norm!r})")
+        elif self.branch_norm != "before" and not self.norm_first:
+            problems.append(f"branch_norm {self.branch_norm!r} needs norm_first (a Pre-LN block)")
+        if self.parallel_residual and not (self.decoder_only or self.encoder_only):
+            problems.append("parallel_residual needs a block without cross-attention (decoder_only or "
+                            "encoder_only)")
+        if self.parallel_residual and (not self.norm_first or self.branch_norm != "before"):
+            problems.append("parallel_residual needs norm_first and branch_norm 'before'")
         if not 0.0 <= self.dropout < 1.0:
             problems.append(f"dropout must be in [0, 1) (got {self.dropout})")
         if self.norm not in NORMS:
@@ -172,7 +212,15 @@ class ModelConfig:
 
     @property
     def d_head(self) -> int:
-        return self.d_model // self.n_heads
+        """Width of one head: head_dim, or d_model // n_heads when the config names none."""
+        if self.head_dim is not None:
+            return self.head_dim
+        return self.d_model // self.n_heads if self.n_heads >= 1 else 0
+
+    @property
+    def rotary_dims(self) -> int:
+        """Dims of each head that RoPE rotates: all of d_head, or its first rotary_fraction."""
+        return self.d_head if self.rotary_fraction >= 1.0 else int(self.d_head * self.rotary_fraction)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

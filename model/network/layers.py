@@ -8,26 +8,8 @@ from torch import nn
 from .attention import MultiHeadAttention
 from .config import ModelConfig
 from .hooks import HookPoint
+from .norms import RMSNorm, make_norm  # noqa: F401 (RMSNorm: imported from here too)
 from .trace import record
-
-
-class RMSNorm(nn.Module):
-    """x / rms(x) * g: LayerNorm without mean-centring or bias."""
-
-    def __init__(self, d: int, eps: float = 1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-def make_norm(cfg: ModelConfig) -> nn.Module:
-    if cfg.norm == "rmsnorm":
-        return RMSNorm(cfg.d_model, cfg.norm_eps)
-    return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
-
 
 _ACTIVATIONS = {
     "relu": nn.ReLU,
@@ -67,16 +49,21 @@ class FeedForward(nn.Module):
 
 
 class _Block(nn.Module):
-    """Shared residual wiring. Pre-LN: x + f(norm(x)). Post-LN (paper): norm(x + f(x))."""
+    """Shared residual wiring. Pre-LN: x + f(norm(x)). Post-LN (paper): norm(x + f(x)).
+    Pre-LN with cfg.branch_norm "after" (OLMo 2): x + norm(f(x)); "both" (Gemma 3): x + post(f(norm(x))),
+    post being the branch's second norm (post_norm1, post_norm2, ...)."""
 
     norm_first: bool
     residual: bool = True  # False (a trained-in fault): no skip connection, the sublayer's output replaces x
+    branch_norm: str = "before"
     pos: str
     path: str
 
     def _sublayer(self, x: torch.Tensor, norm: nn.Module, f, label: str) -> torch.Tensor:
         sym = ("B", self.pos, "d_model")
         norm_name = next(n for n, m in self.named_children() if m is norm)
+        if self.norm_first and self.branch_norm != "before":
+            return self._normed_branch(x, norm, norm_name, f, label)
         if self.norm_first:
             normed = norm(x)
             record(self.path, f"{norm_name} (before {label})", x, normed, sym, sym)
@@ -98,6 +85,49 @@ class _Block(nn.Module):
         return y
 
 
+    def _normed_branch(self, x: torch.Tensor, norm: nn.Module, norm_name: str, f, label: str) -> torch.Tensor:
+        """x + norm(f(x)) ("after") or x + post(f(norm(x))) ("both"); the residual fault as above."""
+        sym = ("B", self.pos, "d_model")
+        inner = x
+        if self.branch_norm == "both":
+            inner = norm(x)
+            record(self.path, f"{norm_name} (before {label})", x, inner, sym, sym)
+            post_name = "post_" + norm_name
+            norm = getattr(self, post_name)
+        else:
+            post_name = norm_name
+        out = f(inner)
+        normed = norm(out)
+        record(self.path, f"{post_name} (after {label}, before the residual add)", out, normed, sym, sym)
+        if not self.residual:
+            y = self.dropout(normed)
+            record(self.path, f"no residual add after {label} (trained without it)", x, y, sym, sym)
+            return y
+        y = x + self.dropout(normed)
+        record(self.path, f"residual add after {label}", x, y, sym, sym)
+        return y
+
+    def _post_norms(self, cfg: ModelConfig, names: tuple[str, ...]) -> None:
+        """branch_norm "both": each branch's second norm (post_norm1, ...), after its sublayer."""
+        if cfg.branch_norm == "both":
+            for name in names:
+                setattr(self, "post_" + name, make_norm(cfg))
+
+    def _parallel(self, x: torch.Tensor, attend, label: str) -> torch.Tensor:
+        """cfg.parallel_residual (GPT-NeoX): x + attn(norm1(x)) + ffn(norm2(x)), both from the same x.
+        hook_resid_mid holds x + attention's output; the FFN's output is added to it."""
+        sym = ("B", self.pos, "d_model")
+        normed1 = self.norm1(x)
+        record(self.path, f"norm1 (before {label})", x, normed1, sym, sym)
+        normed2 = self.norm2(x)
+        record(self.path, "norm2 (before FFN, from the same input: parallel)", x, normed2, sym, sym)
+        mid = self.hook_resid_mid(x + self.dropout(attend(normed1)))
+        record(self.path, f"residual add after {label}", x, mid, sym, sym, self.hook_resid_mid)
+        y = mid + self.dropout(self.mlp(normed2))
+        record(self.path, "residual add of FFN (parallel: its input was the block's input)", mid, y, sym, sym)
+        return self.hook_resid_post(y)
+
+
 class EncoderBlock(_Block):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -107,6 +137,8 @@ class EncoderBlock(_Block):
         self.attn = MultiHeadAttention(cfg, "L_src", "L_src", causal=False, rotary=rotary)
         self.mlp = FeedForward(cfg, "L_src")
         self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
+        self.branch_norm, self.parallel = cfg.branch_norm, cfg.parallel_residual
+        self._post_norms(cfg, ("norm1", "norm2"))
         self.dropout = nn.Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()  # [batch, pos, d_model]
         self.hook_resid_mid = HookPoint()
@@ -114,6 +146,8 @@ class EncoderBlock(_Block):
 
     def forward(self, x: torch.Tensor, src_pad: torch.Tensor | None) -> torch.Tensor:
         x = self.hook_resid_pre(x)  # [batch, src_pos, d_model]
+        if self.parallel:
+            return self._parallel(x, lambda h: self.attn(h, h, src_pad), "self-attention")
         x = self.hook_resid_mid(
             self._sublayer(x, self.norm1, lambda h: self.attn(h, h, src_pad), "self-attention")
         )
@@ -138,6 +172,8 @@ class DecoderBlock(_Block):
         self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
         if cross:
             self.norm3 = make_norm(cfg)
+        self.branch_norm, self.parallel = cfg.branch_norm, cfg.parallel_residual
+        self._post_norms(cfg, ("norm1", "norm2", "norm3") if cross else ("norm1", "norm2"))
         self.dropout = nn.Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()
         self.hook_resid_mid = HookPoint()  # after masked self-attention
@@ -155,6 +191,8 @@ class DecoderBlock(_Block):
     ) -> torch.Tensor:
         y = self.hook_resid_pre(y)  # [batch, tgt_pos, d_model]
         attend_self = lambda h: self.self_attn(h, h, tgt_pad, cache)
+        if self.parallel:  # decoder-only (the config checks it): no cross-attention
+            return self._parallel(y, attend_self, "masked self-attention")
         y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
         if self.cross_attn is None:  # decoder-only
             return self.hook_resid_post(self._sublayer(y, self.norm2, self.mlp, "FFN"))

@@ -169,6 +169,10 @@ class Transformer(HookedModule):
             if cfg.tie_embeddings:
                 self.unembed.weight = self.token_embed.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
+        # Ids the tokenizer can name, when the embedding has more rows (checkpoints pad their vocabulary:
+        # Qwen2.5 151,936 rows for 151,665 tokens). Set by the Bundle; None = every row is a token.
+        # The logits keep every row (parity with the original); named_logits is what picking reads.
+        self.named_vocab: int | None = None
         self.setup_hooks()
         for name, module in self.named_modules():
             if hasattr(module, "path"):
@@ -256,6 +260,14 @@ class Transformer(HookedModule):
         """Logits [batch, tgt_pos, vocab] of a training pair: the decoder reads tgt_in after the encoder
         read src; a decoder-only model reads tgt_in alone (its src is empty)."""
         return self(tgt_in) if self.cfg.decoder_only else self(src, tgt_in)
+
+    def named_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """logits [..., vocab] cut to the ids the tokenizer names ([..., named_vocab]): what decoding
+        (greedy, beam, sampling), top-k lists and the logit lens pick from, so no step ever chooses or
+        shows a padding row of the embedding. Cutting the last axis is masking those logits to -inf:
+        the softmax, argmax and top-k over the rest are the same, and every id keeps its index."""
+        n = self.named_vocab
+        return logits if n is None or n >= logits.shape[-1] else logits[..., :n]
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

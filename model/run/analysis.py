@@ -259,7 +259,9 @@ def analyze(
         output_text=tok.decode(generated),
         teacher_forced=target is not None,
         stopped=stopped,
-        steps=_decoding_steps(logits[0], first_row, len(prepared.prefix), decoder_in, stopped, tok, top_k),
+        # the steps pick and list only ids the tokenizer names (the logits above keep every row)
+        steps=_decoding_steps(model.named_logits(logits[0]), first_row, len(prepared.prefix), decoder_in,
+                              stopped, tok, top_k),
         activations=cache.to_numpy(),
         attention_inputs=recorded,
         trace=trace.to_dicts(),

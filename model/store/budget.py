@@ -58,7 +58,10 @@ def kept_bytes(cfg: ModelConfig, length: int) -> int:
 def pass_bytes(cfg: ModelConfig, length: int) -> int:
     """What the hooked pass holds besides: the layer being computed (its per-position tensors, its
     squares while they are explicit, the mask) and the logits of the rows read."""
-    per_position = FLOAT32 * length * (8 * cfg.d_model + 2 * cfg.d_ff)
+    # x, its norm, q, k, v, z, the merged heads, the output: d_model wide each, or the heads' width
+    # where that is larger (cfg.head_dim: Gemma-3-270M's 4 x 256 heads on a width of 640)
+    width = max(cfg.d_model, cfg.n_heads * cfg.d_head)
+    per_position = FLOAT32 * length * (8 * width + 2 * cfg.d_ff)
     squares = FLOAT32 * PASSING_SQUARES * min(cfg.n_heads * length * length, FUSED_FROM_CELLS)
     rows = min(length, LM_OUTPUT_ROWS) if cfg.decoder_only else length
     logits = 0 if cfg.encoder_only else FLOAT32 * rows * cfg.vocab_size

@@ -34,6 +34,13 @@ class Bundle:
     metrics: dict = field(default_factory=dict)
     history: list = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # An embedding padded past its tokenizer (Qwen2.5, Pythia): decoding must never pick those ids.
+        vocab = getattr(getattr(self.task, "tokenizer", None), "vocab_size", None)
+        cfg = getattr(self.model, "cfg", None)
+        if isinstance(vocab, int) and cfg is not None and 0 < vocab < cfg.vocab_size:
+            self.model.named_vocab = vocab
+
     @property
     def cfg(self) -> ModelConfig:
         return self.model.cfg

@@ -1,4 +1,5 @@
-"""Hugging Face decoder-only language models (``model_type`` gpt2, llama, qwen2, mistral), converted
+"""Hugging Face decoder-only language models (``model_type`` gpt2, llama, qwen2, mistral, qwen3, olmo2,
+gpt_neox), converted
 into our own ``Transformer`` (``decoder_only``), so every hook, the raw and masked scores, the shape
 trace and the interventions work on them unchanged.
 
@@ -9,6 +10,9 @@ Two layouts differ from ours. GPT-2 stores its projections as ``Conv1D`` ([in, o
 with q, k and v in one ``c_attn``. Llama-style models rotate (i, i + d_head/2) pairs ("rotate
 half") where our ``apply_rope`` rotates (2i, 2i+1) pairs: their q and k rows are permuted per head
 (:func:`rope_permutation`), which leaves every score q . k, and so every pattern, unchanged.
+QK-norm weights (Qwen3, OLMo 2) are permuted alike. GPT-NeoX fuses q, k and v in one
+``query_key_value`` laid out per head ([head, (q, k, v), d_head] rows) and rotates only the first
+``rotary_pct`` of each head's dims: the permutation applies within that slice.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensor
 from ..problems import CheckpointError
 from .own import expected_shapes
 
-MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral")
+MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox")
+#: Llama's layout of names, with extras: QK-norm (qwen3: per head, olmo2: whole projections).
+LLAMA_LIKE = ("llama", "qwen2", "mistral", "qwen3", "olmo2")
 #: The prompt a decoder-only model of the user's starts with (their config.json holds none).
 EXAMPLE = "The capital of France is"
 
@@ -52,8 +58,39 @@ def _rope_theta(hf: dict, where: Path) -> float:
             raise DecoderFormatError(f"{where}: not supported: RoPE scaling {str(kind)[:40]!r} in {key} "
                                      "(only plain RoPE)")
     params = found.get("rope_parameters") or found.get("rope_scaling") or {}
-    theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
+    theta = params.get("rope_theta", hf.get("rope_theta", hf.get("rotary_emb_base", 10000.0)))
     return float(theta) if isinstance(theta, int | float) and not isinstance(theta, bool) else 10000.0
+
+
+def _rotary_fraction(hf: dict, where: Path) -> float:
+    """GPT-NeoX's share of each head's dims that RoPE rotates: ``rotary_pct`` (Pythia's config.json)
+    or ``partial_rotary_factor`` (newer transformers, in rope_parameters); their default 0.25."""
+    params = hf.get("rope_parameters") if isinstance(hf.get("rope_parameters"), dict) else {}
+    value = params.get("partial_rotary_factor", hf.get("rotary_pct", hf.get("partial_rotary_factor", 0.25)))
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise DecoderFormatError(f"{where}: rotary_pct must be a number (got {str(value)[:40]!r})")
+    return float(value)
+
+
+_NEOX_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
+                     "relu": "relu"}
+
+
+def _neox_config(hf: dict, where: Path) -> tuple[dict, dict, int]:
+    """(sizes, style, context) of a GPT-NeoX / Pythia config.json."""
+    d_model, heads = hf["hidden_size"], hf["num_attention_heads"]
+    act = hf.get("hidden_act", "gelu")
+    if act not in _NEOX_ACTIVATIONS:
+        raise DecoderFormatError(f"{where}: not supported: hidden_act {str(act)[:40]!r}")
+    sizes = dict(d_model=d_model, n_heads=heads, n_kv_heads=None, d_ff=hf["intermediate_size"],
+                 n_dec_layers=hf["num_hidden_layers"])
+    bias = hf.get("attention_bias", True) is not False
+    style = dict(norm="layernorm", norm_eps=float(hf.get("layer_norm_eps", 1e-5)),
+                 activation=_NEOX_ACTIVATIONS[act], pos_encoding="rope", rope_theta=_rope_theta(hf, where),
+                 rotary_fraction=_rotary_fraction(hf, where), qkv_bias=bias, out_bias=bias, ffn_bias=True,
+                 parallel_residual=hf.get("use_parallel_residual", True) is not False,
+                 tie_embeddings=bool(hf.get("tie_word_embeddings", False)))
+    return sizes, style, _int(hf, "max_position_embeddings", 2048)
 
 
 def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
@@ -74,22 +111,32 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                 raise DecoderFormatError(f"{where}: not supported: activation_function {act!r}")
             if not hf.get("scale_attn_weights", True) or hf.get("scale_attn_by_inverse_layer_idx"):
                 raise DecoderFormatError(f"{where}: not supported: GPT-2 attention scaling options")
+        elif kind == "gpt_neox":
+            sizes, neox_style, context = _neox_config(hf, where)
         else:
             d_model, heads = hf["hidden_size"], hf["num_attention_heads"]
-            head_dim = _int(hf, "head_dim")
-            if head_dim is not None and head_dim * heads != d_model:
-                raise DecoderFormatError(f"{where}: not supported: head_dim {head_dim} != hidden_size/heads")
-            if hf.get("hidden_act", "silu") != "silu":
-                raise DecoderFormatError(f"{where}: not supported: hidden_act {hf.get('hidden_act')!r}")
+            head_dim = hf.get("head_dim")
+            if head_dim is not None and (not isinstance(head_dim, int) or isinstance(head_dim, bool)):
+                got = str(head_dim)[:40]
+                raise DecoderFormatError(f"{where}: head_dim must be an integer (got {got!r})")
+            act = hf.get("hidden_act", "silu")
+            if act != "silu":
+                raise DecoderFormatError(f"{where}: not supported: hidden_act {str(act)[:40]!r}")
             sizes = dict(d_model=d_model, n_heads=heads, n_kv_heads=_int(hf, "num_key_value_heads"),
                          d_ff=hf["intermediate_size"], n_dec_layers=hf["num_hidden_layers"])
+            # A head width of its own (Qwen3-0.6B: 16 x 128 on 1,024) only where it differs, so the
+            # configs of the models read before keep head_dim None.
+            if head_dim is not None and (not isinstance(heads, int) or head_dim * heads != d_model):
+                sizes["head_dim"] = head_dim
             context = _int(hf, "max_position_embeddings", 2048)
             window = _int(hf, "sliding_window")
             if window and (kind == "mistral" or hf.get("use_sliding_window")) and window < context:
                 notes.append(f"sliding window {window}: sequences are limited to it")
                 context = window
-            if kind == "llama" and (hf.get("attention_bias") or hf.get("mlp_bias")):
-                raise DecoderFormatError(f"{where}: not supported: attention_bias / mlp_bias")
+            if kind in ("llama", "qwen3", "olmo2") and hf.get("mlp_bias"):
+                raise DecoderFormatError(f"{where}: not supported: mlp_bias")
+            if kind in ("llama", "olmo2") and hf.get("attention_bias"):
+                raise DecoderFormatError(f"{where}: not supported: attention_bias")
         if context > SIZE_LIMITS["max_len"]:
             notes.append(f"context {context} clamped to {SIZE_LIMITS['max_len']} positions")
             context = SIZE_LIMITS["max_len"]
@@ -102,11 +149,18 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
         if gpt2:
             style = dict(norm="layernorm", norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
                          activation="gelu_tanh", pos_encoding="learned", tie_embeddings=True)
+        elif kind == "gpt_neox":
+            style = neox_style
         else:
             qkv = kind == "qwen2" or bool(hf.get("attention_bias"))
+            out = kind == "qwen3" and bool(hf.get("attention_bias"))  # Qwen3's bias covers o_proj too
             style = dict(norm="rmsnorm", norm_eps=float(hf.get("rms_norm_eps", 1e-6)), activation="silu",
                          gated_ffn=True, pos_encoding="rope", rope_theta=_rope_theta(hf, where), qkv_bias=qkv,
-                         out_bias=False, ffn_bias=False, tie_embeddings=bool(hf.get("tie_word_embeddings")))
+                         out_bias=out, ffn_bias=False, tie_embeddings=bool(hf.get("tie_word_embeddings")))
+            if kind == "qwen3":
+                style["qk_norm"] = "head"
+            elif kind == "olmo2":
+                style.update(qk_norm="full", branch_norm="after")
         return ModelConfig(**sizes, **common, **style), notes
     except KeyError as e:
         raise DecoderFormatError(f"{where} has no {e.args[0]!r}") from e
@@ -114,26 +168,38 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
         raise DecoderFormatError(f"{where}: {e}") from e
 
 
-def rope_permutation(d_head: int) -> torch.Tensor:
-    """Row order taking one head's rotate-half layout to ours: our row 2i is their i, 2i+1 is i + d/2."""
-    half = d_head // 2
-    return torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).flatten()  # [d_head]
+def rope_permutation(d_head: int, rotary_dims: int | None = None) -> torch.Tensor:
+    """Row order taking one head's rotate-half layout to ours: our row 2i is their i, 2i+1 is i + r/2,
+    r being the rotated dims (all of d_head, or GPT-NeoX's first rotary_pct); the rest stay in place."""
+    r = d_head if rotary_dims is None else rotary_dims
+    half = r // 2
+    pairs = torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).flatten()  # [r]
+    return torch.cat([pairs, torch.arange(r, d_head)])  # [d_head]
 
 
-def _name_map(cfg: ModelConfig, gpt2: bool) -> dict[str, str]:
-    """Our parameter name -> their tensor name (without a "transformer." / "model." prefix)."""
-    if gpt2:
+def _name_map(cfg: ModelConfig, kind: str) -> dict[str, str]:
+    """Our parameter name -> their tensor name (without a "transformer." / "model." / "gpt_neox." prefix)."""
+    if kind == "gpt2":
         names = {"token_embed.weight": "wte.weight", "decoder.embed.positions.table": "wpe.weight"}
         per_layer = {"norm1": "ln_1", "norm2": "ln_2", "self_attn.W_o": "attn.c_proj",
                      "mlp.W_in": "mlp.c_fc", "mlp.W_out": "mlp.c_proj"}
-        final, layers = "ln_f", "h"
+        final, layers, fused = "ln_f", "h", "attn.c_attn"
+    elif kind == "gpt_neox":
+        names = {"token_embed.weight": "embed_in.weight"}
+        per_layer = {"norm1": "input_layernorm", "norm2": "post_attention_layernorm",
+                     "self_attn.W_o": "attention.dense", "mlp.W_in": "mlp.dense_h_to_4h",
+                     "mlp.W_out": "mlp.dense_4h_to_h"}
+        final, layers, fused = "final_layer_norm", "layers", "attention.query_key_value"
     else:
         names = {"token_embed.weight": "embed_tokens.weight"}
-        per_layer = {"norm1": "input_layernorm", "norm2": "post_attention_layernorm",
+        norms = ("post_attention_layernorm", "post_feedforward_layernorm") if kind == "olmo2" else (
+            "input_layernorm", "post_attention_layernorm")  # OLMo 2: its norms follow the sublayers
+        per_layer = {"norm1": norms[0], "norm2": norms[1],
                      "self_attn.W_q": "self_attn.q_proj", "self_attn.W_k": "self_attn.k_proj",
                      "self_attn.W_v": "self_attn.v_proj", "self_attn.W_o": "self_attn.o_proj",
+                     "self_attn.q_norm": "self_attn.q_norm", "self_attn.k_norm": "self_attn.k_norm",
                      "mlp.W_gate": "mlp.gate_proj", "mlp.W_in": "mlp.up_proj", "mlp.W_out": "mlp.down_proj"}
-        final, layers = "norm", "layers"
+        final, layers, fused = "norm", "layers", None
     expected = expected_shapes(cfg)
     for ours in expected:
         if ours.startswith("decoder.final_norm."):
@@ -143,38 +209,50 @@ def _name_map(cfg: ModelConfig, gpt2: bool) -> dict[str, str]:
             module, p = rest.rsplit(".", 1)
             if module in per_layer:
                 names[ours] = f"{layers}.{i}.{per_layer[module]}.{p}"
-            elif gpt2:  # q, k, v: thirds of c_attn, read in _convert
-                names[ours] = f"{layers}.{i}.attn.c_attn.{p}"
+            elif fused:  # q, k, v: parts of one fused projection, read in _convert
+                names[ours] = f"{layers}.{i}.{fused}.{p}"
     if "unembed.weight" in expected:
-        names["unembed.weight"] = "lm_head.weight"
+        names["unembed.weight"] = "embed_out.weight" if kind == "gpt_neox" else "lm_head.weight"
     return names
 
 
-def _check_weights(weights: Path, cfg: ModelConfig, gpt2: bool) -> tuple[dict, dict[str, str]]:
+_PREFIXES = ("transformer.", "model.", "gpt_neox.")
+_OUTPUT_NAMES = ("lm_head.weight", "embed_out.weight")
+
+
+def _check_weights(weights: Path, cfg: ModelConfig, kind: str) -> tuple[dict, dict[str, str]]:
     """The header (names without prefix -> (shape, dtype, stored name)) after checking it against
     ``cfg``; nothing is read but the header."""
     raw = safetensors_header(weights, DecoderFormatError)
     header = {}
     for k, (shape, dtype) in raw.items():
-        short = k.removeprefix("transformer.").removeprefix("model.") if k != "lm_head.weight" else k
+        short = k
+        if k not in _OUTPUT_NAMES:
+            for prefix in _PREFIXES:
+                short = short.removeprefix(prefix)
         header[short] = (shape, dtype, k)
-    mapping = _name_map(cfg, gpt2)
+    mapping = _name_map(cfg, kind)
     expected = expected_shapes(cfg)
     assert set(mapping) == set(expected), "the name map must cover every parameter of the network"
     want: dict[str, tuple[int, ...]] = {}
     for ours, theirs in mapping.items():
         shape = expected[ours]
-        if gpt2 and ".attn.c_attn." in theirs:
-            shape = (shape[1], 3 * shape[0]) if len(shape) == 2 else (3 * shape[0],)
-        elif gpt2 and len(shape) == 2 and ".blocks." in ours:
+        if ".attn.c_attn." in theirs or ".attention.query_key_value." in theirs:
+            # GPT-2: Conv1D [in, 3 * out]; GPT-NeoX: Linear [3 * out, in] (q, k and v the same width)
+            if len(shape) == 1:
+                shape = (3 * shape[0],)
+            else:
+                shape = (shape[1], 3 * shape[0]) if kind == "gpt2" else (3 * shape[0], shape[1])
+        elif kind == "gpt2" and len(shape) == 2 and ".blocks." in ours:
             shape = shape[::-1]  # Conv1D stores [in, out]
         want[theirs] = shape
     missing = sorted(t for t in want if t not in header)
     wrong = sorted(f"{t} {list(header[t][0])} (expected {list(s)})" for t, s in want.items()
                    if t in header and header[t][0] != s)
-    ignored = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")
+    ignored = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq", ".attention.bias",
+               ".attention.masked_bias")
     unexpected = sorted(k for k in header if k not in want and not k.endswith(ignored)
-                        and not (k == "lm_head.weight" and cfg.tie_embeddings))
+                        and not (k in _OUTPUT_NAMES and cfg.tie_embeddings))
     if missing or wrong or unexpected:
         raise DecoderFormatError(f"{weights} does not match config.json: missing {missing[:5]}, "
                                  f"wrong shapes {wrong[:5]}, unexpected {unexpected[:5]}")
@@ -184,25 +262,30 @@ def _check_weights(weights: Path, cfg: ModelConfig, gpt2: bool) -> tuple[dict, d
     return header, mapping
 
 
-def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, gpt2: bool) -> dict:
+def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: str) -> dict:
     """Our state dict from the open safetensors file ``f`` (names and shapes already checked)."""
     d, dh = cfg.d_model, cfg.d_head
-    perm = rope_permutation(dh)
+    perm = rope_permutation(dh, cfg.rotary_dims)
     state = {}
     for ours, theirs in mapping.items():
         t = f.get_tensor(header[theirs][2]).to(torch.float32)
         if not torch.isfinite(t).all():
             raise DecoderFormatError(f"tensor {theirs} holds NaN or infinite values")
-        if gpt2 and ".attn.c_attn." in theirs:
-            third = "qkv".index(ours.split(".")[-2][-1])  # W_q / W_k / W_v
-            t = t[..., third * d : (third + 1) * d]
-        if gpt2 and t.dim() == 2 and ".blocks." in ours:
+        which = "qkv".index(ours.split(".")[-2][-1]) if ".W_q." in ours or ".W_k." in ours or (
+            ".W_v." in ours) else None
+        if kind == "gpt2" and ".attn.c_attn." in theirs:
+            t = t[..., which * d : (which + 1) * d]
+        elif ".attention.query_key_value." in theirs:
+            # rows laid out [head, (q, k, v), d_head]: this projection's rows of every head
+            t = t.reshape(cfg.n_heads, 3, dh, *t.shape[1:])[:, which].reshape(cfg.n_heads * dh, *t.shape[1:])
+        if kind == "gpt2" and t.dim() == 2 and ".blocks." in ours:
             t = t.T  # Conv1D [in, out] -> Linear [out, in]
         if t.shape[0] > cfg.max_len and ours == "decoder.embed.positions.table":
             t = t[: cfg.max_len]  # a clamped context keeps its first positions
-        if not gpt2 and (".W_q." in ours or ".W_k." in ours):
+        rotated = ".W_q." in ours or ".W_k." in ours or ".q_norm." in ours or ".k_norm." in ours
+        if kind != "gpt2" and rotated:  # rotate-half -> pairs, head by head (a per-head norm: its d_head)
             heads = t.shape[0] // dh
-            t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)  # rotate-half -> pairs
+            t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)
         state[ours] = t.contiguous()
     if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
         state["unembed.weight"] = state["token_embed.weight"]
@@ -217,7 +300,7 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
         raise DecoderFormatError(f"{folder / 'config.json'} must hold a JSON object")
     cfg, notes = decoder_config(hf, folder / "config.json")
     limit = check_budget(cfg, folder / "config.json")
-    gpt2 = hf["model_type"] == "gpt2"
+    kind = hf["model_type"]
     weights, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
     for needed in (weights, tokenizer_file):
         if not needed.is_file():
@@ -233,10 +316,10 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
     if tokenizer.vocab_size > cfg.vocab_size:
         raise DecoderFormatError(f"{tokenizer_file} has {tokenizer.vocab_size} tokens but config.json's "
                                  f"vocab_size is {cfg.vocab_size}")
-    header, mapping = _check_weights(weights, cfg, gpt2)
+    header, mapping = _check_weights(weights, cfg, kind)
     try:
         with safe_open(str(weights), framework="pt") as f:
-            state = _convert(f, header, mapping, cfg, gpt2)
+            state = _convert(f, header, mapping, cfg, kind)
     except DecoderFormatError as e:
         raise DecoderFormatError(f"{weights}: {e}") from e
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
@@ -246,7 +329,8 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
     model.eval()
     info = {"source": f"huggingface-{hf['model_type']}", "notes": notes,
             "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)}}
-    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=not gpt2)
+    # GPT-2 and GPT-NeoX read no BOS before the prompt (their tokenizers add none)
+    task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=kind not in ("gpt2", "gpt_neox"))
     bundle = Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
     return within_budget(bundle, limit)
 
@@ -269,7 +353,7 @@ class DecoderFormat:
     def check(self, folder: Path) -> None:
         folder = Path(folder)
         hf = read_json(folder / "config.json")
-        _check_weights(folder / "model.safetensors", self.read_config(folder), hf.get("model_type") == "gpt2")
+        _check_weights(folder / "model.safetensors", self.read_config(folder), hf.get("model_type"))
 
     def load(self, folder: Path, name: str | None = None, example: str | None = None) -> Bundle:
         return load_decoder_folder(folder, name=name, example=example)

@@ -35,6 +35,16 @@ def _llama_like(**kw) -> ModelConfig:
 
 IDS = torch.tensor([[3, 5, 7, 9, 11, 4], [6, 8, 10, 12, 14, 2]])
 
+#: The decoder families the Hugging Face loader builds, as tiny configs: hooks, the cache, the trace and
+#: the interventions must work on each.
+FAMILIES = {
+    "llama": lambda: _llama_like(),
+    "qwen3": lambda: _llama_like(head_dim=8, qk_norm="head"),
+    "olmo2": lambda: _llama_like(qk_norm="full", branch_norm="after"),
+    "gpt_neox": lambda: _cfg(pos_encoding="rope", rotary_fraction=0.5, parallel_residual=True,
+                             activation="gelu", tie_embeddings=False),
+}
+
 
 def test_decoder_only_checks():
     with pytest.raises(ConfigError, match="decoder_only needs n_enc_layers = 0"):
@@ -68,8 +78,9 @@ def test_causal_prefix_does_not_depend_on_later_tokens():
         assert torch.allclose(model(IDS)[:, :-1], model(changed)[:, :-1], atol=1e-6)
 
 
-def test_greedy_continuation_through_the_cache_matches_full_passes():
-    model = Transformer(_llama_like()).eval()
+@pytest.mark.parametrize("family", FAMILIES)
+def test_greedy_continuation_through_the_cache_matches_full_passes(family):
+    model = Transformer(FAMILIES[family]()).eval()
     prompt = [3, 5, 7]
     new = greedy_decode(model, [prompt], [prompt], eos_id=-1, max_new=5)[0]  # no encoder: memory None
     out = prompt + new
@@ -117,17 +128,20 @@ def test_tied_and_separate_output_embeddings():
     assert separate.unembed.weight is not separate.token_embed.weight
 
 
-def test_shape_trace_runs_on_a_decoder_only_model():
-    model = Transformer(_llama_like()).eval()
+@pytest.mark.parametrize("family", FAMILIES)
+def test_shape_trace_runs_on_a_decoder_only_model(family):
+    model = Transformer(FAMILIES[family]()).eval()
     with trace_shapes() as trace:
         model(IDS)
     ops = [s.op for s in trace.steps]
-    assert any("RoPE" in op for op in ops) and any("gate" in op for op in ops)
+    assert any("RoPE" in op for op in ops) and any("gate" in op for op in ops) == model.cfg.gated_ffn
+    assert any("QK-norm" in op for op in ops) == (family in ("qwen3", "olmo2"))
     assert not any(s.name.startswith("encoder") or "cross" in s.name for s in trace.steps)
 
 
-def test_interventions_work_on_a_decoder_only_model():
-    model = Transformer(_llama_like()).eval()
+@pytest.mark.parametrize("family", FAMILIES)
+def test_interventions_work_on_a_decoder_only_model(family):
+    model = Transformer(FAMILIES[family]()).eval()
     with torch.no_grad():
         base = model(IDS)
         edits = (CausalMask("off"), NoScaling(), NoPositionalEncoding(), HeadOutput("decoder", 0, 1, "zero"))

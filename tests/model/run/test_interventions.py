@@ -96,8 +96,18 @@ EDITS = [
 ]
 
 
+#: The paper's model, RoPE with grouped-query heads, and the options the Hugging Face families need:
+#: Qwen3 (own head width, QK-norm per head), OLMo 2 (QK-norm over the projections, norms after each
+#: branch), GPT-NeoX's partial rotary, Gemma-like norms on both sides of each branch.
+VARIANTS = [dict(), dict(pos_encoding="rope", n_kv_heads=2),
+            dict(pos_encoding="rope", n_kv_heads=2, head_dim=12, qk_norm="head", norm="rmsnorm"),
+            dict(pos_encoding="rope", n_kv_heads=2, qk_norm="full", branch_norm="after", norm="rmsnorm"),
+            dict(pos_encoding="rope", rotary_fraction=0.5, branch_norm="both")]
+VARIANT_IDS = ["paper", "rope", "qwen3-like", "olmo2-like", "partial-rotary"]
+
+
 @pytest.mark.parametrize("edit", EDITS, ids=lambda e: e.label)
-@pytest.mark.parametrize("variant", [dict(), dict(pos_encoding="rope", n_kv_heads=2)], ids=["paper", "rope"])
+@pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_the_model_is_bit_identical_after_each_edit_and_the_edit_changed_something(edit, variant):
     model = make(**variant)
     before = snapshot(model)
@@ -550,7 +560,7 @@ def test_analyze_runs_the_whole_request_under_the_edits_and_records_them():
     assert forced.edits == ("No 1/√d_head scaling",)
 
 
-@pytest.mark.parametrize("variant", [dict(), dict(pos_encoding="rope", n_kv_heads=2)], ids=["paper", "rope"])
+@pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_the_shape_trace_under_edits_resolves_and_names_the_edited_steps(variant):
     from model.network.trace import resolve, trace_shapes
 

@@ -46,11 +46,18 @@ def _hf_config(kind: str):
     if kind == "gpt2":
         return transformers.GPT2Config(n_embd=32, n_head=4, n_layer=2, n_positions=24, resid_pdrop=0.0,
                                        embd_pdrop=0.0, attn_pdrop=0.0, **common)
+    if kind.startswith("gpt_neox"):  # Pythia's own keys: rotary_pct, rotary_emb_base
+        return transformers.GPTNeoXConfig(hidden_size=32, num_attention_heads=4, intermediate_size=48,
+                                          num_hidden_layers=2, max_position_embeddings=32, rotary_pct=0.5,
+                                          rotary_emb_base=500.0, hidden_dropout=0.0, attention_dropout=0.0,
+                                          use_parallel_residual=kind == "gpt_neox", **common)
     cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
-           "mistral": transformers.MistralConfig}[kind]
+           "mistral": transformers.MistralConfig, "qwen3": transformers.Qwen3Config,
+           "olmo2": transformers.Olmo2Config}[kind]
+    extra = dict(head_dim=16) if kind == "qwen3" else {}  # 4 heads x 16 on a width of 32
     return cls(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
                num_hidden_layers=2, max_position_embeddings=32, rope_theta=500.0,
-               tie_word_embeddings=kind == "qwen2", **common)
+               tie_word_embeddings=kind in ("qwen2", "qwen3"), **extra, **common)
 
 
 def _save(kind: str, folder):
@@ -66,23 +73,33 @@ def _save(kind: str, folder):
     return hf
 
 
-@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "mistral"])
+NEW_FAMILIES = ["qwen3", "olmo2", "gpt_neox", "gpt_neox_serial"]
+#: max |ours - theirs| of every family's patterns and logits, filled by the parity test (the report)
+MEASURED: dict[str, tuple[float, float]] = {}
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "mistral", *NEW_FAMILIES])
 def test_parity_with_transformers(kind, tmp_path):
     hf = _save(kind, tmp_path)
     bundle = HF_DECODER.load(tmp_path)
     model = bundle.model
     assert model.cfg.decoder_only and model.encoder is None
     if kind != "gpt2":  # the base in config.json reaches the rotation
-        assert model.cfg.rope_theta == 500.0 and model.cfg.tie_embeddings == (kind == "qwen2")
+        tied = kind in ("qwen2", "qwen3")
+        assert model.cfg.rope_theta == 500.0 and model.cfg.tie_embeddings == tied
     assert model.attention_layer_counts() == {"encoder": 0, "decoder": 2, "cross": 0}
     ids = torch.randint(3, VOCAB, (2, 9), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         theirs = hf(ids, output_attentions=True)
     logits, cache = model.run_with_cache(ids)
+    worst = 0.0
     for layer, pattern in enumerate(theirs.attentions):
         ours = cache[hook_name("decoder", layer, "pattern")]
+        worst = max(worst, float((ours - pattern).abs().max()))
         assert (ours - pattern).abs().max() <= 1e-5, f"layer {layer} pattern"
     assert (logits - theirs.logits).abs().max() <= 1e-4
+    MEASURED[kind] = (worst, float((logits - theirs.logits).abs().max()))
+    print(f"parity {kind}: patterns {MEASURED[kind][0]:.2e}, logits {MEASURED[kind][1]:.2e}")
     # raw and masked scores are there, and the future is -inf
     scores = cache[hook_name("decoder", 0, "scores")]
     assert torch.isinf(scores[0, 0, 0, 1]) and cache[hook_name("decoder", 0, "raw_scores")].isfinite().all()
@@ -188,3 +205,85 @@ def test_every_strategy_continues_a_decoder_only_model_and_one_pass_reads_it(str
     assert codes == (["output_max_new"] if len(expected) == 7 else [])
     # What each step's row offered: the chosen token's probability from the same logits
     assert [s.token_id for s in result.steps[:-1]] == expected
+
+
+#: What each new family turns on in our one Transformer.
+FAMILY_OPTIONS = {
+    "qwen3": dict(qk_norm="head", head_dim=16, branch_norm="before", qkv_bias=False, out_bias=False),
+    "olmo2": dict(qk_norm="full", head_dim=None, branch_norm="after", qkv_bias=False),
+    "gpt_neox": dict(parallel_residual=True, rotary_fraction=0.5, qkv_bias=True, out_bias=True, ffn_bias=True,
+                     activation="gelu", norm="layernorm", tie_embeddings=False),
+    "gpt_neox_serial": dict(parallel_residual=False, rotary_fraction=0.5),
+}
+
+
+@pytest.mark.parametrize("kind", NEW_FAMILIES)
+def test_new_families_greedy_twelve_tokens_hooks_and_trace(kind, tmp_path):
+    hf = _save(kind, tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    model = bundle.model
+    for option, value in FAMILY_OPTIONS[kind].items():
+        assert getattr(model.cfg, option) == value, option
+    prompt = bundle.task.prepare("w5 w17 w3", bundle.cfg.max_len).source_ids
+    ids = prompt + greedy_decode(model, [prompt], [prompt], bundle.tokenizer.eos_id, max_new=12)[0]
+    with torch.no_grad():
+        ref = hf.generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False, eos_token_id=2,
+                          pad_token_id=2)[0].tolist()
+    assert ids == ref[: len(ids)] and (len(ids) == len(ref) or ref[len(ids)] == 2)
+    # every hook fires, the QK-norm's own hooks too, with the shapes the trace names
+    with trace_shapes() as trace:
+        _, cache = model.run_with_cache(torch.tensor([prompt]))
+    hooked = {s.hook: s.out_shape for s in trace.steps if s.hook}
+    assert set(cache.keys()) == set(model.hook_points) and set(hooked) <= set(cache.keys())
+    for name, shape in hooked.items():
+        assert tuple(cache[name].shape) == shape, name
+    ops = " | ".join(s.op for s in trace.steps)
+    if kind in ("qwen3", "olmo2"):
+        assert "QK-norm of Q" in ops and hook_name("decoder", 1, "q_normed") in cache
+        # hook_q is the projection split into heads, before the norm; RoPE reads the normed q
+        q, normed = cache[hook_name("decoder", 0, "q")], cache[hook_name("decoder", 0, "q_normed")]
+        assert not torch.allclose(q, normed)
+    if kind.startswith("gpt_neox"):
+        assert "partial RoPE" in ops and ("parallel" in ops) == (kind == "gpt_neox")
+        q, rot = cache[hook_name("decoder", 0, "q")], cache[hook_name("decoder", 0, "rot_q")]
+        assert torch.equal(q[..., 4:], rot[..., 4:])  # the last half of each head passes unrotated
+    if kind == "olmo2":
+        assert "post_attention_layernorm" not in ops and "norm1 (after masked self-attention" in ops
+
+
+@pytest.mark.parametrize("kind,key,value,message", [
+    ("qwen3", "head_dim", 0, "head_dim must be >= 1"),
+    ("qwen3", "head_dim", 7, "even d_head"),
+    ("qwen3", "head_dim", "wide", "head_dim must be an integer"),
+    ("gpt_neox", "rotary_pct", 1.5, "rotary_fraction must be above 0 and at most 1"),
+    ("gpt_neox", "rotary_pct", 0.4, "even number of rotated dims"),
+    ("gpt_neox", "num_attention_heads", 5, "divisible by n_heads"),
+    ("gpt_neox", "hidden_act", "swish", "not supported: hidden_act"),
+    ("olmo2", "vocab_size", 10**9, "vocab_size must be <= 1000000"),
+    ("olmo2", "num_key_value_heads", 3, "divide n_heads"),
+])
+def test_hostile_configs_of_the_new_families(kind, key, value, message, tmp_path):
+    _save(kind, tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    if key == "rotary_pct":  # Pythia's own key, as its config.json has it
+        config.pop("rope_parameters", None)
+    config[key] = value
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(DecoderFormatError, match=message) as e:
+        HF_DECODER.load(tmp_path)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("kind", NEW_FAMILIES[:3])
+def test_a_wrong_shape_of_a_new_family_is_refused_from_the_header(kind, tmp_path):
+    _save(kind, tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["intermediate_size"] = 64
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(DecoderFormatError, match="wrong shapes") as e:
+        HF_DECODER.load(tmp_path)
+    assert "\n" not in str(e.value)
+
+
+def test_rope_permutation_of_a_partial_rotary_head():
+    assert rope_permutation(8, 4).tolist() == [0, 2, 1, 3, 4, 5, 6, 7]
