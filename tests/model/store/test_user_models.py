@@ -1,4 +1,5 @@
-"""Models of the user's own (model/store/user_folders.py, uploads.py): folders and zip uploads, good and hostile.
+"""Models of the user's own (model/store/user_folders.py, uploads.py): folders and zip uploads, good and
+hostile.
 
 Every hostile case must end in a UserModelError whose one-line message names the file, leave
 nothing behind on disk, and leave the other models usable. A pickle that would run code is refused
