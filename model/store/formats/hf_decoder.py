@@ -30,9 +30,9 @@ from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensor
 from ..problems import CheckpointError
 from .own import expected_shapes
 
-MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox")
+MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox", "gemma3_text")
 #: Llama's layout of names, with extras: QK-norm (qwen3: per head, olmo2: whole projections).
-LLAMA_LIKE = ("llama", "qwen2", "mistral", "qwen3", "olmo2")
+LLAMA_LIKE = ("llama", "qwen2", "mistral", "qwen3", "olmo2", "gemma3_text")
 #: The prompt a decoder-only model of the user's starts with (their config.json holds none).
 EXAMPLE = "The capital of France is"
 
@@ -93,6 +93,103 @@ def _neox_config(hf: dict, where: Path) -> tuple[dict, dict, int]:
     return sizes, style, _int(hf, "max_position_embeddings", 2048)
 
 
+_GEMMA_ACTIVATIONS = {"gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh", "gelu": "gelu"}
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _number(hf: dict, key: str, where: Path, default=None):
+    value = hf.get(key, default)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise DecoderFormatError(f"{where}: {key} must be a number (got {str(value)[:40]!r})")
+    return value
+
+
+def _gemma_layers(hf: dict, n_layers, where: Path) -> str:
+    """Gemma 3's local ("l") and global ("g") layers: ``layer_types``, or (older configs)
+    ``sliding_window_pattern``: every pattern-th layer global."""
+    types = hf.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n_layers:
+            raise DecoderFormatError(f"{where}: layer_types must list one type per layer ({n_layers})")
+        letters = {"sliding_attention": "l", "full_attention": "g"}
+        bad = [t for t in types if t not in letters]
+        if bad:
+            raise DecoderFormatError(f"{where}: not supported: layer type {str(bad[0])[:40]!r} (only "
+                                     "sliding_attention and full_attention)")
+        return "".join(letters[t] for t in types)
+    every = hf.get("sliding_window_pattern", hf.get("_sliding_window_pattern", 6))
+    if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+        raise DecoderFormatError(f"{where}: sliding_window_pattern must be an integer >= 1 (got {every!r})")
+    return "".join("g" if (i + 1) % every == 0 else "l" for i in range(n_layers))
+
+
+def _gemma_rope(hf: dict, where: Path) -> tuple[float, float, float]:
+    """(global base, local base, global linear factor) of a Gemma 3 config.json: transformers 5's
+    ``rope_parameters`` per layer type, or ``rope_theta``, ``rope_local_base_freq`` and ``rope_scaling``."""
+    params = hf.get("rope_parameters")
+    if isinstance(params, dict) and ("full_attention" in params or "sliding_attention" in params):
+        full, local = params.get("full_attention") or {}, params.get("sliding_attention") or {}
+    else:
+        full = dict(params or {}) if isinstance(params, dict) else {}
+        if isinstance(hf.get("rope_scaling"), dict):
+            full.update(hf["rope_scaling"])
+        full.setdefault("rope_theta", hf.get("rope_theta", 1_000_000.0))
+        local = {"rope_type": "default", "rope_theta": hf.get("rope_local_base_freq", 10_000.0)}
+    for name, part in (("full_attention", full), ("sliding_attention", local)):
+        if not isinstance(part, dict):
+            raise DecoderFormatError(f"{where}: the RoPE parameters of {name} must be an object")
+        kind = part.get("rope_type", part.get("type", "default"))
+        allowed = ("default", "linear") if name == "full_attention" else ("default",)
+        if kind not in allowed:
+            raise DecoderFormatError(f"{where}: not supported: RoPE scaling {str(kind)[:40]!r} on {name} "
+                                     f"layers (only {' or '.join(allowed)})")
+    factor = _number(full, "factor", where, 1.0) if full.get("rope_type", full.get("type")) == "linear" else 1.0
+    theta, local_theta = _number(full, "rope_theta", where, 1e6), _number(local, "rope_theta", where, 1e4)
+    if not factor > 0:
+        raise DecoderFormatError(f"{where}: the linear RoPE factor must be > 0 (got {factor})")
+    return float(theta), float(local_theta), float(factor)
+
+
+def _gemma_config(hf: dict, where: Path) -> tuple[dict, dict, int, list[str]]:
+    """(sizes, style, context, notes) of a Gemma 3 text config.json (``gemma3_text``)."""
+    d_model, heads, n_layers = hf["hidden_size"], hf["num_attention_heads"], hf["num_hidden_layers"]
+    head_dim = hf.get("head_dim", 256)
+    if not isinstance(head_dim, int) or isinstance(head_dim, bool):
+        raise DecoderFormatError(f"{where}: head_dim must be an integer (got {str(head_dim)[:40]!r})")
+    act = hf.get("hidden_activation", hf.get("hidden_act", "gelu_pytorch_tanh"))
+    if act not in _GEMMA_ACTIVATIONS:
+        raise DecoderFormatError(f"{where}: not supported: hidden_activation {str(act)[:40]!r}")
+    if hf.get("use_bidirectional_attention"):
+        raise DecoderFormatError(f"{where}: not supported: use_bidirectional_attention (a decoder here is causal)")
+    scalar = _number(hf, "query_pre_attn_scalar", where, 256)
+    if not scalar > 0:
+        raise DecoderFormatError(f"{where}: query_pre_attn_scalar must be > 0 (got {scalar})")
+    window = hf.get("sliding_window", 4096)
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        raise DecoderFormatError(f"{where}: sliding_window must be an integer >= 1 (got {str(window)[:40]!r})")
+    pattern = _gemma_layers(hf, n_layers, where)
+    theta, local_theta, factor = _gemma_rope(hf, where)
+    cap = _number(hf, "final_logit_softcapping", where)
+    if cap is not None and not cap > 0:
+        raise DecoderFormatError(f"{where}: final_logit_softcapping must be > 0 or null (got {cap})")
+    notes = []
+    if hf.get("attn_logit_softcapping") is not None:  # read by transformers, applied by none of its paths
+        notes.append("attn_logit_softcapping is not applied (transformers' Gemma 3 attention does not either)")
+    # The embedding scale sqrt(d_model) in the weights' dtype, as Gemma computes it (bfloat16: 55.5 for 3,072)
+    dtype = _DTYPES.get(str(hf.get("dtype") or hf.get("torch_dtype") or "float32"), torch.float32)
+    scale = float(torch.tensor(float(d_model) ** 0.5 if isinstance(d_model, int) else 1.0).to(dtype))
+    bias = bool(hf.get("attention_bias"))
+    sizes = dict(d_model=d_model, n_heads=heads, n_kv_heads=_int(hf, "num_key_value_heads"),
+                 d_ff=hf["intermediate_size"], n_dec_layers=n_layers, head_dim=head_dim)
+    style = dict(norm="rmsnorm", norm_eps=float(_number(hf, "rms_norm_eps", where, 1e-6)),
+                 activation=_GEMMA_ACTIVATIONS[act], gated_ffn=True, pos_encoding="rope", rope_theta=theta,
+                 rope_local_theta=local_theta, rope_linear_factor=factor, qkv_bias=bias, out_bias=bias,
+                 ffn_bias=False, qk_norm="head", branch_norm="both", score_divisor=float(scalar) ** 0.5,
+                 sliding_window=window, layer_pattern=pattern, scale_embeddings=True, embed_scale=scale,
+                 logit_softcap=float(cap or 0.0), tie_embeddings=hf.get("tie_word_embeddings", True) is not False)
+    return sizes, style, _int(hf, "max_position_embeddings", 131072), notes
+
+
 def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
     """Our ModelConfig for a decoder-only config.json, and notes (a clamped context, ...)."""
     kind = hf.get("model_type")
@@ -113,6 +210,9 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                 raise DecoderFormatError(f"{where}: not supported: GPT-2 attention scaling options")
         elif kind == "gpt_neox":
             sizes, neox_style, context = _neox_config(hf, where)
+        elif kind == "gemma3_text":
+            sizes, gemma_style, context, gemma_notes = _gemma_config(hf, where)
+            notes += gemma_notes
         else:
             d_model, heads = hf["hidden_size"], hf["num_attention_heads"]
             head_dim = hf.get("head_dim")
@@ -151,6 +251,9 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                          activation="gelu_tanh", pos_encoding="learned", tie_embeddings=True)
         elif kind == "gpt_neox":
             style = neox_style
+        elif kind == "gemma3_text":
+            style = gemma_style
+            common.pop("scale_embeddings")
         else:
             qkv = kind == "qwen2" or bool(hf.get("attention_bias"))
             out = kind == "qwen3" and bool(hf.get("attention_bias"))  # Qwen3's bias covers o_proj too
@@ -192,6 +295,8 @@ def _name_map(cfg: ModelConfig, kind: str) -> dict[str, str]:
         final, layers, fused = "final_layer_norm", "layers", "attention.query_key_value"
     else:
         names = {"token_embed.weight": "embed_tokens.weight"}
+        if kind == "gemma3_text":  # four norms a layer: before and after attention, before and after the MLP
+            per_layer_extra = {"post_norm1": "post_attention_layernorm", "post_norm2": "post_feedforward_layernorm"}
         norms = ("post_attention_layernorm", "post_feedforward_layernorm") if kind == "olmo2" else (
             "input_layernorm", "post_attention_layernorm")  # OLMo 2: its norms follow the sublayers
         per_layer = {"norm1": norms[0], "norm2": norms[1],
@@ -200,6 +305,8 @@ def _name_map(cfg: ModelConfig, kind: str) -> dict[str, str]:
                      "self_attn.q_norm": "self_attn.q_norm", "self_attn.k_norm": "self_attn.k_norm",
                      "mlp.W_gate": "mlp.gate_proj", "mlp.W_in": "mlp.up_proj", "mlp.W_out": "mlp.down_proj"}
         final, layers, fused = "norm", "layers", None
+        if kind == "gemma3_text":
+            per_layer.update(norm2="pre_feedforward_layernorm", **per_layer_extra)
     expected = expected_shapes(cfg)
     for ours in expected:
         if ours.startswith("decoder.final_norm."):
@@ -286,6 +393,8 @@ def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: s
         if kind != "gpt2" and rotated:  # rotate-half -> pairs, head by head (a per-head norm: its d_head)
             heads = t.shape[0] // dh
             t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)
+        if kind == "gemma3_text" and "norm" in ours.rsplit(".", 2)[-2]:
+            t = t + 1.0  # Gemma's RMSNorm scales by (1 + weight): ours by the weight, so it holds 1 + theirs
         state[ours] = t.contiguous()
     if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
         state["unembed.weight"] = state["token_embed.weight"]
