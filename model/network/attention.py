@@ -203,10 +203,12 @@ class MultiHeadAttention(nn.Module):
     def _fused(self, qt: torch.Tensor, kt: torch.Tensor, vt: torch.Tensor, mask) -> torch.Tensor:
         """softmax(Q K^T / sqrt(d_head), masked) V in one kernel, which never holds the L x L weights."""
         n_query, n_key = qt.shape[2], kt.shape[2]
-        causal = mask is not None and n_query == n_key and self._causal_mode() == "causal" and not self._window()
+        causal = mask is not None and n_query == n_key and self._causal_mode() == "causal"
+        causal = causal and not self._window()  # a sliding window is more than the kernel's causal mask
         allowed = None if mask is None or causal else ~mask  # the kernel's mask says where a query may look
         return torch.nn.functional.scaled_dot_product_attention(
-            qt, kt, vt, attn_mask=allowed, is_causal=causal, scale=1.0 / self.divisor if self._scales() else 1.0,
+            qt, kt, vt, attn_mask=allowed, is_causal=causal,
+            scale=1.0 / self.divisor if self._scales() else 1.0,
             enable_gqa=self.n_kv_heads != self.n_heads)
 
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
