@@ -1,6 +1,6 @@
 """Hugging Face decoder-only language models (``model_type`` gpt2, llama, qwen2, mistral, qwen3, olmo2,
-gpt_neox, gemma3_text, phi3), converted into our own ``Transformer`` (``decoder_only``), so every hook, the raw and masked scores, the shape
-trace and the interventions work on them unchanged.
+gpt_neox, gemma3_text, phi3), converted into our own ``Transformer`` (``decoder_only``), so every hook,
+the raw and masked scores, the shape trace and the interventions work on them unchanged.
 
 Only config.json, model.safetensors (never pickles) and tokenizer.json are read; every tensor's
 name, shape and dtype is checked from the safetensors header before anything is allocated.
@@ -205,7 +205,8 @@ def _phi3_sizes(hf: dict, where: Path) -> dict:
     params = hf.get("rope_parameters") if isinstance(hf.get("rope_parameters"), dict) else {}
     fraction = params.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0))
     if not isinstance(fraction, int | float) or isinstance(fraction, bool):
-        raise DecoderFormatError(f"{where}: partial_rotary_factor must be a number (got {str(fraction)[:40]!r})")
+        got = str(fraction)[:40]
+        raise DecoderFormatError(f"{where}: partial_rotary_factor must be a number (got {got!r})")
     return dict(sliding_window=window or 0, rotary_fraction=float(fraction))
 
 
