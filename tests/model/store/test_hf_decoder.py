@@ -369,3 +369,18 @@ def test_phi3_without_a_window_is_plain_causal(tmp_path):
     model = HF_DECODER.load(tmp_path).model
     assert model.cfg.sliding_window == 0
     assert all(b.self_attn.window == 0 for b in model.decoder.blocks)
+
+
+def test_gemma3_worked_example_uses_the_layers_scaling_and_window(tmp_path):
+    import viz
+    from model.lab.worked import layer_tensors_for
+
+    _save("gemma3_text", tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    for layer, window in ((0, 4), (1, 0)):
+        data = layer_tensors_for(bundle, "w5 w17 w3 w40 w8 w9 w11", None, "decoder", layer, max_new=2)
+        assert data.divisor == 24**0.5 and data.window == window
+        for query in range(data.q.shape[0]):
+            row = viz.work_row(data.q, data.k, data.v, 1, query, causal=True, scale=data.divisor,
+                               window=data.window)
+            np.testing.assert_allclose(row.weights, data.pattern[1, query], rtol=0, atol=1e-6)
