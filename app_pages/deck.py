@@ -77,7 +77,8 @@ def _attention(result, query: int | None = None):
     data = get_layer_tensors(view)
     head = min(view.head, data.n_heads - 1)
     q = min(1, len(queries) - 1) if query is None else query
-    row = viz.work_row(data.q, data.k, data.v, head, q, causal=data.causal)
+    row = viz.work_row(data.q, data.k, data.v, head, q, causal=data.causal, scale=data.divisor,
+                       window=data.window)
     return row, queries, keys, head, q
 
 

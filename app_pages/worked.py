@@ -59,7 +59,8 @@ key = right.selectbox(t("worked.key"), list(range(n_k)), key="worked_key",
                       help=t("worked.key_help"))
 set_url_param("key", key)
 
-row = viz.work_row(data.q, data.k, data.v, head, query, key, causal=data.causal)
+row = viz.work_row(data.q, data.k, data.v, head, query, key, causal=data.causal, scale=data.divisor,
+                   window=data.window)
 q_tok, k_tok = escape_md(labels_q[query]), escape_md(labels_k[key])
 
 

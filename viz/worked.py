@@ -68,7 +68,7 @@ class WorkedRow:
     v: np.ndarray  # [key_pos, d_head], every value vector
     products: np.ndarray  # [d_head], q_i * k_i for the chosen key
     dots: np.ndarray  # [key_pos], q · k_j (the raw scores)
-    scale: float  # sqrt(d_head)
+    scale: float  # sqrt(d_head), or the layer's own divisor (Gemma 3: sqrt(query_pre_attn_scalar))
     scaled: np.ndarray  # [key_pos], dots / scale
     mask: np.ndarray  # [key_pos] bool, True where the query may not look
     masked: np.ndarray  # [key_pos], scaled with -inf where masked
@@ -94,12 +94,16 @@ def work_row(
     *,
     causal: bool = False,
     mask: np.ndarray | None = None,
+    scale: float | None = None,
+    window: int = 0,
 ) -> WorkedRow:
     """One query's attention in head ``head``, by hand in float64.
 
     ``q`` [query_pos, head, d_head], ``k``/``v`` [key_pos, kv_head, d_head] (rotated q and k for
     RoPE models: the scores are made from those). ``causal``: the query at position ``query`` may
     not look at later keys (decoder self-attention). ``mask``: extra [key_pos] bool, True = masked.
+    ``scale``: what the scores are divided by (None: sqrt(d_head)). ``window`` (> 0, with ``causal``):
+    a sliding window, the query sees its last ``window`` keys, itself included.
     """
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
@@ -116,11 +120,13 @@ def work_row(
     qv, ks, vs = q[query, head], k[:, g], v[:, g]
     products = qv * ks[key]
     dots = ks @ qv
-    scale = math.sqrt(d)
+    scale = math.sqrt(d) if scale is None else float(scale)
     scaled = dots / scale
     hidden = np.zeros(n_k, dtype=bool)
     if causal:
         hidden |= np.arange(n_k) > query
+        if window > 0:
+            hidden |= np.arange(n_k) <= query - window
     if mask is not None:
         hidden |= np.asarray(mask, dtype=bool)
     masked = np.where(hidden, -np.inf, scaled)
@@ -189,7 +195,10 @@ def steps_table(row: WorkedRow, key_tokens: Sequence[str], *, lang: str = "en") 
     if len(key_tokens) != row.dots.shape[0]:
         raise ValueError(f"{row.dots.shape[0]} keys but {len(key_tokens)} key tokens were given")
     values = (row.dots, row.scaled, row.masked, row.exps, row.weights)
+    own = not math.isclose(row.scale, math.sqrt(row.d_head), rel_tol=1e-12)
     names = [label(lang, f"worked.col.{c}", d=row.d_head) for c in STEP_COLUMNS]
+    if own:  # the layer's own divisor, not sqrt(d_head)
+        names[1] = label(lang, "worked.col.scaled_by", s=f"{row.scale:.4g}")
     frame = pd.DataFrame(dict(zip(names, values, strict=True)), index=position_labels(key_tokens))
     frame.attrs["columns"] = dict(zip(STEP_COLUMNS, names, strict=True))
     return frame

@@ -36,6 +36,10 @@ class LayerTensors:
     causal: bool  # queries may not look at later keys
     q_unrotated: np.ndarray | None = None  # RoPE models: hook_q and hook_k, before the rotation
     k_unrotated: np.ndarray | None = None
+    # The layer's own scaling and window (its attention module's): scores = q·k / divisor, None meaning
+    # sqrt(d_head) (Gemma 3: sqrt(query_pre_attn_scalar)); window > 0: a causal query sees that many keys.
+    divisor: float | None = None
+    window: int = 0
 
     @property
     def rope(self) -> bool:
@@ -54,9 +58,14 @@ class LayerTensors:
         return int(self.q.shape[2])
 
 
-def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int) -> LayerTensors:
-    """The arrays of one kind and layer out of a full activation cache (hook name -> [1, ...])."""
+def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, model=None) -> LayerTensors:
+    """The arrays of one kind and layer out of a full activation cache (hook name -> [1, ...]); with
+    ``model``, the layer's own divisor and sliding window (else sqrt(d_head) and none)."""
     k = get_kind(kind)
+    divisor, window = None, 0
+    if model is not None:
+        module = model.get_submodule(hook_name(k, layer, "q").rsplit(".", 1)[0])
+        divisor, window = float(module.divisor), int(module.window)
 
     def get(what: str) -> np.ndarray:
         return np.asarray(activations[hook_name(k, layer, what)][0])
@@ -73,6 +82,8 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int) -> 
         causal=k.causal,
         q_unrotated=get("q") if rope else None,
         k_unrotated=get("k") if rope else None,
+        divisor=divisor,
+        window=window,
     )
 
 
@@ -87,4 +98,4 @@ def layer_tensors_for(bundle: Bundle, text: str, direction: str | None, kind: st
     """
     wanted = {hook_name(kind, layer, what) for what in LAYER_HOOKS}
     result = analyze(bundle, text, direction, strategy=strategy, max_new=max_new, keep=wanted.__contains__)
-    return layer_tensors(result.activations, kind, layer)
+    return layer_tensors(result.activations, kind, layer, bundle.model)

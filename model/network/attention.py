@@ -76,7 +76,10 @@ def edit_heads(z: torch.Tensor, edits: AttentionEdits, offset: int) -> torch.Ten
 
 
 class MultiHeadAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool):
+    def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool,
+                 layer: int | None = None):
+        """layer: the decoder layer's index, for its own sliding window and RoPE (cfg.layer_window,
+        cfg.layer_rope); None (encoder, cross-attention): global, cfg.rope_theta."""
         super().__init__()
         self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
         self.d_model = cfg.d_model
@@ -86,7 +89,13 @@ class MultiHeadAttention(nn.Module):
         self.causal_in_training = cfg.causal_in_training
         self.query_len, self.key_len = query_len, key_len  # trace symbols, e.g. "L_tgt", "L_src"
         d = cfg.d_model
-        self.rope_theta = cfg.rope_theta
+        self.rope_theta, self.rope_factor = cfg.rope_theta, 1.0
+        self.window = 0  # > 0: a sliding window of that many keys (local layers; with the causal mask)
+        if layer is not None and causal:
+            self.rope_theta, self.rope_factor = cfg.layer_rope(layer)
+            self.window = cfg.layer_window(layer)
+        # scores = Q K^T / divisor: sqrt(d_head), or the config's own (Gemma 3: sqrt(query_pre_attn_scalar))
+        self.divisor = math.sqrt(cfg.d_head) if cfg.score_divisor is None else float(cfg.score_divisor)
         self.rotary_dims = cfg.rotary_dims  # d_head, or the first part of it (partial rotary, Pythia)
         self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=cfg.qkv_bias)
         self.W_k = nn.Linear(d, self.n_kv_heads * self.d_head, bias=cfg.qkv_bias)
@@ -155,8 +164,8 @@ class MultiHeadAttention(nn.Module):
 
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
-            recorded.record(self.path, qt, kt, self._scales(), self._causal_mode(), offset,
-                            self._softmax_dim(), key_padding, q_pad)
+            recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
+                            offset, self._softmax_dim(), key_padding, q_pad, self._window())
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]
@@ -195,9 +204,11 @@ class MultiHeadAttention(nn.Module):
         """softmax(Q K^T / sqrt(d_head), masked) V in one kernel, which never holds the L x L weights."""
         n_query, n_key = qt.shape[2], kt.shape[2]
         causal = mask is not None and n_query == n_key and self._causal_mode() == "causal"
+        causal = causal and not self._window()  # a sliding window is more than the kernel's causal mask
         allowed = None if mask is None or causal else ~mask  # the kernel's mask says where a query may look
         return torch.nn.functional.scaled_dot_product_attention(
-            qt, kt, vt, attn_mask=allowed, is_causal=causal, scale=None if self._scales() else 1.0,
+            qt, kt, vt, attn_mask=allowed, is_causal=causal,
+            scale=1.0 / self.divisor if self._scales() else 1.0,
             enable_gqa=self.n_kv_heads != self.n_heads)
 
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
@@ -228,9 +239,9 @@ class MultiHeadAttention(nn.Module):
         """q and k rotated by their absolute positions (from `offset` on). Unrotated (edit: RoPE off),
         they still pass the rotation hooks, so pages reading them keep working."""
         if self._rotates():
-            dh, base = self.rotary_dims, self.rope_theta  # partial rotary: the first dims of each head
-            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device))
-            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device))
+            dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
+            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device, f))
+            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device, f))
             if dh == self.d_head:
                 q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
                 k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
@@ -243,7 +254,11 @@ class MultiHeadAttention(nn.Module):
         return self.scale_scores and (self.edits is None or self.edits.scale)
 
     def _scale(self, raw: torch.Tensor) -> torch.Tensor:
-        return raw / math.sqrt(self.d_head) if self._scales() else raw
+        return raw / self.divisor if self._scales() else raw
+
+    def _window(self) -> int:
+        """The sliding window this pass applies: the layer's, with the causal mask only (0: none)."""
+        return self.window if self._causal_mode() == "causal" else 0
 
     def _causal_mode(self) -> str:
         """The causal mask this pass applies: "causal", "reversed causal" (an edit) or "" (none)."""
@@ -263,7 +278,8 @@ class MultiHeadAttention(nn.Module):
         """True where a query may not look ([batch or 1, 1, query_pos, key_pos]; None: nowhere)."""
         causal = self._causal_mode()
         reverse = causal == "reversed causal"
-        mask = build_mask(key_padding, n_query, n_key, bool(causal), device, offset, reversed_causal=reverse)
+        mask = build_mask(key_padding, n_query, n_key, bool(causal), device, offset, reversed_causal=reverse,
+                          window=self._window())
         if self._softmax_dim() == -2 and query_padding is not None:
             # Rows are independent in the intact softmax, so padding rows never mattered; over queries
             # they would share every column, and a sentence's pattern would depend on its batch.
@@ -355,12 +371,15 @@ class _Steps:
         """Q K^T, the scaling, the mask and the softmax."""
         a, SC = self.attn, self.SC
         self._step("scores = Q K^T", [qt, kt_all], raw, [self.QT, self.KT_ALL], SC, a.hook_raw_scores)
-        if a._scales():
+        if a._scales() and a.divisor != math.sqrt(a.d_head):
+            self._step(f"scale by 1 / {a.divisor:.6g} (the config's, not sqrt(d_head))", raw, scaled, SC, SC)
+        elif a._scales():
             self._step("scale by 1 / sqrt(d_head)", raw, scaled, SC, SC)
         else:
             why = "edit" if a.scale_scores else "trained without it"
             self._step(f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
-        what = " + ".join(m for m in (a._causal_mode(), "padding" if self.padded else "") if m)
+        window = f"sliding window of {a._window()}" if a._window() else ""
+        what = " + ".join(m for m in (a._causal_mode(), window, "padding" if self.padded else "") if m)
         self._step(f"mask ({what or 'none'}) -> -inf", scaled, scores, SC, SC, a.hook_scores)
         axis = "key positions" if a._softmax_dim() == -1 else "query positions (edit)"
         self._step(f"softmax over {axis}", scores, pattern, SC, SC, a.hook_pattern)

@@ -132,6 +132,21 @@ class ModelConfig:
     parallel_residual: bool = False
     # RoPE on the first int(d_head * rotary_fraction) dims of each head only (Pythia: 0.25); the rest pass
     rotary_fraction: float = 1.0
+    # Gemma 3 and Phi-3 (model/store/formats/hf_decoder.py). Local attention: on a local layer of the
+    # decoder, query i sees keys i - sliding_window + 1 .. i only (itself included, as transformers'
+    # sliding_window_overlay: kv > q - window); 0 = no window anywhere.
+    sliding_window: int = 0
+    # One letter per decoder layer: "l" local (the sliding window), "g" global (the whole causal past);
+    # "" = every layer local when sliding_window > 0 (Phi-3, Mistral-style), else every layer global.
+    layer_pattern: str = ""
+    # scores = Q K^T / score_divisor; None = sqrt(d_head) (Gemma 3: sqrt(query_pre_attn_scalar)).
+    score_divisor: float | None = None
+    rope_local_theta: float | None = None  # RoPE base on local layers (Gemma 3: 10,000); None = rope_theta
+    rope_linear_factor: float = 1.0  # global layers' RoPE positions divided by it (linear RoPE scaling)
+    # token embeddings * embed_scale (with scale_embeddings); None = sqrt(d_model). Gemma computes
+    # sqrt(d_model) in the embedding's dtype (bfloat16: 55.5 for sqrt(3072) = 55.43).
+    embed_scale: float | None = None
+    logit_softcap: float = 0.0  # > 0: logits = tanh(logits / c) * c (Gemma's final_logit_softcapping)
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -193,6 +208,7 @@ class ModelConfig:
                             "encoder_only)")
         if self.parallel_residual and (not self.norm_first or self.branch_norm != "before"):
             problems.append("parallel_residual needs norm_first and branch_norm 'before'")
+        problems += self._window_problems()
         if not 0.0 <= self.dropout < 1.0:
             problems.append(f"dropout must be in [0, 1) (got {self.dropout})")
         if self.norm not in NORMS:
@@ -205,6 +221,45 @@ class ModelConfig:
             problems.append(f"pad_id ({self.pad_id}) must be a token id below vocab_size ({self.vocab_size})")
         if problems:
             raise ConfigError("invalid ModelConfig: " + "; ".join(problems))
+
+    def _window_problems(self) -> list[str]:
+        problems = []
+        if self.sliding_window < 0:
+            problems.append(f"sliding_window must be >= 0 (got {self.sliding_window})")
+        if self.layer_pattern:
+            if set(self.layer_pattern) - set("lg"):
+                problems.append(f"layer_pattern must hold only 'l' (local) and 'g' (global) (got "
+                                f"{self.layer_pattern[:40]!r})")
+            elif len(self.layer_pattern) != self.n_dec_layers:
+                problems.append(f"layer_pattern needs one letter per decoder layer ({self.n_dec_layers}, got "
+                                f"{len(self.layer_pattern)})")
+            elif "l" in self.layer_pattern and self.sliding_window < 1:
+                problems.append("layer_pattern names local layers but sliding_window is 0")
+        for name in ("score_divisor", "embed_scale", "rope_local_theta"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                problems.append(f"{name} must be a number or None (got {value!r})")
+            elif value is not None and not value > (1.0 if name == "rope_local_theta" else 0.0):
+                problems.append(f"{name} must be > {1 if name == 'rope_local_theta' else 0} (got {value})")
+        if not self.rope_linear_factor > 0:
+            problems.append(f"rope_linear_factor must be > 0 (got {self.rope_linear_factor})")
+        if not self.logit_softcap >= 0:
+            problems.append(f"logit_softcap must be >= 0 (got {self.logit_softcap})")
+        return problems
+
+    def layer_window(self, layer: int) -> int:
+        """The sliding window of decoder layer ``layer`` (0: global, the whole causal past)."""
+        if not self.sliding_window:
+            return 0
+        local = not self.layer_pattern or self.layer_pattern[layer] == "l"
+        return self.sliding_window if local else 0
+
+    def layer_rope(self, layer: int) -> tuple[float, float]:
+        """(RoPE base, linear scaling factor) of decoder layer ``layer``: a local layer's own base
+        (rope_local_theta) unscaled, a global one's rope_theta and rope_linear_factor."""
+        if self.layer_window(layer) and self.layer_pattern:
+            return (self.rope_local_theta or self.rope_theta), 1.0
+        return self.rope_theta, self.rope_linear_factor
 
     @property
     def kv_heads(self) -> int:

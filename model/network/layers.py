@@ -155,12 +155,13 @@ class EncoderBlock(_Block):
 
 
 class DecoderBlock(_Block):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, layer: int = 0):
         super().__init__()
         self.norm_first, self.pos, self.path = cfg.norm_first, "L_tgt", ""
         self.residual = cfg.residual
         rotary = cfg.pos_encoding == "rope"
-        self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary)
+        # layer: its index, for a local layer's sliding window and RoPE (Gemma 3's local and global layers)
+        self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary, layer=layer)
         # A decoder-only model (cfg.decoder_only) has no source: no cross-attention, and norm2 is the
         # FFN's norm (GPT-2's ln_2, Llama's post_attention_layernorm).
         cross = not cfg.decoder_only

@@ -14,11 +14,14 @@ def build_mask(
     device=None,
     offset: int = 0,
     reversed_causal: bool = False,
+    window: int = 0,
 ) -> torch.Tensor | None:
     """Boolean mask, True where a query may NOT look: [batch or 1, 1, query_pos, key_pos].
 
     offset: absolute position of the first query (when earlier keys come from a decoding cache).
     reversed_causal: hide the past instead of the future (each query sees itself and later keys).
+    window (> 0, with causal): a sliding window; query i also may not look at keys more than window - 1
+    positions back, so it sees ``window`` keys, itself included (transformers: kv > q - window).
     """
     mask = None
     if reversed_causal:
@@ -28,6 +31,8 @@ def build_mask(
     elif causal:
         # [query_pos, key_pos]; query i sits at position offset + i, so it may see keys up to there.
         future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1 + offset)
+        if window > 0:  # and the keys at offset + i - window and before: j - i <= offset - window
+            future |= torch.ones(n_query, n_key, dtype=torch.bool, device=device).tril(offset - window)
         mask = future[None, None]
     if key_padding is not None:
         pad = key_padding[:, None, None, :]  # [batch, 1, 1, key_pos]

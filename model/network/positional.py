@@ -38,10 +38,13 @@ class LearnedPositions(nn.Module):
 
 
 def rope_angles(
-    length: int, d_head: int, base: float = 10000.0, device=None
+    length: int, d_head: int, base: float = 10000.0, device=None, factor: float = 1.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of the rotation angles, each [pos, d_head/2]."""
+    """cos and sin of the rotation angles, each [pos, d_head/2]. ``factor`` (linear RoPE scaling):
+    every frequency divided by it, as if positions were pos / factor."""
     inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32, device=device) / d_head)
+    if factor != 1.0:
+        inv_freq = inv_freq / factor
     angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * inv_freq  # [pos, d_head/2]
     return angles.cos(), angles.sin()
 

@@ -4,7 +4,8 @@ again, exactly, when a page looks at that head.
 An analysis cannot keep every head's L x L pattern of a long input (SmolLM2's 270 heads at 2,048 tokens
 hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attention module hands over
 instead what grows with the model's width x L: its queries and keys as the scores multiplied them
-(after RoPE), whether it divided by sqrt(d_head), and a description of its mask. :class:`AttentionInputs`
+(after RoPE), what it divided them by (sqrt(d_head), or the config's own), and a description of its mask
+(causal, a sliding window, padding). :class:`AttentionInputs`
 rebuilds one head's (or one block of query rows') scores and pattern from them with the same functions
 the forward pass used (:func:`~model.network.masking.build_mask`,
 :func:`~model.network.masking.masked_softmax`).
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -37,12 +37,13 @@ class AttentionInputs:
 
     q: np.ndarray  # [batch, head, query_pos, d_head] float32, rotated when the layer rotates
     k: np.ndarray  # [batch, kv_head, key_pos, d_head] float32 (every key, cached ones included)
-    divisor: float  # the scores were Q K^T / divisor: sqrt(d_head), or 1.0 when unscaled
+    divisor: float  # the scores were Q K^T / divisor: sqrt(d_head) (or the config's own), 1.0 unscaled
     causal: str  # "", "causal" or "reversed causal" (an edit)
     offset: int  # absolute position of the first query (earlier keys came from a decoding cache)
     softmax_dim: int  # -1: over keys (intact); -2: over queries (an edit)
     key_padding: np.ndarray | None = None  # [batch, key_pos] bool, True at padding keys
     query_padding: np.ndarray | None = None  # [batch, query_pos] bool; read only by a softmax over queries
+    window: int = 0  # > 0 (with "causal"): a sliding window, each query sees that many keys, itself included
 
     @property
     def n_heads(self) -> int:
@@ -69,7 +70,8 @@ class AttentionInputs:
         if self.softmax_dim == -2 and rows_padded:
             return True
         if self.causal == "causal":  # query i sees keys up to offset + i: the last key hides from the first
-            return self.n_keys > 1 + self.offset
+            # (and, in a window, the first key hides from the last query)
+            return self.n_keys > 1 + self.offset or (self.window > 0 and self.n_keys > self.window)
         if self.causal == "reversed causal":
             return self.offset > 0 or self.n_queries > 1
         return False
@@ -81,7 +83,7 @@ class AttentionInputs:
         pad = None if padding is None else torch.from_numpy(padding[batch : batch + 1].copy())
         mask = build_mask(pad, max(0, stop - start), self.n_keys, bool(self.causal),
                           offset=self.offset + start,
-                          reversed_causal=self.causal == "reversed causal")
+                          reversed_causal=self.causal == "reversed causal", window=self.window)
         if self.softmax_dim == -2 and self.query_padding is not None:
             q_rows = torch.from_numpy(self.query_padding[batch : batch + 1, start:stop, None].copy())[None]
             mask = q_rows if mask is None else (mask | q_rows)
@@ -147,13 +149,15 @@ def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
     return None if t is None else t.detach().to(dtype).contiguous().cpu().numpy()
 
 
-def record(path: str, qt: torch.Tensor, kt: torch.Tensor, scaled: bool, causal: str, offset: int,
-           softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None) -> None:
+def record(path: str, qt: torch.Tensor, kt: torch.Tensor, divisor: float, causal: str, offset: int,
+           softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None,
+           window: int = 0) -> None:
     """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
-    d_head] as the scores use them."""
+    d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window."""
     store = _recording.get()
     if store is None:
         return
     store[path] = AttentionInputs(
-        _numpy(qt), _numpy(kt), math.sqrt(qt.shape[-1]) if scaled else 1.0, causal, offset, softmax_dim,
-        _numpy(key_padding, torch.bool), _numpy(query_padding, torch.bool) if softmax_dim == -2 else None)
+        _numpy(qt), _numpy(kt), divisor, causal, offset, softmax_dim,
+        _numpy(key_padding, torch.bool), _numpy(query_padding, torch.bool) if softmax_dim == -2 else None,
+        window)

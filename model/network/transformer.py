@@ -22,7 +22,8 @@ class Embedder(nn.Module):
     def __init__(self, cfg: ModelConfig, tokens: nn.Embedding, pos_len: str):
         super().__init__()
         self.tokens = [tokens]  # a list so the shared table is registered once, on the model
-        self.scale = math.sqrt(cfg.d_model) if cfg.scale_embeddings else 1.0
+        own = math.sqrt(cfg.d_model) if cfg.embed_scale is None else cfg.embed_scale  # Gemma: its dtype's
+        self.scale = own if cfg.scale_embeddings else 1.0
         self.positions: nn.Module | None = None
         if cfg.pos_encoding == "sinusoidal":
             self.positions = SinusoidalPositions(cfg.max_len, cfg.d_model)
@@ -91,6 +92,22 @@ class Embedder(nn.Module):
         return out
 
 
+class Unembed(nn.Linear):
+    """The output projection d_model -> vocab (no bias), with Gemma's final_logit_softcapping when
+    ``softcap`` > 0: logits = tanh(logits / c) * c, so every reader of model.unembed (decoding, the
+    lens, ablation) gets the model's own logits."""
+
+    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0):
+        super().__init__(d_model, vocab, bias=False)
+        self.softcap = float(softcap)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = super().forward(x)
+        if not self.softcap:
+            return logits
+        return torch.tanh(logits / self.softcap) * self.softcap
+
+
 class Encoder(nn.Module):
     def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
         super().__init__()
@@ -112,7 +129,7 @@ class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
         super().__init__()
         self.embed = Embedder(cfg, tokens, "L_tgt")
-        self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.n_dec_layers))
+        self.blocks = nn.ModuleList(DecoderBlock(cfg, i) for i in range(cfg.n_dec_layers))
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
         # Set only by model/run/interventions.py, for edits that let a position depend on later ones (no
@@ -165,7 +182,7 @@ class Transformer(HookedModule):
         self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
         self.unembed: nn.Linear | None = None
         if not cfg.encoder_only:
-            self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap)
             if cfg.tie_embeddings:
                 self.unembed.weight = self.token_embed.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]

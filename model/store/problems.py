@@ -23,7 +23,8 @@ ENGLISH: dict[str, str] = {
     "Hugging Face config (no \"model_type\").",
     "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints, "
     "BERT-style encoders (model_type \"bert\", \"roberta\", \"xlm-roberta\" or \"distilbert\"), "
-    "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\" or \"mistral\") and .gguf "
+    "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\", \"mistral\", \"qwen3\", "
+    "\"olmo2\", \"gpt_neox\", \"gemma3_text\" or \"phi3\") and .gguf "
     "files of Llama or Qwen2 models.",
     "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",

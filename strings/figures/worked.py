@@ -5,6 +5,7 @@ from __future__ import annotations
 EN: dict[str, str] = {
     "worked.col.dot": "q·k (raw score)",
     "worked.col.scaled": "÷ √{d}",
+    "worked.col.scaled_by": "÷ {s}",
     "worked.col.masked": "after the mask",
     "worked.col.exp": "exp(score − max)",
     "worked.col.weight": "weight",
@@ -20,6 +21,7 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "worked.col.dot": "点积 q·k（原始分数）",
     "worked.col.scaled": "÷ √{d}",
+    "worked.col.scaled_by": "÷ {s}",
     "worked.col.masked": "掩码之后",
     "worked.col.exp": "e^(分数 − 最大值)",
     "worked.col.weight": "权重",

@@ -51,7 +51,8 @@ def check_head(data: LayerTensors, head: int) -> int:
     n_q = data.q.shape[0]
     for query in range(n_q):
         key = query % data.k.shape[0]
-        row = viz.work_row(data.q, data.k, data.v, head, query, key, causal=data.causal)
+        row = viz.work_row(data.q, data.k, data.v, head, query, key, causal=data.causal, scale=data.divisor,
+                           window=data.window)
         # the mask built by hand is where the model put -inf
         np.testing.assert_array_equal(row.mask, ~np.isfinite(data.scores[head, query]))
         np.testing.assert_allclose(row.weights, data.pattern[head, query], rtol=0, atol=ATOL)
@@ -144,6 +145,30 @@ def test_the_hand_computation_equals_tiny_rope_and_gqa_models(config):
             assert data.n_kv_heads == config.get("n_kv_heads", 4)
             for head in range(data.n_heads):
                 check_head(data, head)
+
+
+def test_the_hand_computation_uses_the_layers_own_scaling_and_sliding_window():
+    """Gemma 3-like: a local layer (window 3) and a global one, scores over 3 instead of sqrt(d_head)."""
+    cfg = tiny_config(n_enc_layers=0, n_dec_layers=2, decoder_only=True, pos_encoding="rope", norm="rmsnorm",
+                      qk_norm="head", branch_norm="both", sliding_window=3, layer_pattern="lg",
+                      rope_local_theta=100.0, score_divisor=3.0, dropout=0.0)
+    torch.manual_seed(0)
+    model = Transformer(cfg).eval()
+    with torch.no_grad():
+        _, cache = model.run_with_cache(torch.tensor([[5, 6, 7, 8, 9, 10, 11]]))
+    acts = cache.to_numpy()
+    for layer, window in ((0, 3), (1, 0)):
+        data = layer_tensors(acts, "decoder", layer, model)
+        assert (data.divisor, data.window) == (3.0, window)
+        for head in range(data.n_heads):
+            check_head(data, head)
+    local = layer_tensors(acts, "decoder", 0, model)
+    row = viz.work_row(local.q, local.k, local.v, 0, 6, causal=True, scale=local.divisor, window=3)
+    assert row.mask.tolist() == [True] * 4 + [False] * 3 and row.scale == 3.0
+    assert "÷ 3" in viz.steps_table(row, list("abcdefg")).columns
+    # without the model's own numbers the hand computation would differ from the model
+    plain = viz.work_row(local.q, local.k, local.v, 0, 6, causal=True)
+    assert not np.allclose(plain.weights, local.pattern[0, 6], atol=1e-4)
 
 
 def test_rope_uses_the_rotated_vectors_and_gqa_the_shared_head():

@@ -1,7 +1,6 @@
 """Hugging Face decoder-only language models (``model_type`` gpt2, llama, qwen2, mistral, qwen3, olmo2,
-gpt_neox), converted
-into our own ``Transformer`` (``decoder_only``), so every hook, the raw and masked scores, the shape
-trace and the interventions work on them unchanged.
+gpt_neox, gemma3_text, phi3), converted into our own ``Transformer`` (``decoder_only``), so every hook,
+the raw and masked scores, the shape trace and the interventions work on them unchanged.
 
 Only config.json, model.safetensors (never pickles) and tokenizer.json are read; every tensor's
 name, shape and dtype is checked from the safetensors header before anything is allocated.
@@ -12,7 +11,9 @@ half") where our ``apply_rope`` rotates (2i, 2i+1) pairs: their q and k rows are
 (:func:`rope_permutation`), which leaves every score q . k, and so every pattern, unchanged.
 QK-norm weights (Qwen3, OLMo 2) are permuted alike. GPT-NeoX fuses q, k and v in one
 ``query_key_value`` laid out per head ([head, (q, k, v), d_head] rows) and rotates only the first
-``rotary_pct`` of each head's dims: the permutation applies within that slice.
+``rotary_pct`` of each head's dims: the permutation applies within that slice. Phi-3 fuses q, k and
+v in one ``qkv_proj`` laid out [Q | K | V] (whole projections, not per head) and gate and up in one
+``gate_up_proj`` ([gate | up]). Gemma's RMSNorms scale by (1 + weight): ours hold 1 + their weight.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensor
 from ..problems import CheckpointError
 from .own import expected_shapes
 
-MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox")
+MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox", "gemma3_text", "phi3")
 #: Llama's layout of names, with extras: QK-norm (qwen3: per head, olmo2: whole projections).
-LLAMA_LIKE = ("llama", "qwen2", "mistral", "qwen3", "olmo2")
+LLAMA_LIKE = ("llama", "qwen2", "mistral", "qwen3", "olmo2", "gemma3_text", "phi3")
 #: The prompt a decoder-only model of the user's starts with (their config.json holds none).
 EXAMPLE = "The capital of France is"
 
@@ -93,6 +94,122 @@ def _neox_config(hf: dict, where: Path) -> tuple[dict, dict, int]:
     return sizes, style, _int(hf, "max_position_embeddings", 2048)
 
 
+_GEMMA_ACTIVATIONS = {"gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh", "gelu": "gelu"}
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _number(hf: dict, key: str, where: Path, default=None):
+    value = hf.get(key, default)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise DecoderFormatError(f"{where}: {key} must be a number (got {str(value)[:40]!r})")
+    return value
+
+
+def _gemma_layers(hf: dict, n_layers, where: Path) -> str:
+    """Gemma 3's local ("l") and global ("g") layers: ``layer_types``, or (older configs)
+    ``sliding_window_pattern``: every pattern-th layer global."""
+    types = hf.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n_layers:
+            raise DecoderFormatError(f"{where}: layer_types must list one type per layer ({n_layers})")
+        letters = {"sliding_attention": "l", "full_attention": "g"}
+        bad = [t for t in types if t not in letters]
+        if bad:
+            raise DecoderFormatError(f"{where}: not supported: layer type {str(bad[0])[:40]!r} (only "
+                                     "sliding_attention and full_attention)")
+        return "".join(letters[t] for t in types)
+    every = hf.get("sliding_window_pattern", hf.get("_sliding_window_pattern", 6))
+    if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+        raise DecoderFormatError(f"{where}: sliding_window_pattern must be an integer >= 1 (got {every!r})")
+    return "".join("g" if (i + 1) % every == 0 else "l" for i in range(n_layers))
+
+
+def _gemma_rope(hf: dict, where: Path) -> tuple[float, float, float]:
+    """(global base, local base, global linear factor) of a Gemma 3 config.json: transformers 5's
+    ``rope_parameters`` per layer type, or ``rope_theta``, ``rope_local_base_freq`` and ``rope_scaling``."""
+    params = hf.get("rope_parameters")
+    if isinstance(params, dict) and ("full_attention" in params or "sliding_attention" in params):
+        full, local = params.get("full_attention") or {}, params.get("sliding_attention") or {}
+    else:
+        full = dict(params or {}) if isinstance(params, dict) else {}
+        if isinstance(hf.get("rope_scaling"), dict):
+            full.update(hf["rope_scaling"])
+        full.setdefault("rope_theta", hf.get("rope_theta", 1_000_000.0))
+        local = {"rope_type": "default", "rope_theta": hf.get("rope_local_base_freq", 10_000.0)}
+    for name, part in (("full_attention", full), ("sliding_attention", local)):
+        if not isinstance(part, dict):
+            raise DecoderFormatError(f"{where}: the RoPE parameters of {name} must be an object")
+        kind = part.get("rope_type", part.get("type", "default"))
+        allowed = ("default", "linear") if name == "full_attention" else ("default",)
+        if kind not in allowed:
+            raise DecoderFormatError(f"{where}: not supported: RoPE scaling {str(kind)[:40]!r} on {name} "
+                                     f"layers (only {' or '.join(allowed)})")
+    linear = full.get("rope_type", full.get("type")) == "linear"
+    factor = _number(full, "factor", where, 1.0) if linear else 1.0
+    theta, local_theta = _number(full, "rope_theta", where, 1e6), _number(local, "rope_theta", where, 1e4)
+    if not factor > 0:
+        raise DecoderFormatError(f"{where}: the linear RoPE factor must be > 0 (got {factor})")
+    return float(theta), float(local_theta), float(factor)
+
+
+def _gemma_config(hf: dict, where: Path) -> tuple[dict, dict, int, list[str]]:
+    """(sizes, style, context, notes) of a Gemma 3 text config.json (``gemma3_text``)."""
+    d_model, heads, n_layers = hf["hidden_size"], hf["num_attention_heads"], hf["num_hidden_layers"]
+    head_dim = hf.get("head_dim", 256)
+    if not isinstance(head_dim, int) or isinstance(head_dim, bool):
+        raise DecoderFormatError(f"{where}: head_dim must be an integer (got {str(head_dim)[:40]!r})")
+    act = hf.get("hidden_activation", hf.get("hidden_act", "gelu_pytorch_tanh"))
+    if act not in _GEMMA_ACTIVATIONS:
+        raise DecoderFormatError(f"{where}: not supported: hidden_activation {str(act)[:40]!r}")
+    if hf.get("use_bidirectional_attention"):
+        raise DecoderFormatError(f"{where}: not supported: use_bidirectional_attention (decoders are causal)")
+    scalar = _number(hf, "query_pre_attn_scalar", where, 256)
+    if not scalar > 0:
+        raise DecoderFormatError(f"{where}: query_pre_attn_scalar must be > 0 (got {scalar})")
+    window = hf.get("sliding_window", 4096)
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        got = str(window)[:40]
+        raise DecoderFormatError(f"{where}: sliding_window must be an integer >= 1 (got {got!r})")
+    pattern = _gemma_layers(hf, n_layers, where)
+    theta, local_theta, factor = _gemma_rope(hf, where)
+    cap = _number(hf, "final_logit_softcapping", where)
+    if cap is not None and not cap > 0:
+        raise DecoderFormatError(f"{where}: final_logit_softcapping must be > 0 or null (got {cap})")
+    notes = []
+    if hf.get("attn_logit_softcapping") is not None:  # read by transformers, applied by none of its paths
+        notes.append("attn_logit_softcapping is not applied (transformers' Gemma 3 attention does not "
+                     "either)")
+    # The embedding scale sqrt(d_model) in the weights' dtype, as Gemma computes it (bfloat16: 55.5 for 3,072)
+    dtype = _DTYPES.get(str(hf.get("dtype") or hf.get("torch_dtype") or "float32"), torch.float32)
+    scale = float(torch.tensor(float(d_model) ** 0.5 if isinstance(d_model, int) else 1.0).to(dtype))
+    bias = bool(hf.get("attention_bias"))
+    sizes = dict(d_model=d_model, n_heads=heads, n_kv_heads=_int(hf, "num_key_value_heads"),
+                 d_ff=hf["intermediate_size"], n_dec_layers=n_layers, head_dim=head_dim)
+    style = dict(norm="rmsnorm", norm_eps=float(_number(hf, "rms_norm_eps", where, 1e-6)),
+                 activation=_GEMMA_ACTIVATIONS[act], gated_ffn=True, pos_encoding="rope", rope_theta=theta,
+                 rope_local_theta=local_theta, rope_linear_factor=factor, qkv_bias=bias, out_bias=bias,
+                 ffn_bias=False, qk_norm="head", branch_norm="both", score_divisor=float(scalar) ** 0.5,
+                 sliding_window=window, layer_pattern=pattern, scale_embeddings=True, embed_scale=scale,
+                 logit_softcap=float(cap or 0.0),
+                 tie_embeddings=hf.get("tie_word_embeddings", True) is not False)
+    return sizes, style, _int(hf, "max_position_embeddings", 131072), notes
+
+
+def _phi3_sizes(hf: dict, where: Path) -> dict:
+    """Phi-3's options beyond Llama's: a sliding window on every layer (``sliding_window``, null: none)
+    and partial rotary (``partial_rotary_factor``, in rope_parameters with newer transformers)."""
+    window = hf.get("sliding_window")
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
+        got = str(window)[:40]
+        raise DecoderFormatError(f"{where}: sliding_window must be an integer >= 1 or null (got {got!r})")
+    params = hf.get("rope_parameters") if isinstance(hf.get("rope_parameters"), dict) else {}
+    fraction = params.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0))
+    if not isinstance(fraction, int | float) or isinstance(fraction, bool):
+        got = str(fraction)[:40]
+        raise DecoderFormatError(f"{where}: partial_rotary_factor must be a number (got {got!r})")
+    return dict(sliding_window=window or 0, rotary_fraction=float(fraction))
+
+
 def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
     """Our ModelConfig for a decoder-only config.json, and notes (a clamped context, ...)."""
     kind = hf.get("model_type")
@@ -113,6 +230,9 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                 raise DecoderFormatError(f"{where}: not supported: GPT-2 attention scaling options")
         elif kind == "gpt_neox":
             sizes, neox_style, context = _neox_config(hf, where)
+        elif kind == "gemma3_text":
+            sizes, gemma_style, context, gemma_notes = _gemma_config(hf, where)
+            notes += gemma_notes
         else:
             d_model, heads = hf["hidden_size"], hf["num_attention_heads"]
             head_dim = hf.get("head_dim")
@@ -130,12 +250,14 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                 sizes["head_dim"] = head_dim
             context = _int(hf, "max_position_embeddings", 2048)
             window = _int(hf, "sliding_window")
-            if window and (kind == "mistral" or hf.get("use_sliding_window")) and window < context:
+            if kind == "phi3":
+                sizes.update(_phi3_sizes(hf, where))
+            elif window and (kind == "mistral" or hf.get("use_sliding_window")) and window < context:
                 notes.append(f"sliding window {window}: sequences are limited to it")
                 context = window
             if kind in ("llama", "qwen3", "olmo2") and hf.get("mlp_bias"):
                 raise DecoderFormatError(f"{where}: not supported: mlp_bias")
-            if kind in ("llama", "olmo2") and hf.get("attention_bias"):
+            if kind in ("llama", "olmo2", "phi3") and hf.get("attention_bias"):
                 raise DecoderFormatError(f"{where}: not supported: attention_bias")
         if context > SIZE_LIMITS["max_len"]:
             notes.append(f"context {context} clamped to {SIZE_LIMITS['max_len']} positions")
@@ -151,6 +273,9 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
                          activation="gelu_tanh", pos_encoding="learned", tie_embeddings=True)
         elif kind == "gpt_neox":
             style = neox_style
+        elif kind == "gemma3_text":
+            style = gemma_style
+            common.pop("scale_embeddings")
         else:
             qkv = kind == "qwen2" or bool(hf.get("attention_bias"))
             out = kind == "qwen3" and bool(hf.get("attention_bias"))  # Qwen3's bias covers o_proj too
@@ -192,6 +317,9 @@ def _name_map(cfg: ModelConfig, kind: str) -> dict[str, str]:
         final, layers, fused = "final_layer_norm", "layers", "attention.query_key_value"
     else:
         names = {"token_embed.weight": "embed_tokens.weight"}
+        if kind == "gemma3_text":  # four norms a layer: before and after attention, before and after the MLP
+            per_layer_extra = {"post_norm1": "post_attention_layernorm",
+                               "post_norm2": "post_feedforward_layernorm"}
         norms = ("post_attention_layernorm", "post_feedforward_layernorm") if kind == "olmo2" else (
             "input_layernorm", "post_attention_layernorm")  # OLMo 2: its norms follow the sublayers
         per_layer = {"norm1": norms[0], "norm2": norms[1],
@@ -200,6 +328,11 @@ def _name_map(cfg: ModelConfig, kind: str) -> dict[str, str]:
                      "self_attn.q_norm": "self_attn.q_norm", "self_attn.k_norm": "self_attn.k_norm",
                      "mlp.W_gate": "mlp.gate_proj", "mlp.W_in": "mlp.up_proj", "mlp.W_out": "mlp.down_proj"}
         final, layers, fused = "norm", "layers", None
+        if kind == "gemma3_text":
+            per_layer.update(norm2="pre_feedforward_layernorm", **per_layer_extra)
+        elif kind == "phi3":  # q, k, v in one qkv_proj, gate and up in one gate_up_proj: read in _convert
+            per_layer.update({f"self_attn.W_{x}": "self_attn.qkv_proj" for x in "qkv"})
+            per_layer.update({"mlp.W_gate": "mlp.gate_up_proj", "mlp.W_in": "mlp.gate_up_proj"})
     expected = expected_shapes(cfg)
     for ours in expected:
         if ours.startswith("decoder.final_norm."):
@@ -243,6 +376,10 @@ def _check_weights(weights: Path, cfg: ModelConfig, kind: str) -> tuple[dict, di
                 shape = (3 * shape[0],)
             else:
                 shape = (shape[1], 3 * shape[0]) if kind == "gpt2" else (3 * shape[0], shape[1])
+        elif theirs.endswith(".self_attn.qkv_proj.weight"):  # Phi-3: [Q | K | V] rows
+            shape = (cfg.d_head * (cfg.n_heads + 2 * cfg.kv_heads), shape[1])
+        elif theirs.endswith(".mlp.gate_up_proj.weight"):  # Phi-3: [gate | up] rows
+            shape = (2 * shape[0], shape[1])
         elif kind == "gpt2" and len(shape) == 2 and ".blocks." in ours:
             shape = shape[::-1]  # Conv1D stores [in, out]
         want[theirs] = shape
@@ -278,6 +415,12 @@ def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: s
         elif ".attention.query_key_value." in theirs:
             # rows laid out [head, (q, k, v), d_head]: this projection's rows of every head
             t = t.reshape(cfg.n_heads, 3, dh, *t.shape[1:])[:, which].reshape(cfg.n_heads * dh, *t.shape[1:])
+        elif theirs.endswith(".self_attn.qkv_proj.weight"):  # Phi-3: rows [Q | K | V], not per head
+            q_rows, kv_rows = cfg.n_heads * dh, cfg.kv_heads * dh
+            start = (0, q_rows, q_rows + kv_rows)[which]
+            t = t[start : start + (q_rows if which == 0 else kv_rows)]
+        elif theirs.endswith(".mlp.gate_up_proj.weight"):  # Phi-3: rows [gate | up] (Phi3MLP's chunk(2))
+            t = t[: cfg.d_ff] if ours.endswith("W_gate.weight") else t[cfg.d_ff :]
         if kind == "gpt2" and t.dim() == 2 and ".blocks." in ours:
             t = t.T  # Conv1D [in, out] -> Linear [out, in]
         if t.shape[0] > cfg.max_len and ours == "decoder.embed.positions.table":
@@ -286,6 +429,8 @@ def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: s
         if kind != "gpt2" and rotated:  # rotate-half -> pairs, head by head (a per-head norm: its d_head)
             heads = t.shape[0] // dh
             t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)
+        if kind == "gemma3_text" and "norm" in ours.rsplit(".", 2)[-2]:
+            t = t + 1.0  # Gemma's RMSNorm scales by (1 + weight): ours by the weight, so it holds 1 + theirs
         state[ours] = t.contiguous()
     if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
         state["unembed.weight"] = state["token_embed.weight"]

@@ -29,8 +29,9 @@ def _cfg(**kw) -> ModelConfig:
 
 
 def _llama_like(**kw) -> ModelConfig:
-    return _cfg(norm="rmsnorm", activation="silu", gated_ffn=True, pos_encoding="rope", rope_theta=500.0,
-                qkv_bias=False, out_bias=False, ffn_bias=False, tie_embeddings=False, n_kv_heads=2, **kw)
+    base = dict(norm="rmsnorm", activation="silu", gated_ffn=True, pos_encoding="rope", rope_theta=500.0,
+                qkv_bias=False, out_bias=False, ffn_bias=False, tie_embeddings=False, n_kv_heads=2)
+    return _cfg(**{**base, **kw})
 
 
 IDS = torch.tensor([[3, 5, 7, 9, 11, 4], [6, 8, 10, 12, 14, 2]])
@@ -43,6 +44,12 @@ FAMILIES = {
     "olmo2": lambda: _llama_like(qk_norm="full", branch_norm="after"),
     "gpt_neox": lambda: _cfg(pos_encoding="rope", rotary_fraction=0.5, parallel_residual=True,
                              activation="gelu", tie_embeddings=False),
+    # a local layer (window 3, its own RoPE base) then a global one (linear RoPE scaling)
+    "gemma3": lambda: _llama_like(head_dim=8, qk_norm="head", branch_norm="both", activation="gelu_tanh",
+                                  sliding_window=3, layer_pattern="lg", rope_local_theta=100.0,
+                                  rope_linear_factor=2.0, score_divisor=3.0, scale_embeddings=True,
+                                  embed_scale=4.0, logit_softcap=5.0),
+    "phi3": lambda: _llama_like(rotary_fraction=0.5, sliding_window=3),  # the window on every layer
 }
 
 
@@ -135,7 +142,8 @@ def test_shape_trace_runs_on_a_decoder_only_model(family):
         model(IDS)
     ops = [s.op for s in trace.steps]
     assert any("RoPE" in op for op in ops) and any("gate" in op for op in ops) == model.cfg.gated_ffn
-    assert any("QK-norm" in op for op in ops) == (family in ("qwen3", "olmo2"))
+    assert any("QK-norm" in op for op in ops) == (family in ("qwen3", "olmo2", "gemma3"))
+    assert any("sliding window of 3" in op for op in ops) == (family in ("gemma3", "phi3"))
     assert not any(s.name.startswith("encoder") or "cross" in s.name for s in trace.steps)
 
 
@@ -160,3 +168,42 @@ def test_removing_learned_positions_works_on_a_gpt2_like_model():
             changed = edited(IDS)
         assert not torch.allclose(changed, base)
         assert torch.equal(model(IDS), base)  # and undone
+
+
+@pytest.mark.parametrize("family", ["gemma3", "phi3"])
+def test_the_sliding_window_is_the_same_in_the_fused_kernel_in_steps_and_while_decoding(family, monkeypatch):
+    from model.network import attention
+
+    model = Transformer(FAMILIES[family]()).eval()
+    ids = torch.randint(3, 40, (2, 9), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        steps = model(ids)
+        monkeypatch.setattr(attention, "FUSED_FROM_CELLS", 0)
+        fused = model(ids)
+        monkeypatch.undo()
+        # one position at a time from a cache: the window counts back from each absolute position
+        caches = [{} for _ in model.decoder.blocks]
+        rows = [model.unembed(model.decoder(ids[:, i:i + 1], None, None, None, caches, i)) for i in range(9)]
+    assert torch.allclose(fused, steps, atol=1e-5)
+    assert torch.allclose(torch.cat(rows, dim=1), steps, atol=1e-5)
+    first = model.decoder.blocks[0].self_attn
+    assert first.window == 3 and first.divisor == (3.0 if family == "gemma3" else 2.0)
+    if family == "gemma3":  # the global layer: no window, rope_theta scaled linearly; the local: its own base
+        second = model.decoder.blocks[1].self_attn
+        assert second.window == 0 and (second.rope_theta, second.rope_factor) == (500.0, 2.0)
+        assert (first.rope_theta, first.rope_factor) == (100.0, 1.0)
+
+
+def test_window_and_scaling_options_are_checked():
+    with pytest.raises(ConfigError, match="sliding_window must be >= 0"):
+        _cfg(sliding_window=-1)
+    with pytest.raises(ConfigError, match="one letter per decoder layer"):
+        _cfg(sliding_window=3, layer_pattern="l")
+    with pytest.raises(ConfigError, match="only 'l'"):
+        _cfg(sliding_window=3, layer_pattern="lx")
+    with pytest.raises(ConfigError, match="names local layers but sliding_window is 0"):
+        _cfg(layer_pattern="lg")
+    with pytest.raises(ConfigError, match="score_divisor must be > 0"):
+        _cfg(score_divisor=0.0)
+    with pytest.raises(ConfigError, match="logit_softcap must be >= 0"):
+        _cfg(logit_softcap=-1.0)

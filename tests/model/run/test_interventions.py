@@ -98,12 +98,16 @@ EDITS = [
 
 #: The paper's model, RoPE with grouped-query heads, and the options the Hugging Face families need:
 #: Qwen3 (own head width, QK-norm per head), OLMo 2 (QK-norm over the projections, norms after each
-#: branch), GPT-NeoX's partial rotary, Gemma-like norms on both sides of each branch.
+#: branch), GPT-NeoX's partial rotary, Gemma-like norms on both sides of each branch, and Gemma 3's
+#: local (sliding window) and global layers with their own RoPE and scaling.
 VARIANTS = [dict(), dict(pos_encoding="rope", n_kv_heads=2),
             dict(pos_encoding="rope", n_kv_heads=2, head_dim=12, qk_norm="head", norm="rmsnorm"),
             dict(pos_encoding="rope", n_kv_heads=2, qk_norm="full", branch_norm="after", norm="rmsnorm"),
-            dict(pos_encoding="rope", rotary_fraction=0.5, branch_norm="both")]
-VARIANT_IDS = ["paper", "rope", "qwen3-like", "olmo2-like", "partial-rotary"]
+            dict(pos_encoding="rope", rotary_fraction=0.5, branch_norm="both"),
+            dict(pos_encoding="rope", n_kv_heads=2, qk_norm="head", norm="rmsnorm", branch_norm="both",
+                 sliding_window=2, layer_pattern="lg", rope_local_theta=100.0, rope_linear_factor=2.0,
+                 score_divisor=3.0, logit_softcap=5.0)]
+VARIANT_IDS = ["paper", "rope", "qwen3-like", "olmo2-like", "partial-rotary", "gemma3-like"]
 
 
 @pytest.mark.parametrize("edit", EDITS, ids=lambda e: e.label)

@@ -51,6 +51,20 @@ def _hf_config(kind: str):
                                           num_hidden_layers=2, max_position_embeddings=32, rotary_pct=0.5,
                                           rotary_emb_base=500.0, hidden_dropout=0.0, attention_dropout=0.0,
                                           use_parallel_residual=kind == "gpt_neox", **common)
+    if kind == "gemma3_text":  # 3 layers: local, global, local; a window of 4 on 9-10 tokens
+        rope = {"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}}
+        return transformers.Gemma3TextConfig(
+            hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=48,
+            num_hidden_layers=3, max_position_embeddings=32, sliding_window=4, query_pre_attn_scalar=24,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"], rope_parameters=rope,
+            final_logit_softcapping=3.0, **common)
+    if kind == "phi3":  # a window of 4 on every layer, half of each head rotated
+        return transformers.Phi3Config(
+            hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
+            num_hidden_layers=2, max_position_embeddings=32, rope_theta=500.0, partial_rotary_factor=0.5,
+            sliding_window=4, tie_word_embeddings=False, pad_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0,
+            attention_dropout=0.0, **common)
     cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
            "mistral": transformers.MistralConfig, "qwen3": transformers.Qwen3Config,
            "olmo2": transformers.Olmo2Config}[kind]
@@ -73,7 +87,11 @@ def _save(kind: str, folder):
     return hf
 
 
-NEW_FAMILIES = ["qwen3", "olmo2", "gpt_neox", "gpt_neox_serial"]
+NEW_FAMILIES = ["qwen3", "olmo2", "gpt_neox", "gpt_neox_serial", "gemma3_text", "phi3"]
+#: Decoder layers of each family's tiny model (2 unless said)
+LAYERS = {"gemma3_text": 3}
+#: Families whose tiny model has sliding-window layers (a window of 4)
+WINDOWED = ("gemma3_text", "phi3")
 #: max |ours - theirs| of every family's patterns and logits, filled by the parity test (the report)
 MEASURED: dict[str, tuple[float, float]] = {}
 
@@ -85,10 +103,11 @@ def test_parity_with_transformers(kind, tmp_path):
     model = bundle.model
     assert model.cfg.decoder_only and model.encoder is None
     if kind != "gpt2":  # the base in config.json reaches the rotation
-        tied = kind in ("qwen2", "qwen3")
+        tied = kind in ("qwen2", "qwen3", "gemma3_text")
         assert model.cfg.rope_theta == 500.0 and model.cfg.tie_embeddings == tied
-    assert model.attention_layer_counts() == {"encoder": 0, "decoder": 2, "cross": 0}
-    ids = torch.randint(3, VOCAB, (2, 9), generator=torch.Generator().manual_seed(1))
+    assert model.attention_layer_counts() == {"encoder": 0, "decoder": LAYERS.get(kind, 2), "cross": 0}
+    length = 10 if kind in WINDOWED else 9  # longer than the window (4)
+    ids = torch.randint(3, VOCAB, (2, length), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         theirs = hf(ids, output_attentions=True)
     logits, cache = model.run_with_cache(ids)
@@ -103,6 +122,14 @@ def test_parity_with_transformers(kind, tmp_path):
     # raw and masked scores are there, and the future is -inf
     scores = cache[hook_name("decoder", 0, "scores")]
     assert torch.isinf(scores[0, 0, 0, 1]) and cache[hook_name("decoder", 0, "raw_scores")].isfinite().all()
+    if kind in WINDOWED:  # a local layer's last query sees its 4 last keys; Gemma's layer 1 (global) all
+        for layer in range(LAYERS.get(kind, 2)):
+            last = cache[hook_name("decoder", layer, "pattern")][0, :, -1]
+            if kind == "gemma3_text" and layer == 1:
+                assert (last > 0).all()
+            else:
+                assert (last[:, :length - 4] == 0).all() and (last[:, length - 4:] > 0).all()
+        assert torch.isinf(scores[0, :, -1, :length - 4]).all()
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama"])
@@ -214,6 +241,13 @@ FAMILY_OPTIONS = {
     "gpt_neox": dict(parallel_residual=True, rotary_fraction=0.5, qkv_bias=True, out_bias=True, ffn_bias=True,
                      activation="gelu", norm="layernorm", tie_embeddings=False),
     "gpt_neox_serial": dict(parallel_residual=False, rotary_fraction=0.5),
+    "gemma3_text": dict(qk_norm="head", head_dim=16, branch_norm="both", gated_ffn=True,
+                        activation="gelu_tanh",
+                        sliding_window=4, layer_pattern="lgl", rope_theta=500.0, rope_local_theta=100.0,
+                        rope_linear_factor=2.0, score_divisor=24**0.5, scale_embeddings=True,
+                        embed_scale=float(torch.tensor(32**0.5)), logit_softcap=3.0, tie_embeddings=True),
+    "phi3": dict(sliding_window=4, layer_pattern="", rotary_fraction=0.5, gated_ffn=True, activation="silu",
+                 qkv_bias=False, out_bias=False, tie_embeddings=False),
 }
 
 
@@ -261,6 +295,25 @@ def test_new_families_greedy_twelve_tokens_hooks_and_trace(kind, tmp_path):
     ("gpt_neox", "hidden_act", "swish", "not supported: hidden_act"),
     ("olmo2", "vocab_size", 10**9, "vocab_size must be <= 1000000"),
     ("olmo2", "num_key_value_heads", 3, "divide n_heads"),
+    ("gemma3_text", "sliding_window", 0, "sliding_window must be an integer >= 1"),
+    ("gemma3_text", "query_pre_attn_scalar", 0, "query_pre_attn_scalar must be > 0"),
+    ("gemma3_text", "query_pre_attn_scalar", "big", "query_pre_attn_scalar must be a number"),
+    ("gemma3_text", "layer_types", ["sliding_attention", "chunked_attention", "full_attention"],
+     "not supported: layer type 'chunked_attention'"),
+    ("gemma3_text", "layer_types", ["full_attention"], "one type per layer"),
+    ("gemma3_text", "rope_parameters", {"full_attention": {"rope_type": "yarn", "factor": 4.0}},
+     "not supported: RoPE scaling 'yarn' on full_attention"),
+    ("gemma3_text", "hidden_activation", "silu", "not supported: hidden_activation"),
+    ("gemma3_text", "final_logit_softcapping", -1.0, "final_logit_softcapping must be > 0"),
+    ("gemma3_text", "use_bidirectional_attention", True, "not supported: use_bidirectional_attention"),
+    ("phi3", "sliding_window", 0, "sliding_window must be an integer >= 1 or null"),
+    ("phi3", "rope_parameters", {"rope_type": "longrope", "rope_theta": 500.0, "short_factor": [1.0, 1.0],
+                                 "long_factor": [2.0, 2.0], "original_max_position_embeddings": 16},
+     "not supported: RoPE scaling 'longrope'"),
+    ("phi3", "rope_parameters", {"rope_type": "default", "rope_theta": 500.0, "partial_rotary_factor": 0.4},
+     "even number of rotated dims"),
+    ("phi3", "attention_bias", True, "not supported: attention_bias"),
+    ("phi3", "hidden_act", "gelu", "not supported: hidden_act"),
 ])
 def test_hostile_configs_of_the_new_families(kind, key, value, message, tmp_path):
     _save(kind, tmp_path)
@@ -287,3 +340,47 @@ def test_a_wrong_shape_of_a_new_family_is_refused_from_the_header(kind, tmp_path
 
 def test_rope_permutation_of_a_partial_rotary_head():
     assert rope_permutation(8, 4).tolist() == [0, 2, 1, 3, 4, 5, 6, 7]
+
+
+def test_gemma3_analysis_recomputes_the_sliding_window_and_its_scaling(tmp_path):
+    """The analysis keeps q, k, the divisor and the mask's description (with the window) only: its
+    patterns, rebuilt from them, are transformers' own on an input past the window, local and global."""
+    hf = _save("gemma3_text", tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    text = "w5 w17 w3 w40 w8"
+    prompt = bundle.task.prepare(text, bundle.cfg.max_len).source_ids
+    ids = prompt + greedy_decode(bundle.model, [prompt], [prompt], bundle.tokenizer.eos_id, max_new=6)[0]
+    assert len(ids) > 4 + 1
+    result = analyze(bundle, text, max_new=6)
+    assert result.target_tokens == bundle.tokenizer.tokens(ids)
+    with torch.no_grad():
+        theirs = torch.stack(hf(torch.tensor([ids]), output_attentions=True).attentions)[:, 0]
+    ours = torch.from_numpy(np.asarray(result.attention("decoder")))  # [layer, head, query, key]
+    assert ours.shape == theirs.shape and (ours - theirs).abs().max() <= 1e-5
+    n = len(ids)
+    assert (ours[0, :, -1, : n - 4] == 0).all() and (ours[1, :, -1] > 0).all()  # local, then global
+
+
+def test_phi3_without_a_window_is_plain_causal(tmp_path):
+    _save("phi3", tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["sliding_window"] = None
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    model = HF_DECODER.load(tmp_path).model
+    assert model.cfg.sliding_window == 0
+    assert all(b.self_attn.window == 0 for b in model.decoder.blocks)
+
+
+def test_gemma3_worked_example_uses_the_layers_scaling_and_window(tmp_path):
+    import viz
+    from model.lab.worked import layer_tensors_for
+
+    _save("gemma3_text", tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    for layer, window in ((0, 4), (1, 0)):
+        data = layer_tensors_for(bundle, "w5 w17 w3 w40 w8 w9 w11", None, "decoder", layer, max_new=2)
+        assert data.divisor == 24**0.5 and data.window == window
+        for query in range(data.q.shape[0]):
+            row = viz.work_row(data.q, data.k, data.v, 1, query, causal=True, scale=data.divisor,
+                               window=data.window)
+            np.testing.assert_allclose(row.weights, data.pattern[1, query], rtol=0, atol=1e-6)
