@@ -184,7 +184,8 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     if argv[0] == "notebook":
         ensure_notebook()
-        return subprocess.call([str(PY), "-m", "jupyterlab", str(ROOT / "examples"), *argv[1:]])
+        as_root = ["--allow-root"] if os.geteuid() == 0 else []  # JupyterLab refuses root without it
+        return subprocess.call([str(PY), "-m", "jupyterlab", str(ROOT / "examples"), *as_root, *argv[1:]])
     if argv[0] == "app":
         cmd = [str(PY), "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats", "false", *argv[1:]]
         return subprocess.call(cmd)

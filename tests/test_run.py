@@ -144,3 +144,16 @@ def test_tests_never_install_system_packages():
         if path.name == Path(__file__).name:
             continue
         assert '"apt-get", "install"' not in text and "apt-get install -y -qq" not in text, path
+
+
+def test_notebook_opens_jupyterlab_on_the_examples_with_the_projects_python(monkeypatch):
+    calls = []
+    monkeypatch.setattr(run, "ensure_env", lambda: calls.append("env"))
+    monkeypatch.setattr(run, "ensure_notebook", lambda: calls.append("notebook"))
+    monkeypatch.setattr(run.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
+    monkeypatch.setattr(run.os, "chdir", lambda path: None)
+    monkeypatch.setattr(run.os, "geteuid", lambda: 0)
+    assert run.main(["notebook", "--no-browser"]) == 0
+    assert calls[:2] == ["env", "notebook"]  # the extra is installed before anything starts
+    examples = str(run.ROOT / "examples")
+    assert calls[2] == [str(run.PY), "-m", "jupyterlab", examples, "--allow-root", "--no-browser"]
