@@ -51,6 +51,9 @@ def test_every_page_opens_on_an_uploaded_llama_folder(tmp_path, lang):
         if at.get("plotly_chart"):
             drawn.append(page.key)
     assert {"single", "heads", "decoding", "positional", "cost"} <= set(drawn), drawn
+    at.switch_page(PAGES["mymodels"]).run()  # a test process's AppTests share one session, which keeps 3
+    at.button(key=f"mymodels_remove_{name}").click().run()
+    assert not at.exception
 
 
 def test_an_uploaded_gguf_is_listed_with_its_format_and_opens(tmp_path):
@@ -76,3 +79,7 @@ def test_an_uploaded_gguf_is_listed_with_its_format_and_opens(tmp_path):
     assert tr("en", "mymodels.fmt.gguf") in shown
     at.switch_page(PAGES["single"]).run()
     assert not at.exception and not at.error and at.get("plotly_chart")
+    name = at.session_state["model"]
+    at.switch_page(PAGES["mymodels"]).run()  # a test process's AppTests share one session, which keeps 3
+    at.button(key=f"mymodels_remove_{name}").click().run()
+    assert not at.exception

@@ -158,6 +158,7 @@ def test_every_page_opens_on_an_uploaded_xlm_roberta_folder(tmp_path, monkeypatc
     at.switch_page(PAGES["mymodels"]).run()
     at.file_uploader[0].set_value(("tiny-xlmr.zip", _zip_of(folder), "application/zip")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    name = at.session_state["model"]
     at.session_state["text"] = "我吃了一个苹果。"
     drawn = []
     for page in page_registry.PAGES:
@@ -167,3 +168,6 @@ def test_every_page_opens_on_an_uploaded_xlm_roberta_folder(tmp_path, monkeypatc
         if at.get("plotly_chart"):
             drawn.append(page.key)
     assert {"single", "heads", "focus", "stats"} <= set(drawn), drawn
+    at.switch_page(PAGES["mymodels"]).run()  # a test process's AppTests share one session, which keeps 3
+    at.button(key=f"mymodels_remove_{name}").click().run()
+    assert not at.exception
