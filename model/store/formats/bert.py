@@ -125,7 +125,18 @@ def bert_config(hf: dict, source: Path) -> ModelConfig:
         raise PretrainedError(f"{where}: {e}") from e
 
 
-#: Our per-layer module -> DistilBERT's (``transformer.layer.<i>.<name>``).
+#: Our per-layer module -> the Hugging Face one, and where the layers live, per naming scheme: BERT's
+#: (RoBERTa and XLM-R use the same names) and DistilBERT's.
+BERT_LAYER = {
+    "attn.W_q": "attention.self.query",
+    "attn.W_k": "attention.self.key",
+    "attn.W_v": "attention.self.value",
+    "attn.W_o": "attention.output.dense",
+    "norm1": "attention.output.LayerNorm",
+    "mlp.W_in": "intermediate.dense",
+    "mlp.W_out": "output.dense",
+    "norm2": "output.LayerNorm",
+}
 DISTIL_LAYER = {
     "attn.W_q": "attention.q_lin",
     "attn.W_k": "attention.k_lin",
@@ -138,45 +149,23 @@ DISTIL_LAYER = {
 }
 
 
-def distilbert_name_map(n_layers: int) -> dict[str, str]:
-    """Our parameter name -> the Hugging Face DistilBertModel name holding the same tensor."""
+def bert_name_map(n_layers: int, model_type: str = "bert") -> dict[str, str]:
+    """Our parameter name -> the Hugging Face name holding the same tensor (BertModel's, which RobertaModel
+    and XLMRobertaModel share, or DistilBertModel's: no token types, its own layer names)."""
+    distil = model_type == "distilbert"
     names = {
         "token_embed.weight": "embeddings.word_embeddings.weight",
         "encoder.embed.positions.table": "embeddings.position_embeddings.weight",
         "encoder.embed.norm.weight": "embeddings.LayerNorm.weight",
         "encoder.embed.norm.bias": "embeddings.LayerNorm.bias",
     }
-    for i in range(n_layers):
-        for ours, theirs in DISTIL_LAYER.items():
-            for p in ("weight", "bias"):
-                names[f"encoder.blocks.{i}.{ours}.{p}"] = f"transformer.layer.{i}.{theirs}.{p}"
-    return names
-
-
-def bert_name_map(n_layers: int) -> dict[str, str]:
-    """Our parameter name -> the Hugging Face BertModel name holding the same tensor (RobertaModel and
-    XLMRobertaModel use the same names)."""
-    names = {
-        "token_embed.weight": "embeddings.word_embeddings.weight",
-        "encoder.embed.positions.table": "embeddings.position_embeddings.weight",
-        "encoder.embed.token_types.weight": "embeddings.token_type_embeddings.weight",
-        "encoder.embed.norm.weight": "embeddings.LayerNorm.weight",
-        "encoder.embed.norm.bias": "embeddings.LayerNorm.bias",
-    }
-    per_layer = {
-        "attn.W_q": "attention.self.query",
-        "attn.W_k": "attention.self.key",
-        "attn.W_v": "attention.self.value",
-        "attn.W_o": "attention.output.dense",
-        "norm1": "attention.output.LayerNorm",
-        "mlp.W_in": "intermediate.dense",
-        "mlp.W_out": "output.dense",
-        "norm2": "output.LayerNorm",
-    }
+    if not distil:
+        names["encoder.embed.token_types.weight"] = "embeddings.token_type_embeddings.weight"
+    per_layer, layers = (DISTIL_LAYER, "transformer.layer") if distil else (BERT_LAYER, "encoder.layer")
     for i in range(n_layers):
         for ours, theirs in per_layer.items():
             for p in ("weight", "bias"):
-                names[f"encoder.blocks.{i}.{ours}.{p}"] = f"encoder.layer.{i}.{theirs}.{p}"
+                names[f"encoder.blocks.{i}.{ours}.{p}"] = f"{layers}.{i}.{theirs}.{p}"
     return names
 
 
@@ -201,10 +190,6 @@ def _refuse_pickles(folder: Path) -> None:
     raise PretrainedError(f"{folder / 'model.safetensors'} is missing")
 
 
-def _name_map(cfg: ModelConfig, model_type: str) -> dict[str, str]:
-    return (distilbert_name_map if model_type == "distilbert" else bert_name_map)(cfg.n_enc_layers)
-
-
 def _check_weights(weights: Path, cfg: ModelConfig, model_type: str = "bert",
                    offset: int = 0) -> tuple[str, dict[str, str]]:
     """Compare the weights' header (names, shapes, dtypes) with ``cfg``, reading no tensor; returns
@@ -213,7 +198,7 @@ def _check_weights(weights: Path, cfg: ModelConfig, model_type: str = "bert",
     header = safetensors_header(weights, PretrainedError)
     prefix = next((p for p in _PREFIXES if any(k.startswith(p) for k in header)), "")
     header = {k.removeprefix(prefix): v for k, v in header.items()}
-    mapping = _name_map(cfg, model_type)
+    mapping = bert_name_map(cfg.n_enc_layers, model_type)
     expected = expected_shapes(cfg)
     assert set(expected) == set(mapping), "the name map must cover every parameter of the network"
     table = "encoder.embed.positions.table"
