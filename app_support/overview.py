@@ -13,8 +13,6 @@ merged, [CLS]/[SEP] hidden, or an analysis that kept its hook tensors): the same
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pandas as pd
 
@@ -22,43 +20,11 @@ from app_support.gateway import derived
 from app_support.token_display import ShownAttention
 from model.network.attention_stack import AttentionStack
 from model.network.kinds import get_kind
-from model.network.recorded import BLOCK_BYTES
+from model.network.stack_rows import BLOCK_BYTES, layer_rows, mask_rows, row_blocks
 from model.run.analysis import Analysis
 from viz.compare import change_pairs, head_change, head_change_table
 from viz.focus import token_focus_values
 from viz.grid import pool_tiles
-
-
-def _rows(x: np.ndarray | AttentionStack, layer: int, rows: slice) -> np.ndarray:
-    """[head, rows, key] of one layer: computed for a stack, a view of an array."""
-    if isinstance(x, AttentionStack):
-        return x.layer(layer, rows=rows)
-    return np.asarray(x[layer, :, rows])
-
-
-def row_blocks(x: np.ndarray | AttentionStack, layer: int, multiple: int = 1,
-               max_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
-    """Blocks of query rows of one layer, each a multiple of ``multiple`` rows (but the last): a stack's
-    blocks keep one step within about ``max_bytes`` (:meth:`AttentionInputs.row_blocks`); an array,
-    already held, is one block."""
-    n = x.shape[2]
-    if not isinstance(x, AttentionStack):
-        yield slice(0, n)
-        return
-    first = next(x.layers[layer].row_blocks(x.shape[1], max_bytes))
-    if first.stop >= n:  # one block (short inputs, or a softmax over queries: rows are not independent)
-        yield slice(0, n)
-        return
-    step = max(multiple, (first.stop - first.start) // multiple * multiple)
-    for start in range(0, n, step):
-        yield slice(start, min(start + step, n))
-
-
-def _mask_rows(mask: np.ndarray | AttentionStack, layer: int, rows: slice) -> np.ndarray:
-    """[head, rows, key] bool of one layer; a stack's mask is the same for every head: [1, rows, key]."""
-    if isinstance(mask, AttentionStack):
-        return mask.layer(layer, heads=[0], rows=rows)
-    return np.asarray(mask[layer, :, rows])
 
 
 def pool_layer(shown: ShownAttention, layer: int, block: int, pool: str = "max",
@@ -68,8 +34,8 @@ def pool_layer(shown: ShownAttention, layer: int, block: int, pool: str = "max",
     computed = isinstance(shown.pattern, AttentionStack)  # each block a new array: NaN is written into it
     values, masks = [], []
     for rows in row_blocks(shown.pattern, layer, block, max_bytes):
-        mask = _mask_rows(shown.mask, layer, rows) if shown.any_masked else None  # nothing masked: no layer
-        v, m = pool_tiles(_rows(shown.pattern, layer, rows), mask, block, pool, overwrite=computed)
+        mask = mask_rows(shown.mask, layer, rows) if shown.any_masked else None  # nothing masked: no layer
+        v, m = pool_tiles(layer_rows(shown.pattern, layer, rows), mask, block, pool, overwrite=computed)
         values.append(v)
         masks.append(m)
     joined_mask = None if masks[0] is None else np.concatenate(masks, axis=-2)
@@ -104,9 +70,9 @@ def focus_values(result: Analysis, kind: str, shown: ShownAttention, side: str,
 
     def one_layer(layer: int) -> tuple[np.ndarray, np.ndarray]:
         if side == "from":
-            rows = _rows(shown.pattern, layer, slice(index, index + 1))  # [head, 1, key]
+            rows = layer_rows(shown.pattern, layer, slice(index, index + 1))  # [head, 1, key]
             return token_focus_values(rows[None], 0, "from")
-        column = np.concatenate([_rows(shown.pattern, layer, rows)[:, :, index]
+        column = np.concatenate([layer_rows(shown.pattern, layer, rows)[:, :, index]
                                  for rows in row_blocks(shown.pattern, layer)], axis=-1)  # [head, query]
         return token_focus_values(column[None, :, :, None], 0, "to")
 
@@ -119,7 +85,8 @@ def focus_values(result: Analysis, kind: str, shown: ShownAttention, side: str,
 
 def _query_rows(shown: ShownAttention, layer: int, queries: np.ndarray) -> np.ndarray:
     """[head, len(queries), key] of one layer: only the rows asked for."""
-    return np.stack([_rows(shown.pattern, layer, slice(int(q), int(q) + 1))[:, 0] for q in queries], axis=1)
+    return np.stack([layer_rows(shown.pattern, layer, slice(int(q), int(q) + 1))[:, 0] for q in queries],
+                    axis=1)
 
 
 def rank_heads_streamed(shown_a: ShownAttention, shown_b: ShownAttention, token: str | None = None,

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 import viz
 from model.core.files import atomic_write
+from model.network.stack_rows import layer_rows, row_blocks
 from viz.export import figure_image, standalone_html
 from viz.focus import focus_grid_of_values, token_focus_values
 from viz.grid import grid_block, layers_per_figure, pool_tiles, pooled_heads_grid
@@ -143,26 +144,6 @@ def _stack(src: Any, kind: str, what: str) -> Any:
     return src.attention(kind, what)
 
 
-def _row_blocks(stack: Any, layer: int, multiple: int) -> list[slice]:
-    """Blocks of query rows, each a multiple of ``multiple`` rows, keeping one step's memory bounded (a
-    run's recorded layer says how many rows fit); an array is one block."""
-    n = stack.shape[2]
-    layers = getattr(stack, "layers", None)
-    if layers is None:
-        return [slice(0, n)]
-    first = next(layers[layer].row_blocks(stack.shape[1]))
-    if first.stop >= n:
-        return [slice(0, n)]
-    step = max(multiple, (first.stop - first.start) // multiple * multiple)
-    return [slice(s, min(s + step, n)) for s in range(0, n, step)]
-
-
-def _layer_rows(stack: Any, layer: int, rows: slice) -> np.ndarray:
-    if hasattr(stack, "layers"):
-        return stack.layer(layer, rows=rows)
-    return np.array(stack[layer, :, rows])
-
-
 def attention_heads(
     source: Any,
     tokens: Any = None,
@@ -199,9 +180,9 @@ def attention_heads(
     values, masks = [], []
     for layer in range(first, min(first + per_page, n_layers)):
         parts = []
-        for rows in _row_blocks(pattern, layer, block):
-            m = _layer_rows(mask, layer, rows) if masked else None
-            parts.append(pool_tiles(_layer_rows(pattern, layer, rows), m, block, overwrite=True))
+        for rows in row_blocks(pattern, layer, block):
+            m = layer_rows(mask, layer, rows) if masked else None
+            parts.append(pool_tiles(layer_rows(pattern, layer, rows), m, block, overwrite=True))
         values.append(np.concatenate([v for v, _ in parts], axis=-2))
         masks.append(None if not masked else np.concatenate([m for _, m in parts], axis=-2))
     return pooled_heads_grid(
@@ -253,11 +234,11 @@ def token_focus(
     values, partners = [], []
     for layer in range(src.n_layers(k)):
         if side == "from":
-            rows = _layer_rows(pattern, layer, slice(idx, idx + 1))  # [head, 1, key]
+            rows = layer_rows(pattern, layer, slice(idx, idx + 1))  # [head, 1, key]
             v, p = token_focus_values(rows[None], 0, "from")
         else:
             column = np.concatenate(
-                [_layer_rows(pattern, layer, rows)[:, :, idx] for rows in _row_blocks(pattern, layer, 1)],
+                [layer_rows(pattern, layer, rows)[:, :, idx] for rows in row_blocks(pattern, layer, 1)],
                 axis=-1,
             )  # [head, query]
             v, p = token_focus_values(column[None, :, :, None], 0, "to")

@@ -11,6 +11,7 @@
     hooks.py            named hook points and ``run_with_cache``
     recorded.py         what each attention layer's softmax saw, kept to compute any head later
     attention_stack.py  one kind's [layer, head, query, key] weights, computed when indexed
+    stack_rows.py       one layer of a stack or an array read a block of query rows at a time (no torch)
     trace.py            the shape trace of one forward pass
     progress.py         how far a long computation has got, for a progress bar
 """

@@ -25,10 +25,7 @@ import numpy as np
 import torch
 
 from .masking import build_mask, masked_softmax
-
-#: Bytes of float32 squares one call of :meth:`AttentionInputs.blocks` computes at most: the pages
-#: stream a layer in blocks of query rows, so no step holds one layer's L² for every head at once.
-BLOCK_BYTES = 32 * 2**20
+from .stack_rows import BLOCK_BYTES  # what one call of AttentionInputs.blocks computes at most
 
 
 @dataclass(frozen=True)
