@@ -6,6 +6,8 @@
                                    arguments go to pytest)
     python3 run.py test --quick    the everyday subset: no browser, no image export, no slow
                                    end-to-end command runs, pages swept in one interface language
+    python3 run.py docs            build the documentation site into .cache/docs-site/ and serve it on
+                                   http://localhost:8000 (--port N for another port)
     python3 run.py notebook        JupyterLab on examples/ with the project's environment (JupyterLab
                                    installed into it on first use; the app does not need it)
 
@@ -176,8 +178,22 @@ def ensure_notebook() -> None:
     NOTEBOOK_STAMP.write_text(_requirements_key())
 
 
+DOCS_SITE = ROOT / ".cache" / "docs-site"  # ignored; mkdocs.yml names the same folder
+
+
+def serve_docs(args: list[str]) -> int:
+    """Build the docs site with --strict (as the test suite does) and serve the built folder on this
+    computer only."""
+    port = args[args.index("--port") + 1] if "--port" in args[:-1] else "8000"
+    built = subprocess.call([str(PY), "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(DOCS_SITE)])
+    if built != 0:
+        return built
+    print(f"the documentation: http://localhost:{port}/index.html (Ctrl+C stops)", flush=True)
+    return subprocess.call([str(PY), "-m", "http.server", port, "--bind", "127.0.0.1", "--directory", str(DOCS_SITE)])
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("app", "test", "notebook"):
+    if not argv or argv[0] not in ("app", "test", "notebook", "docs"):
         print(__doc__)
         return 2
     ensure_env()
@@ -186,6 +202,8 @@ def main(argv: list[str]) -> int:
         ensure_notebook()
         as_root = ["--allow-root"] if os.geteuid() == 0 else []  # JupyterLab refuses root without it
         return subprocess.call([str(PY), "-m", "jupyterlab", str(ROOT / "examples"), *as_root, *argv[1:]])
+    if argv[0] == "docs":
+        return serve_docs(argv[1:])
     if argv[0] == "app":
         cmd = [str(PY), "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats", "false", *argv[1:]]
         return subprocess.call(cmd)

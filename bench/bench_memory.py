@@ -9,7 +9,7 @@ types ``--inputs`` different sentences of ``--tokens`` tokens into the sidebar, 
 other, each on the next page of ``--pages`` in turn; after each, the resident set size (VmRSS),
 the analysis cache's size (bytes it counts, entries) and the seconds of that run are recorded.
 Prints every 5th input, then the peak and the last RSS. Asserts nothing (the target,
-<= 1.5 GB, is in the README with what was measured).
+<= 1.5 GB, is in docs/performance.md with what was measured).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import subprocess
 from tests.paths import REPO_ROOT
 
 #: A path into one of the project's folders, ending in a file name (no placeholders: ``<key>``, ``*``).
-FOLDERS = "model|viz|app_support|app_pages|strings|tests|bench|assets|attention_lens|examples"
+FOLDERS = "model|viz|app_support|app_pages|strings|tests|bench|assets|attention_lens|examples|docs"
 CITED = re.compile(rf"(?<![\w./-])((?:{FOLDERS})/[\w./-]*\w\.(?:py|md|json|toml|ipynb))")
 
 

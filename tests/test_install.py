@@ -1,6 +1,6 @@
 """``pip install -e .`` from this clone into someone else's environment: the ``attention-lens`` command
 and the packages work from a fresh interpreter started outside the clone, the install takes the
-top-level names the README lists, and ``attention-lens app`` away from a clone says so in one line.
+top-level names docs/api.md lists, and ``attention-lens app`` away from a clone says so in one line.
 
 The throw-away environment is a venv without pip of its own whose dependencies come from the project's
 environment (a ``.pth`` line naming its site-packages); the project's pip installs into it
@@ -19,7 +19,7 @@ import pytest
 from attention_lens import cli
 from tests.paths import REPO_ROOT
 
-#: The top-level names an install of the project puts on a user's path (the README says the same).
+#: The top-level names an install of the project puts on a user's path (docs/api.md says the same).
 TOP_LEVEL = {"attention_lens", "model", "viz", "app_support", "strings"}
 
 

@@ -5,7 +5,7 @@ JavaScript error happens, that an HTML payload typed by the user fires nothing, 
 the time from submitting a new sentence to its heatmap being painted (target <= 1.5 s; printed,
 and written to test-artifacts/browser_timings.json, not asserted: CI machines vary).
 Saves screenshots to test-artifacts/screenshots/ (ignored by git); with
-ATTENTION_LENS_UPDATE_SCREENSHOTS=1 it also copies them to assets/screenshots/ for the README.
+ATTENTION_LENS_UPDATE_SCREENSHOTS=1 it also copies them to docs/images/ for the README and the docs site.
 
 Run with ``pytest -m browser -s tests/browser/test_browser.py``. Needs /usr/bin/chromium (and
 fonts-noto-cjk for legible Chinese screenshots): ``python3 run.py test`` installs both before pytest
@@ -40,7 +40,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
-README_SCREENSHOTS = ROOT / "assets" / "screenshots"
+README_SCREENSHOTS = ROOT / "docs" / "images"  # shown by the README and the docs site
 UPDATE_README_SCREENSHOTS = os.environ.get("ATTENTION_LENS_UPDATE_SCREENSHOTS") == "1"
 TARGET_S = 1.5
 MAX_PNG_BYTES = 300_000

@@ -109,7 +109,7 @@ def test_svg_parses_and_keeps_text_as_text():
     texts = "".join(root.itertext())
     for label in fig.layout.xaxis.ticktext:
         assert label.replace("&lt;", "<").replace("&gt;", ">") in texts
-    # plotly draws the heatmap itself as one embedded raster image (what the README says)
+    # plotly draws the heatmap itself as one embedded raster image (what docs/teaching.md says)
     assert len(root.findall(".//{http://www.w3.org/2000/svg}image")) >= 1
 
 

@@ -1,4 +1,4 @@
-"""The shipped induction model does what the README says it learned (measured on held-out sequences)."""
+"""The shipped induction model does what docs/models.md says it learned (measured on held-out sequences)."""
 
 from __future__ import annotations
 

@@ -298,7 +298,7 @@ def test_a_bare_gguf_upload_is_copied_within_the_limit_and_opens(tmp_path):
 
 
 def test_most_heads_park_their_weight_on_the_first_token(ours):
-    """The attention sink the README reports: the head statistics' first-token share, on SmolLM2."""
+    """The attention sink docs/models.md reports: the head statistics' first-token share, on SmolLM2."""
     import viz
 
     text = "The bank raised interest rates because inflation was rising faster than expected."
