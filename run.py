@@ -185,11 +185,14 @@ def serve_docs(args: list[str]) -> int:
     """Build the docs site with --strict (as the test suite does) and serve the built folder on this
     computer only."""
     port = args[args.index("--port") + 1] if "--port" in args[:-1] else "8000"
-    built = subprocess.call([str(PY), "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(DOCS_SITE)])
+    quiet = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # the theme's notice about its successor, every build
+    build = [str(PY), "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(DOCS_SITE)]
+    built = subprocess.call(build, env=quiet)
     if built != 0:
         return built
     print(f"the documentation: http://localhost:{port}/index.html (Ctrl+C stops)", flush=True)
-    return subprocess.call([str(PY), "-m", "http.server", port, "--bind", "127.0.0.1", "--directory", str(DOCS_SITE)])
+    serve = [str(PY), "-m", "http.server", port, "--bind", "127.0.0.1", "--directory", str(DOCS_SITE)]
+    return subprocess.call(serve)
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
 """The documentation's pictures, taken in a real browser at a laptop's size: one page of each menu
-section (the guide's six pages) at 1366 x 768, scrolled to the page's first figure, each drawn with no JavaScript error and no Python
-exception shown. The screenshots go to test-artifacts/screenshots/docs/; with
+section (the guide's six pages) at 1366 x 768, scrolled to the page's first figure, each drawn with no
+JavaScript error and no Python exception shown. The screenshots go to test-artifacts/screenshots/docs/; with
 ATTENTION_LENS_UPDATE_SCREENSHOTS=1 they are also copied to docs/images/, where the docs site shows them.
 
 Run with ``pytest -m browser -s tests/browser/test_docs_browser.py``.
@@ -27,16 +27,19 @@ from tests.browser.test_browser import (
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LAPTOP = {"width": 1366, "height": 768}
+CHART_DRAWN = '[data-testid="stPlotlyChart"] .main-svg'
 SENTENCE = "我吃了一个苹果"
 
 #: (picture in docs/images/, page path, link parameters, charts the page draws at least)
 VIEWS = (
-    ("attention.png", "", {"model": "default", "text": SENTENCE, "kind": "cross", "layer": "1", "head": "2"}, 1),
+    ("attention.png", "", {"model": "default", "text": SENTENCE, "kind": "cross", "layer": "1",
+                           "head": "2"}, 1),
     ("decoding.png", "decoding", {"model": "default", "text": SENTENCE, "decode": "beam4-lp1", "step": "1",
                                   "ref": "I ate an apple."}, 4),
     ("probing.png", "lens", {"model": "smollm2", "text": "The capital of France is"}, 1),
     ("how-it-works.png", "worked", {"model": "default", "text": SENTENCE}, 1),
-    ("intervene.png", "ablation", {"model": "reverse", "text": "attention", "heads": "cross.1.0,cross.1.1"}, 1),
+    ("intervene.png", "ablation", {"model": "reverse", "text": "attention",
+                                   "heads": "cross.1.0,cross.1.1"}, 1),
     ("under-the-hood.png", "model", {"model": "default", "text": SENTENCE}, 1),
 )
 
@@ -52,9 +55,10 @@ def test_guide_pictures_at_laptop_size():
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             for png, path, params, charts in VIEWS:
-                page.goto(f"http://127.0.0.1:{port}/{path}?{urlencode(params)}", wait_until="domcontentloaded")
+                address = f"http://127.0.0.1:{port}/{path}?{urlencode(params)}"
+                page.goto(address, wait_until="domcontentloaded")
                 page.wait_for_function(CHARTS_AT_LEAST, arg=charts, timeout=240_000, polling=500)
-                page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', state="attached", timeout=60_000)
+                page.wait_for_selector(CHART_DRAWN, state="attached", timeout=60_000)
                 # The picture shows the page's first figure, not only its introduction.
                 page.locator('[data-testid="stPlotlyChart"]').first.evaluate(
                     "el => el.scrollIntoView({block: 'center'})")
