@@ -10,6 +10,8 @@ ENGLISH: dict[str, str] = {
     "not_a_folder": "{file} is not a folder: give the folder that holds config.json, model.safetensors "
     "and tokenizer.json (or a .zip of it).",
     "outside_root": "{file} is not inside the models folder {root}; only folders inside it can be opened.",
+    "outside_cache": "{file} links outside its Hugging Face cache folder {root}; the snapshot was not "
+    "opened (the cache's files link only into their own blobs/).",
     "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
     "tokenizer.json.",
     "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "

@@ -97,6 +97,8 @@ ZH = {
     "mymodels.problem.not_a_folder": "{file} 不是文件夹：请给出包含 config.json、model.safetensors 和 "
     "tokenizer.json 的文件夹（或它的 .zip 压缩包）。",
     "mymodels.problem.outside_root": "{file} 不在模型文件夹 {root} 里；只能打开这个文件夹里面的文件夹。",
+    "mymodels.problem.outside_cache": "{file} 链接到它的模型缓存文件夹 {root} 之外；没有打开这个快照"
+    "（缓存里的文件只链接到自己的 `blobs/`）。",
     "mymodels.problem.missing_file": "缺少 {file}：一个模型文件夹需要 config.json、model.safetensors 和 "
     "tokenizer.json。",
     "mymodels.problem.pickle": "{file} 是 `pickle` 文件，加载时可能执行任意代码，所以没有打开它：本应用只读取 `safetensors` 文件。"
