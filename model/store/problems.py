@@ -27,7 +27,7 @@ ENGLISH: dict[str, str] = {
     "BERT-style encoders (model_type \"bert\", \"roberta\", \"xlm-roberta\" or \"distilbert\"), "
     "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\", \"mistral\", \"qwen3\", "
     "\"olmo2\", \"gpt_neox\", \"gemma3_text\" or \"phi3\") and .gguf "
-    "files of Llama or Qwen2 models.",
+    "files of Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 models.",
     "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",
     "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",

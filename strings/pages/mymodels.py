@@ -111,7 +111,7 @@ ZH = {
     "也不是抱抱脸（Hugging Face）的配置（没有 `\"model_type\"`）。",
     "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点、BERT 式"
     "编码器（`model_type` 为 `\"bert\"`、`\"roberta\"`、`\"xlm-roberta\"` 或 `\"distilbert\"`）、只含解码器的语言模型（`model_type` 为 `\"gpt2\"`、`\"llama\"`、"
-    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`），以及 Llama 或 Qwen2 模型的 .gguf 文件。",
+    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`），以及 Llama、Qwen2、Qwen3、`Gemma 3` 或 `Phi-3` 模型的 .gguf 文件。",
     "mymodels.problem.several_gguf": "{file} 里有 {count} 个 .gguf 文件；请给出要打开的那一个（一个文件夹里只能有一个）。",
     "mymodels.problem.checkpoint": "无法加载：{detail}",
     "mymodels.problem.zip_too_big": "{file} 有 {size_mb} MB；上传的文件最大 {limit_mb} MB。",
