@@ -48,9 +48,9 @@ SPM_VOCAB = 400
 
 
 @pytest.fixture(scope="module")
-def pieces(tmp_path_factory) -> list[tuple[str, float, int]]:
-    """(piece, score, llama.cpp token type) of a SentencePiece BPE model trained here with byte
-    fallback, in id order, as llama.cpp's converter writes a SentencePiece vocabulary."""
+def trained(tmp_path_factory):
+    """A SentencePiece BPE model trained here with byte fallback: (its processor, and the (piece, score,
+    llama.cpp token type) of each id, as llama.cpp's converter writes a SentencePiece vocabulary)."""
     folder = tmp_path_factory.mktemp("spm")
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(TRAINING_TEXT), model_writer=model,
@@ -63,7 +63,12 @@ def pieces(tmp_path_factory) -> list[tuple[str, float, int]]:
         kind = (2 if proc.is_unknown(i) else 3 if proc.is_control(i) else 6 if proc.is_byte(i)
                 else 5 if proc.is_unused(i) else 1)
         found.append((proc.id_to_piece(i), proc.get_score(i), kind))
-    return found
+    return proc, found
+
+
+@pytest.fixture(scope="module")
+def pieces(trained) -> list[tuple[str, float, int]]:
+    return trained[1]
 
 
 def _letters() -> list[str]:
@@ -276,6 +281,25 @@ def test_the_sentencepiece_tokenizer_of_a_gguf_cuts_as_transformers_converts_it(
         got = ours.encode(text, add_special_tokens=False).ids
         assert got == want, (text, got, want)
         assert ours.decode(got) == theirs.decode(want, skip_special_tokens=True), text
+
+
+def test_a_llama_sentencepiece_gguf_cuts_as_sentencepiece_itself(trained, tmp_path, pieces):
+    w = gguf.GGUFWriter(str(tmp_path / "tok.gguf"), "llama")
+    add_tokenizer(w, "spm-llama", pieces, SPM_VOCAB)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with GGUFFile(tmp_path / "tok.gguf") as g:
+        ours = g.tokenizer()
+    # SentencePiece's own engine first applies its NFKC map (𝔘 -> U), which a GGUF does not carry (nor
+    # does llama.cpp apply it), and squeezes runs of spaces: the texts neither touches
+    import unicodedata
+
+    plain = [t for t in SENTENCES if unicodedata.normalize("NFKC", t) == t and "  " not in t and "\t" not in t]
+    assert len(plain) >= 15
+    for text in plain:
+        assert ours.encode(text, add_special_tokens=False).ids == trained[0].encode(text), text
 
 
 def _rewrite(path: Path, old: bytes, new: bytes, target: Path) -> Path:
