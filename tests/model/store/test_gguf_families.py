@@ -121,8 +121,8 @@ _GEMMA_RENAMES = {"post_attention_layernorm": "post_attention_norm", "pre_feedfo
                   "post_feedforward_layernorm": "post_ffw_norm"}
 
 
-def write_gguf(hf, arch: str, path: Path, pieces) -> Path:
-    """``hf`` (a transformers model) as llama.cpp's converter writes it, float32."""
+def write_gguf(hf, arch: str, path: Path, pieces, extra: dict | None = None) -> Path:
+    """``hf`` (a transformers model) as llama.cpp's converter writes it, float32 (and ``extra`` tensors)."""
     c = hf.config
     heads, kv = c.num_attention_heads, c.num_key_value_heads
     head_dim = getattr(c, "head_dim", None) or c.hidden_size // heads
@@ -167,6 +167,8 @@ def write_gguf(hf, arch: str, path: Path, pieces) -> Path:
         if arch == "gemma3" and name.endswith("norm.weight"):
             t = t + 1.0  # llama.cpp stores Gemma's (1 + weight)
         w.add_tensor(out, t.numpy())
+    for name, t in (extra or {}).items():
+        w.add_tensor(name, t)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -337,3 +339,19 @@ def test_a_gguf_whose_key_length_disagrees_with_its_tensors_is_one_line(tmp_path
     (tmp_path / "bad.gguf").write_bytes(bytes(data))
     with pytest.raises(UserModelError, match="key width 64 and value width 128"):
         load_user_model(tmp_path / "bad.gguf")
+
+
+def test_a_phi3_gguf_with_longrope_factors_and_a_gemma3_gguf_without_its_window_are_one_line(tmp_path, pieces):
+    hf = _build("phi3", tmp_path / "phi3", pieces)
+    half = np.ones(4, dtype=np.float32)  # one factor per rotated pair (d_head 8)
+    longrope = write_gguf(hf, "phi3", tmp_path / "long.gguf", pieces,
+                          extra={"rope_factors_long.weight": half, "rope_factors_short.weight": half})
+    with pytest.raises(UserModelError) as err:
+        load_user_model(longrope)
+    assert "\n" not in str(err.value) and "not supported: Phi-3's longrope" in str(err.value), err.value
+    _build("gemma3", tmp_path / "gemma3", pieces)
+    gemma = tmp_path / "gemma3" / "gguf" / "tiny-gemma3.gguf"
+    bad = _rewrite(gemma, b"gemma3.attention.sliding_window", b"gemma3.attention.sliding_xxxxxx", tmp_path / "w.gguf")
+    with pytest.raises(UserModelError) as err:
+        load_user_model(bad)
+    assert "\n" not in str(err.value) and "gemma3.attention.sliding_window" in str(err.value), err.value
