@@ -193,3 +193,12 @@ def test_a_blob_of_the_wrong_size_is_refused_in_one_line(cache, change, capsys):
     assert main(["generate", "--model", "Qwen/Qwen3-Tiny", "w5"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "model.safetensors" in err
+
+
+def test_a_loop_of_links_in_a_snapshot_is_refused_in_one_line(cache, capsys):
+    snap = cache / "models--Qwen--Qwen3-Tiny" / "snapshots" / REVISION
+    (snap / "a.json").symlink_to(snap / "b.json")
+    (snap / "b.json").symlink_to(snap / "a.json")
+    assert main(["generate", "--model", "Qwen/Qwen3-Tiny", "w5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "a.json links outside its Hugging Face cache folder" in err
