@@ -24,6 +24,7 @@ from model.run.analysis import Analysis, analyze, attention_only
 from model.store.bundle import Bundle
 from model.store.names import is_model_name
 from model.store.registry import UnknownModelError, available_models
+from model.store.sources.hf_cache import is_hub_name
 
 from .checks import ArgumentError, check_choice, check_index
 
@@ -39,12 +40,15 @@ SAVE_MAX_MB = 256
 def _looks_like_path(value: str | Path) -> bool:
     if isinstance(value, Path):
         return True
+    if is_hub_name(value) and not Path(value).exists():  # ORG/NAME of the Hugging Face cache
+        return False
     return not is_model_name(value) or value.lower().endswith((".gguf", ".zip"))
 
 
 def load(name_or_path: str | Path) -> Model:
     """The model the app would open: a shipped or installed model by name (``reverse``, ``default``,
-    ``tiny-gpt``, ``minilm``, ``e5``, ``smollm2`` …), or a checkpoint folder, Hugging Face folder,
+    ``tiny-gpt``, ``minilm``, ``e5``, ``smollm2`` …), a model of the local Hugging Face cache by its hub
+    name (``Qwen/Qwen3-0.6B``: never downloaded), or a checkpoint folder, Hugging Face folder,
     ``.zip`` or ``.gguf`` file by path; checked and refused exactly as ``python -m model … --model`` /
     ``--model-dir`` do (UnknownModelError, or UserModelError naming the file at fault).
 

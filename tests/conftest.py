@@ -6,6 +6,9 @@ import torch
 # The cost page measures attention for up to 5 s when it opens; in tests (AppTest and the browser
 # test's server, which inherits this) one second of measuring is enough to exercise it.
 os.environ.setdefault("ATTENTION_LENS_COST_BUDGET", "1")
+# Models in the Hugging Face cache of the machine running the tests would join every model list: the
+# tests see an empty cache (tests/model/store/test_hf_cache.py builds its own under tmp_path).
+os.environ["HF_HUB_CACHE"] = os.path.join(os.path.dirname(__file__), "..", ".cache", "no-hf-cache-in-tests")
 
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer

@@ -69,7 +69,9 @@ def positive_float(value: str) -> float:
 def add_model_args(s: argparse.ArgumentParser) -> None:
     """--model NAME or --model-dir PATH (one of them), for every subcommand that runs a model."""
     which = s.add_mutually_exclusive_group()
-    which.add_argument("--model", default="default", help="a model's plain name (see `list`)")
+    which.add_argument("--model", default="default",
+                       help="a model's plain name (see `list`), or ORG/NAME of a model in the local "
+                       "Hugging Face cache (never downloaded)")
     which.add_argument(
         "--model-dir", default=None, metavar="PATH",
         help="a checkpoint folder of your own (config.json, model.safetensors, tokenizer.json; or a "
@@ -114,11 +116,14 @@ def parse_strategy(args):
 
 def load_bundle(args):
     """The model a command runs: ``--model NAME`` (a plain name, looked up only among the model sources;
-    a path is never taken as a name) or ``--model-dir PATH`` (a checkpoint folder of this project's
+    a path is never taken as a name; ``ORG/NAME`` is looked up in the local Hugging Face cache only) or ``--model-dir PATH`` (a checkpoint folder of this project's
     format or a Hugging Face BERT-style folder, or a .zip of one, checked as an upload is)."""
     from ..store.registry import UnknownModelError, load_model
+    from ..store.sources.hf_cache import is_hub_name, load_hub_model
 
     if getattr(args, "model_dir", None) is None:
+        if is_hub_name(args.model):
+            return load_hub_model(args.model)
         try:
             return load_model(args.model)
         except UnknownModelError as e:

@@ -11,6 +11,7 @@
     tokenizer_files.py       reading and writing ``tokenizers`` JSON files
     translation_tokenizer.py the shared zh/en subword tokenizer
     byte_tokens.py           byte-level BPE tokens as readable text
+    sentencepiece_bpe.py     a SentencePiece BPE tokenizer from a GGUF's pieces and scores (Gemma, Phi-3)
     tatoeba.py               Tatoeba Chinese-English pairs: download, verify, load and split
     zh_script.py             Chinese script helpers: Traditional -> Simplified
 """

@@ -10,6 +10,8 @@ ENGLISH: dict[str, str] = {
     "not_a_folder": "{file} is not a folder: give the folder that holds config.json, model.safetensors "
     "and tokenizer.json (or a .zip of it).",
     "outside_root": "{file} is not inside the models folder {root}; only folders inside it can be opened.",
+    "outside_cache": "{file} links outside its Hugging Face cache folder {root}; the snapshot was not "
+    "opened (the cache's files link only into their own blobs/).",
     "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
     "tokenizer.json.",
     "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "
@@ -25,7 +27,7 @@ ENGLISH: dict[str, str] = {
     "BERT-style encoders (model_type \"bert\", \"roberta\", \"xlm-roberta\" or \"distilbert\"), "
     "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\", \"mistral\", \"qwen3\", "
     "\"olmo2\", \"gpt_neox\", \"gemma3_text\" or \"phi3\") and .gguf "
-    "files of Llama or Qwen2 models.",
+    "files of Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 models.",
     "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",
     "zip_too_big": "{file} is {size_mb} MB; an upload may be at most {limit_mb} MB.",

@@ -1,6 +1,7 @@
 """The models the app and the command line offer: a model name -> the source that holds it.
 
-Sources are asked in order (``model_sources()``: the shipped folder, then installed packages); an
+Sources are asked in order (``model_sources()``: the shipped folder, installed packages, then the
+local Hugging Face cache); an
 earlier source hides a later one's model of the same name. A user's own models (opened or
 uploaded in this process) are found by their made-up names first. Everything a model says about
 itself before loading comes from its source as a :class:`ModelInfo`; loading gives a
@@ -17,6 +18,7 @@ from .info import GROUPS, ModelInfo
 from .names import UnknownModelError, check_model_name, is_model_name
 from .problems import CheckpointError
 from .sources import user
+from .sources.hf_cache import HubCacheSource
 from .sources.packages import PackageSource
 from .sources.shipped import REPO_ROOT, FolderSource, shipped
 from .sources.user import UserModel, unregister_user_model, user_model, user_model_names
@@ -44,7 +46,7 @@ class ModelSource(Protocol):
 
 def model_sources() -> list[ModelSource]:
     """Where models are looked up, first match wins (read at call time: tests point it elsewhere)."""
-    return [shipped(), PackageSource()]
+    return [shipped(), PackageSource(), HubCacheSource()]
 
 
 def _holders() -> dict[str, ModelSource]:

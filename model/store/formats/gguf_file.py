@@ -7,7 +7,8 @@ dimensions, quantisation type and byte range. A file that fails any check is one
 
     its metadata as plain Python values        GGUFFile.metadata, GGUFFile.figures()
     its tensors as float32 numpy, on demand    GGUFFile.tensor(name)   (memory-mapped)
-    its tokenizer                              GGUFFile.tokenizer()    (a ``tokenizers.Tokenizer``)
+    its tokenizer                              GGUFFile.tokenizer()    (a ``tokenizers.Tokenizer``:
+                                               byte-level BPE, or SentencePiece BPE)
 
 Layout (little-endian): ``"GGUF"``, version u32, tensor count u64, metadata count u64, the metadata
 (key string, type u32, value), the tensor infos (name, n_dims u32, dims u64 each, type u32,
@@ -28,6 +29,7 @@ from gguf.quants import dequantize, quant_shape_to_byte_shape
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 
 from ...data.byte_tokens import bytes_to_unicode
+from ...data.sentencepiece_bpe import sentencepiece_tokenizer
 from ...network.config import SIZE_LIMITS
 from ..problems import CheckpointError
 from .checked import CheckedCursor, MappedFile
@@ -263,13 +265,16 @@ class GGUFFile(MappedFile):
         )
 
     def tokenizer(self) -> Tokenizer:
-        """The byte-level BPE tokenizer the metadata describes, built as ``transformers`` builds it
-        from a GGUF (same vocabulary spelling, merges, special tokens and pre-tokenizer)."""
+        """The tokenizer the metadata describes, built as ``transformers`` builds it from a GGUF: a
+        byte-level BPE ('gpt2': same vocabulary spelling, merges, special tokens and pre-tokenizer), or
+        a SentencePiece BPE ('llama': pieces, scores and types, model/data/sentencepiece_bpe.py)."""
         meta = self.metadata
         kind = meta.get("tokenizer.ggml.model")
+        if kind == "llama":
+            return self._sentencepiece()
         if kind != "gpt2":
             raise GGUFError(f"{self.path}: tokenizer.ggml.model is {kind!r}; "
-                            "only byte-level BPE ('gpt2') is read")
+                            "only byte-level BPE ('gpt2') and SentencePiece ('llama') are read")
         tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
         if not _strings(tokens) or not _strings(merges) or any(m.count(" ") != 1 for m in merges):
             raise GGUFError(f"{self.path}: tokenizer.ggml.tokens / .merges are not lists of tokens and pairs")
@@ -303,6 +308,30 @@ class GGUFFile(MappedFile):
                 single=f"{tokens[bos]} $A", pair=f"{tokens[bos]} $A {tokens[bos]} $B",
                 special_tokens=[(tokens[bos], bos)])
         return tok
+
+    def _sentencepiece(self) -> Tokenizer:
+        meta = self.metadata
+        tokens, scores = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.scores")
+        types = meta.get("tokenizer.ggml.token_type") or [_NORMAL] * len(tokens or [])
+        if not _strings(tokens):
+            raise GGUFError(f"{self.path}: tokenizer.ggml.tokens is not a list of pieces")
+        if scores is not None and (not isinstance(scores, list) or len(scores) != len(tokens)
+                                   or not all(isinstance(x, int | float) for x in scores)):
+            raise GGUFError(f"{self.path}: tokenizer.ggml.scores must hold one number per token ({len(tokens)})")
+        if len(types) != len(tokens) or not all(isinstance(k, int) for k in types):
+            raise GGUFError(f"{self.path}: tokenizer.ggml.token_type has {len(types)} entries for "
+                            f"{len(tokens)} tokens")
+        arch = meta.get("general.architecture")
+        return sentencepiece_tokenizer(
+            tokens, scores, types, add_space_prefix=meta.get("tokenizer.ggml.add_space_prefix", True) is not False,
+            space_from_normalizer=arch == "phi3", rank_by_position=arch in ("gemma", "gemma2", "gemma3"))
+
+    @property
+    def adds_bos(self) -> bool:
+        """Whether the model reads BOS first: the metadata's flag; a SentencePiece vocabulary that does
+        not say adds it (llama.cpp's default, and transformers')."""
+        flag = self.metadata.get("tokenizer.ggml.add_bos_token")
+        return flag is True or (flag is None and self.metadata.get("tokenizer.ggml.model") == "llama")
 
     def special_token_ids(self) -> dict[str, int]:
         """bos / eos / unknown / padding ids the metadata states, each checked against the vocabulary."""

@@ -169,15 +169,17 @@ def test_a_tiny_gguf_converts_tensor_for_tensor(tmp_path, arch, tied):
     state = bundle.model.state_dict()
     assert bundle.cfg.tie_embeddings == tied and bundle.cfg.qkv_bias == (arch == "qwen2")
     assert np.array_equal(state["token_embed.weight"].numpy(), tensors["token_embd.weight"])
-    for ours, theirs in (("decoder.blocks.1.self_attn.W_k.weight", "blk.1.attn_k.weight"),
-                         ("decoder.blocks.0.mlp.W_gate.weight", "blk.0.ffn_gate.weight")):
-        assert np.array_equal(state[ours].numpy(), tensors[theirs])
+    # Qwen2's q and k rows are stored rotate-half (llama.cpp rotates its halves): we hold them in pairs
+    pairs = gguf_format.rope_permutation(8).numpy() if arch == "qwen2" else np.arange(8)
+    in_pairs = tensors["blk.1.attn_k.weight"].reshape(2, 8, 32)[:, pairs].reshape(16, 32)
+    assert np.array_equal(state["decoder.blocks.1.self_attn.W_k.weight"].numpy(), in_pairs)
+    assert np.array_equal(state["decoder.blocks.0.mlp.W_gate.weight"].numpy(), tensors["blk.0.ffn_gate.weight"])
     assert np.array_equal(state["decoder.final_norm.weight"].numpy(), tensors["output_norm.weight"])
     out = tensors["token_embd.weight"] if tied else tensors["output.weight"]
     assert np.array_equal(state["unembed.weight"].numpy(), out)
     if arch == "qwen2":
         q_bias = state["decoder.blocks.0.self_attn.W_q.bias"].numpy()
-        assert np.array_equal(q_bias, tensors["blk.0.attn_q.bias"])
+        assert np.array_equal(q_bias, tensors["blk.0.attn_q.bias"].reshape(4, 8)[:, pairs].reshape(32))
     again = load_user_model(tmp_path / "tiny.gguf")  # from the cache: the same model
     for name, value in again.model.state_dict().items():
         assert torch.equal(value, state[name]), name
