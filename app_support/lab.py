@@ -153,6 +153,7 @@ class masks:
     default_other = served(_masks.default_other)
     layer_run = served(_masks.layer_run)
     padded_batch = served(_masks.padded_batch)
+    sliding_windows = served(_masks.sliding_windows)
 
 
 class model:
