@@ -194,6 +194,7 @@ class pitfalls:
 class positional:
     """``model.lab.positional``."""
 
+    layer_rotations = served(_positional.layer_rotations)
     position_table = served(_positional.position_table)
     rope_frequencies = served(_positional.rope_frequencies)
     rope_scores = served(_positional.rope_scores)
