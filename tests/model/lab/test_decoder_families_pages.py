@@ -19,6 +19,7 @@ import viz  # noqa: E402
 from model.lab.families import family_column  # noqa: E402
 from model.lab.masks import padded_batch, sliding_windows  # noqa: E402
 from model.lab.worked import layer_tensors_for  # noqa: E402
+from model.network.trace import parameter_counts  # noqa: E402
 from model.run.analysis import analyze  # noqa: E402
 from model.store.formats.hf_decoder import HF_DECODER  # noqa: E402
 from tests.model.store.test_hf_decoder import _save  # noqa: E402
@@ -208,6 +209,9 @@ def test_block_wiring_and_parameter_formula_are_the_modules(bundles, kind):
     whole = dict((part, value) for part, _, value in model_parameters(cfg))
     assert sum(whole.values()) == _count(model.parameters())
     assert ("unembed" in whole) == (not cfg.tie_embeddings)
+    # the model page's treemap: a block's norms in one group (Gemma 3's post norms included)
+    counts = parameter_counts(model)
+    assert counts["decoder.blocks.0.norms"] == parts["norms"] and sum(counts.values()) == sum(whole.values())
 
 
 @pytest.mark.parametrize("name", ["default", "induction", "variant-gqa"])
