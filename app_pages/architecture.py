@@ -9,6 +9,7 @@ from streamlit.errors import StreamlitAPIException
 import viz
 from app_support import gateway as G
 from app_support import pages
+from app_support.anatomy import block_parameters, block_wiring
 from app_support.i18n import current_lang, t
 from app_support.messages import current_analysis
 from app_support.ui import chart, page_header
@@ -83,6 +84,23 @@ for column, key in zip(st.columns(len(LINKED)), LINKED, strict=True):
             st.page_link(spec.file, label=titles[key], icon=spec.icon)
         except StreamlitAPIException:  # the page run on its own (tests): no navigation holds the others
             st.markdown(titles[key])
+
+# --------------------------------------------------------------------------- one block
+st.subheader(t("architecture.block.header"))
+stack = "encoder" if cfg.encoder_only else "decoder"
+stack_name = t(f"architecture.block.stack.{stack}")
+how, lines = block_wiring(cfg, stack)
+st.markdown(t("architecture.block.intro", stack=stack_name))
+st.code("\n".join(lines), language="python")
+st.markdown(t(f"architecture.block.how.{how}"))
+if cfg.qk_norm != "none":
+    st.markdown(t(f"architecture.block.qk.{cfg.qk_norm}", d_head=cfg.d_head,
+                  width=f"(h + h_kv)·d_head = {(cfg.n_heads + cfg.kv_heads) * cfg.d_head}"
+                  if cfg.qk_norm == "full" else cfg.d_head))
+parts = block_parameters(cfg, stack)
+st.markdown(t("architecture.block.params", stack=stack_name, total=f"{sum(v for _, _, v in parts):,}",
+              formula=" + ".join(f"`{formula}` = {value:,} ({t(f'model.params.part.{part}')})"
+                                 for part, formula, value in parts)))
 
 # --------------------------------------------------------------------------- split and merge
 st.subheader(t("architecture.split.header"))

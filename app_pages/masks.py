@@ -125,6 +125,9 @@ def _kind_masks(batch) -> None:
     else:  # a converted language model, or the pitfall model trained without the padding mask
         caption = t("masks.kind_caption.lm_no_padding" if batch.decoder_only
                     else "masks.kind_caption.no_padding")
+    if batch.window:  # a local layer (Gemma 3, Phi-3): the mask drawn is that layer's, window included
+        caption += " " + t("masks.kind_window", layer=min(view.layer, view.n_layers[kind] - 1),
+                           window=batch.window)
     st.caption(caption + " " + t("masks.pad_rows"))
 
 
@@ -197,6 +200,43 @@ def batch_section() -> None:
 
 
 batch_section()
+
+
+# --------------------------------------------------------------------------- sliding windows
+
+
+def _window_mask(windows, layer: int, tokens: list[str], title: str, column) -> None:
+    with column:
+        chart(viz.mask_matrix(windows.masks[windows.windows[layer]], tokens, tokens, title=title, lang=lang),
+              key=f"masks_window_{layer}")
+
+
+def window_section() -> None:
+    """Gemma 3's local and global layers (Phi-3: one window everywhere), each layer's own mask drawn."""
+    tokens = list(result.target_tokens)
+    windows = lab.masks.sliding_windows(view.model, len(tokens)) if language_model and tokens else None
+    if windows is None:
+        return
+    st.subheader(t("masks.window.header"))
+    st.markdown(t("masks.window.explain"))
+    local, global_ = windows.local_layers, windows.global_layers
+    width = windows.windows[local[0]]
+    if global_:
+        st.markdown(t("masks.window.layers", window=width, local=", ".join(map(str, local)),
+                      global_=", ".join(map(str, global_)) or t("masks.window.none")))
+    else:
+        st.markdown(t("masks.window.every_layer", window=width))
+    columns = st.columns(2)
+    _window_mask(windows, local[0], tokens, t("masks.window.local_title", layer=local[0], window=width),
+                 columns[0])
+    if global_:
+        _window_mask(windows, global_[0], tokens, t("masks.window.global_title", layer=global_[0]), columns[1])
+    st.caption(t("masks.window.caption", n=len(tokens)))
+    if len(tokens) <= width:
+        st.info(t("masks.window.short", n=len(tokens), window=width), icon=":material/info:")
+
+
+window_section()
 
 
 # --------------------------------------------------------------------------- 2. the causal mask off

@@ -1,5 +1,6 @@
 """The model itself: shape trace, parameters, config, metrics, training curve."""
 
+import pandas as pd
 import streamlit as st
 
 import viz
@@ -15,6 +16,7 @@ from app_pages.glue.model import (
     symbol_table,
 )
 from app_support import lab
+from app_support.anatomy import model_parameters
 from app_support.gateway import config, get_analysis, get_summary
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
@@ -119,6 +121,16 @@ with tabs[1]:
     weights = layer_weights(cfg)
     st.caption(t("model.params.caption", attn=f"{weights['attn']:,}", ffn=f"{weights['ffn']:,}",
                  attn_formula=weights["attn_formula"], ffn_formula=weights["ffn_formula"]))
+    st.markdown(f"#### {t('model.params.formula_header')}")
+    parts = model_parameters(cfg)
+    st.dataframe(pd.DataFrame({t("model.params.col.part"): [t(f"model.params.part.{p}") for p, _, _ in parts],
+                               t("model.params.col.formula"): [f for _, f, _ in parts],
+                               t("model.params.col.count"): [v for _, _, v in parts]}),
+                 hide_index=True, column_config={t("model.params.col.count"): st.column_config.NumberColumn(
+                     format="localized")})
+    formula_total, real = sum(v for _, _, v in parts), summary["total_parameters"]
+    st.caption(t("model.params.formula_total" if formula_total == real else "model.params.formula_off",
+                 total=f"{formula_total:,}", real=f"{real:,}"))
 
 with tabs[2]:
     left, right = st.columns(2)

@@ -100,20 +100,54 @@ st.markdown(t("positional.shift.error", err=f"{float(errors.max()):.1e}", n=len(
 
 # --------------------------------------------------------------------------- the model's own scheme
 
+def _rope_bases(rotations) -> None:
+    """Gemma 3: the local layers' base and the global layers' (with their linear scaling), side by side."""
+    local = [r for r in rotations if r.window]
+    global_ = [r for r in rotations if not r.window]
+    if not local or not global_:
+        return
+    st.subheader(t("positional.rope.bases_header"))
+    g = global_[0]
+    scaling = t("positional.rope.bases_scaling", factor=f"{g.factor:g}") if g.factor != 1.0 else ""
+    st.markdown(t("positional.rope.bases", window=local[0].window,
+                  local=", ".join(str(r.layer) for r in local),
+                  global_=", ".join(str(r.layer) for r in global_), local_base=f"{local[0].base:,.0f}",
+                  global_base=f"{g.base:,.0f}", scaling=scaling))
+    for column, (which, r) in zip(st.columns(2), (("local", local[0]), ("global", g)), strict=True):
+        with column:
+            scaled = (t("positional.rope.bases_title_scaling", factor=f"{r.factor:g}") if r.factor != 1.0
+                      else "")
+            title = t("positional.rope.bases_title", which=t(f"positional.rope.bases_which.{which}"),
+                      base=f"{r.base:,.0f}", scaling=scaled)
+            freqs = lab.positional.rope_frequencies(r.rotary_dims, r.base, r.factor)
+            chart(viz.rope_frequency_bars(freqs, title=title, lang=lang), key=f"pe_rope_freq_{which}")
+    st.caption(t("positional.rope.bases_caption"))
+
+
 if cfg.pos_encoding == "rope":
     st.subheader(t("positional.rope.header"))
     st.markdown(t("positional.rope.intro", d_head=cfg.d_head))
+    rotations = lab.positional.layer_rotations(view.model)
+    first = rotations[0] if rotations else None
+    turned = first.rotary_dims if first else cfg.d_head
+    if turned < cfg.d_head:  # partial rotary (Pythia, Phi-3): which dimensions turn
+        st.markdown(f"**{t('positional.rope.partial_header')}**")
+        st.markdown(t("positional.rope.partial", r=turned, d_head=cfg.d_head, share=turned / cfg.d_head,
+                      pairs=turned // 2, end=cfg.d_head - 1))
+    base, factor = (first.base, first.factor) if first else (cfg.rope_theta, 1.0)
     c1, c2 = st.columns(2)
     with c1:
-        freqs = lab.positional.rope_frequencies(cfg.d_head, cfg.rope_theta)
+        freqs = lab.positional.rope_frequencies(turned, base, factor)
         chart(viz.rope_frequency_bars(freqs, lang=lang), key="pe_rope_freq")
     with c2:
-        scores = lab.positional.rope_scores(cfg.d_head, int(n_pos), base=cfg.rope_theta)
+        scores = lab.positional.rope_scores(cfg.d_head, int(n_pos), base=base, rotary_dims=turned,
+                                            factor=factor)
         chart(viz.rope_score_heatmap(scores, lang=lang, max_len=cfg.max_len), key="pe_rope_scores")
     worst = max(float(np.ptp(np.diagonal(scores, offset=o))) for o in range(-len(scores) + 1, len(scores)))
     st.markdown(t("positional.rope.diagonals", spread=f"{worst:.1e}"))
     if past:
         st.caption(t("positional.rope.past", max_len=cfg.max_len))
+    _rope_bases(rotations)
 elif cfg.pos_encoding == "learned":
     st.caption(t("positional.learned_note", max_len=cfg.max_len, d_model=cfg.d_model))
 

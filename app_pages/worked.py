@@ -99,6 +99,57 @@ if elided or data.rope:
             show_table(viz.vector_table(data.q_unrotated[query, head], q_label, edge=None))
             show_table(viz.vector_table(data.k_unrotated[:, kv], k_labels, edge=None), highlight=key)
 
+# 1b · QK-norm (Qwen3, Gemma 3, OLMo 2): q and k normalised before RoPE, by hand from the norm's weights
+norm = data.qk_norm
+if norm is not None and data.q_normed is not None:
+    st.subheader(t("worked.norm.header"))
+    d = data.d_head
+    whole = norm.over == "full"
+
+    def normalised(x: np.ndarray, heads: np.ndarray, weight: np.ndarray, bias, index: int):
+        """(the norm by hand, the head's slice of its result): over the head, or the whole projection."""
+        done = viz.norm_by_hand(heads.reshape(-1) if whole else x, weight, norm.eps, kind=norm.kind, bias=bias)
+        return done, (done.normed[index * d:(index + 1) * d] if whole else done.normed)
+
+    q_done, q_normed = normalised(data.q_unrotated[query, head], data.q_unrotated[query], norm.q_weight,
+                                  norm.q_bias, head)
+    _, k_normed = normalised(data.k_unrotated[key, row.kv_head], data.k_unrotated[key], norm.k_weight,
+                             norm.k_bias, row.kv_head)
+    spread_name = t("worked.norm.rms" if norm.kind == "rmsnorm" else "worked.norm.std")
+    st.markdown(t("worked.norm.text_full" if whole else "worked.norm.text_head", kind=norm.kind, d_head=d,
+                  width=q_done.x.shape[0], head=head, formula=t(f"worked.norm.formula.{norm.kind}"),
+                  spread_name=spread_name, spread=f"{q_done.spread:.4f}", eps=f"{norm.eps:g}"))
+    weight = norm.q_weight[head * d:(head + 1) * d] if whole else norm.q_weight
+    rows = np.stack([data.q_unrotated[query, head], weight, q_normed, data.q_normed[query, head]])
+    show_table(viz.vector_table(rows, [t(f"worked.norm.row.{r}") for r in ("x", "weight", "normed", "recorded")],
+                                edge=EDGE))
+    st.caption(t("worked.norm.check",
+                 q=f"{float(np.max(np.abs(q_normed - data.q_normed[query, head]))):.2e}",
+                 k=f"{float(np.max(np.abs(k_normed - data.k_normed[key, row.kv_head]))):.2e}"))
+
+# 1c · RoPE: which dimensions turn (partial rotary: Pythia, Phi-3), the query's rotation by hand
+if data.rope and data.rotary_dims:
+    st.subheader(t("worked.rotate.header"))
+    r, d = data.rotary_dims, data.d_head
+    factor = t("worked.rotate.factor", factor=f"{data.rope_factor:g}") if data.rope_factor != 1.0 else ""
+    base = f"{data.rope_base:,.0f}"
+    if r < d:
+        st.markdown(t("worked.rotate.partial", r=r, d_head=d, last_a=r - 2, last_b=r - 1, base=base,
+                      factor=factor, end=d - 1))
+    else:
+        st.markdown(t("worked.rotate.all", d_head=d, base=base, factor=factor))
+    before = data.q_before_rotation[query, head]
+    turned = viz.rotate_by_hand(before, query, r, data.rope_base, data.rope_factor)
+    rows = np.stack([before, turned.rotated, data.q[query, head]])
+    # the partial edge: the last turned dims and the first untouched ones
+    show_table(viz.vector_table(rows, [t(f"worked.rotate.row.{w}") for w in ("before", "after", "recorded")],
+                                edge=None if d <= 2 * EDGE + 1 else EDGE))
+    same = bool(np.array_equal(data.q[query, head, r:], before[r:]))
+    st.caption(t("worked.rotate.check", pos=query,
+                 diff=f"{float(np.max(np.abs(turned.rotated - data.q[query, head]))):.2e}",
+                 same=t("worked.rotate.same_yes" if same else "worked.rotate.same_no")))
+    st.caption(t("worked.rotate.pairs", half=r // 2))
+
 # 2 · one dot product
 st.subheader(t("worked.step2"))
 chart(viz.products_figure(row, queries[query], keys[key], lang=lang), key="worked_products")
@@ -108,13 +159,19 @@ st.markdown(t("worked.step2_text", k_tok=k_tok, total=f"{row.dots[key]:.4f}",
 # 3 · scores -> weights
 st.subheader(t("worked.step3"))
 n_hidden = int(row.mask.sum())
+behind = int(row.mask[:query + 1].sum())  # keys before the query hidden: a local layer's sliding window
 if not data.causal:
     mask_note = t("worked.mask_none")
+elif behind:
+    mask_note = t("worked.mask_window", window=data.window, n=behind)
 elif n_hidden:
     mask_note = t("worked.mask_causal", n=n_hidden)
 else:
     mask_note = t("worked.mask_causal_last")
-st.markdown(t("worked.step3_text", d_head=data.d_head, scale=f"{row.scale:.4f}", mask_note=mask_note,
+own_scale = not math.isclose(row.scale, math.sqrt(data.d_head), rel_tol=1e-12)
+scaling = t("worked.scaling.own" if own_scale else "worked.scaling.sqrt", d_head=data.d_head,
+            scale=f"{row.scale:.4f}")
+st.markdown(t("worked.step3_text", scaling=scaling, mask_note=mask_note,
               top=f"{row.max_score:.4f}", total=f"{row.total:.4f}"))
 show_table(viz.steps_table(row, keys, lang=lang), highlight=key)
 st.caption(t("worked.steps_caption"))

@@ -3,6 +3,7 @@ model results, the shared sidebar, URL state, and what several pages share. No t
 draws a figure (figures come from viz/). What one page alone needs is its glue, ``app_pages/glue/<key>.py``
 (never imported from here). Every module:
 
+* :mod:`app_support.anatomy` — a model's parameters part by part and its block's wiring, from its config.
 * :mod:`app_support.byte_cache` — a cache bounded in bytes, the store behind the gateway.
 * :mod:`app_support.gateway` — models loaded once, every model result cached.
 * :mod:`app_support.head_summaries` — the statistics and aggregates pages' per-head summaries, streamed.

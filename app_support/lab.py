@@ -153,6 +153,7 @@ class masks:
     default_other = served(_masks.default_other)
     layer_run = served(_masks.layer_run)
     padded_batch = served(_masks.padded_batch)
+    sliding_windows = served(_masks.sliding_windows)
 
 
 class model:
@@ -193,6 +194,7 @@ class pitfalls:
 class positional:
     """``model.lab.positional``."""
 
+    layer_rotations = served(_positional.layer_rotations)
     position_table = served(_positional.position_table)
     rope_frequencies = served(_positional.rope_frequencies)
     rope_scores = served(_positional.rope_scores)

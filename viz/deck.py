@@ -217,10 +217,28 @@ def residual_norm_figure(stacks: Sequence[ResidualNorms], *, norm_first: bool, l
 # --------------------------------------------------------------------------- the six figures
 
 
+def layer_scaling(config: Mapping, kind: str, layer: int) -> tuple[float | None, int]:
+    """(what a layer's scores are divided by, None meaning √d_head; its sliding window, 0 for none) from
+    an inspect meta's config, as the model's attention modules take them: the config's own divisor
+    (Gemma 3: √query_pre_attn_scalar), 1 for a model trained unscaled; a window on the decoder's local
+    layers only (``layer_pattern`` "l", or every layer when it is empty: Phi-3)."""
+    if not config.get("scale_scores", True):
+        divisor = 1.0
+    else:
+        own = config.get("score_divisor")
+        divisor = None if own is None else float(own)
+    window = int(config.get("sliding_window") or 0)
+    pattern = str(config.get("layer_pattern") or "")
+    if kind != "decoder" or (pattern and pattern[layer] != "l"):
+        window = 0
+    return divisor, window
+
+
 def one_query(activations: Mapping[str, np.ndarray], kind: str, layer: int, head: int,
-              query: int) -> WorkedRow:
+              query: int, config: Mapping | None = None) -> WorkedRow:
     """Slide 1's numbers: one query of one head worked out from the recorded q, k and v (RoPE models:
-    the rotated ones), as the worked-example page does."""
+    the rotated ones), as the worked-example page does; with ``config`` (an inspect meta's), the
+    layer's own scaling and sliding window (:func:`layer_scaling`), else √d_head and none."""
     path = attention_path(kind, layer)
 
     def get(what: str) -> np.ndarray:
@@ -228,7 +246,8 @@ def one_query(activations: Mapping[str, np.ndarray], kind: str, layer: int, head
 
     rope = f"{path}.hook_rot_q" in activations
     q, k, v = get("rot_q" if rope else "q"), get("rot_k" if rope else "k"), get("v")
-    return work_row(q, k, v, head, query, causal=kind == "decoder")
+    divisor, window = layer_scaling(config or {}, kind, layer)
+    return work_row(q, k, v, head, query, causal=kind == "decoder", scale=divisor, window=window)
 
 
 def query_figure(row: WorkedRow, query_token: str, key_tokens: Sequence[str], *,
@@ -277,11 +296,13 @@ def deck_figures(activations: Mapping[str, np.ndarray], meta: Mapping, *, kind: 
     config = meta["config"]
     queries, keys = tokens_for(meta, kind)
     q = min(1, len(queries) - 1) if query is None else int(query)
-    row = one_query(activations, kind, layer, head, q)
+    row = one_query(activations, kind, layer, head, q, config)
     trace = meta["shape_trace"]
-    src = list(meta["source_tokens"])
-    embed = np.linalg.norm(np.asarray(activations["encoder.embed.hook_embed"], dtype=np.float64)[0], axis=-1)
-    pos_hook = activations.get("encoder.embed.hook_pos_embed")
+    # the stack that reads the input: the encoder, or a decoder-only model's decoder
+    stack = "encoder" if "encoder.embed.hook_embed" in activations else "decoder"
+    src = list(meta["source_tokens"] if stack == "encoder" else meta["target_tokens"])
+    embed = np.linalg.norm(np.asarray(activations[f"{stack}.embed.hook_embed"], dtype=np.float64)[0], axis=-1)
+    pos_hook = activations.get(f"{stack}.embed.hook_pos_embed")
     pos = None
     if pos_hook is not None:
         p = np.asarray(pos_hook, dtype=np.float64)

@@ -27,10 +27,14 @@ from viz.tokens import escape_text, token_label, visible_whitespace
 
 __all__ = [
     "ELLIPSIS",
+    "NormedRow",
+    "RotatedRow",
     "WorkedRow",
     "kv_head_of",
+    "norm_by_hand",
     "position_labels",
     "products_figure",
+    "rotate_by_hand",
     "shown_dimensions",
     "steps_table",
     "vector_table",
@@ -140,6 +144,70 @@ def work_row(
     weighted = weights[:, None] * vs
     return WorkedRow(head, g, query, key, qv, ks, vs, products, dots, scale, scaled, hidden, masked, top,
                      exps, total, weights, weighted, weighted.sum(axis=0))
+
+
+# --------------------------------------------------------------------------- before the scores
+
+
+@dataclass(frozen=True)
+class NormedRow:
+    """A QK-norm by hand (float64): the vector, what is subtracted and divided, the result."""
+
+    x: np.ndarray  # what the norm reads: one head's d_head, or a position's whole projection (OLMo 2)
+    centre: float  # the mean subtracted (LayerNorm); 0 for RMSNorm
+    spread: float  # sqrt(mean(x²) + eps) (RMSNorm), or sqrt(var(x) + eps) (LayerNorm)
+    normed: np.ndarray  # (x - centre) / spread * weight (+ bias)
+
+
+def norm_by_hand(x: np.ndarray, weight: np.ndarray, eps: float, *, kind: str = "rmsnorm",
+                 bias: np.ndarray | None = None) -> NormedRow:
+    """QK-norm of one vector by hand: RMSNorm ``x / sqrt(mean(x²) + eps) * weight`` (Qwen3, Gemma 3 whose
+    weight already holds 1 + w, OLMo 2) or LayerNorm ``(x - mean) / sqrt(var + eps) * weight + bias``."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    w = np.asarray(weight, dtype=np.float64).reshape(-1)
+    if w.shape != x.shape:
+        raise ValueError(f"the norm's weight has {w.shape[0]} values for a vector of {x.shape[0]}")
+    if kind == "rmsnorm":
+        centre, spread = 0.0, math.sqrt(float(np.mean(x * x)) + eps)
+    elif kind == "layernorm":
+        centre = float(x.mean())
+        spread = math.sqrt(float(np.mean((x - centre) ** 2)) + eps)
+    else:
+        raise ValueError(f"kind must be 'rmsnorm' or 'layernorm', got {kind!r}")
+    normed = (x - centre) / spread * w
+    if bias is not None:
+        normed = normed + np.asarray(bias, dtype=np.float64).reshape(-1)
+    return NormedRow(x, centre, spread, normed)
+
+
+@dataclass(frozen=True)
+class RotatedRow:
+    """RoPE of one head's vector at one position by hand (float64)."""
+
+    x: np.ndarray  # [d_head], before the rotation
+    position: int
+    rotary_dims: int  # the first rotary_dims dims turn, in (even, odd) pairs; the rest pass unchanged
+    angles: np.ndarray  # [rotary_dims / 2], radians: position / factor * base^(-2i / rotary_dims)
+    rotated: np.ndarray  # [d_head]
+
+
+def rotate_by_hand(x: np.ndarray, position: int, rotary_dims: int, base: float = 10000.0,
+                   factor: float = 1.0) -> RotatedRow:
+    """Turn pair i = (2i, 2i + 1) of the first ``rotary_dims`` dims of ``x`` by ``position / factor ×
+    base^(-2i / rotary_dims)``; dims from ``rotary_dims`` on are left as they are (partial rotary:
+    Pythia turns a quarter of each head, Phi-3 its config's share). The pairs are this app's (even, odd)
+    order: a Hugging Face checkpoint's rotate-half pairs (i, i + r/2) were interleaved when it was read."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    r = int(rotary_dims)
+    if not 2 <= r <= x.shape[0] or r % 2:
+        raise ValueError(f"rotary_dims must be even and between 2 and {x.shape[0]}, got {r}")
+    angles = position / factor * float(base) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    cos, sin = np.cos(angles), np.sin(angles)
+    even, odd = x[0:r:2], x[1:r:2]
+    out = x.copy()
+    out[0:r:2] = even * cos - odd * sin
+    out[1:r:2] = even * sin + odd * cos
+    return RotatedRow(x, int(position), r, angles, out)
 
 
 # --------------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from app_support.anatomy import layer_weights  # noqa: F401 (the page and its tests read it here)
 from app_support.i18n import STRINGS, text
 
 #: The shape symbols the model page explains, in this order (meanings: ``model.symbol.<symbol>``).
@@ -146,18 +147,3 @@ def evaluation_rows(metrics: object) -> list[tuple[str, list[tuple[str, str]], i
         n = res.get("n")
         rows.append((str(name), shown, n if isinstance(n, int) and not isinstance(n, bool) else None))
     return rows
-
-
-def layer_weights(cfg) -> dict[str, object]:
-    """The weight count of one attention layer and one feed-forward layer (matrices only, no biases or
-    norms), with the formula each follows for this config: shared key/value heads (GQA, MQA) make K and V
-    narrower, a gated feed-forward (SwiGLU, GeGLU) has three matrices instead of two."""
-    d, qkv = cfg.d_model, cfg.n_heads * cfg.d_head
-    kv = cfg.kv_heads * cfg.d_head
-    shared = cfg.kv_heads != cfg.n_heads or qkv != d
-    return {
-        "attn": 2 * d * qkv + 2 * d * kv,
-        "attn_formula": "2·d_model·h·d_head + 2·d_model·h_kv·d_head" if shared else "4·d_model²",
-        "ffn": (3 if cfg.gated_ffn else 2) * d * cfg.d_ff,
-        "ffn_formula": ("3" if cfg.gated_ffn else "2") + "·d_model·d_ff",
-    }

@@ -96,14 +96,15 @@ def token_spans(tok, ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
 
 
 def _masks(model, n: dict[str, int], tokens: dict[str, list[str]]):
-    """kind -> the mask its module applies to this one sentence (no padding), and its tokens."""
+    """kind -> the mask its first layer's module applies to this one sentence (no padding), and its tokens."""
     masks, mask_tokens = {}, {}
     for name, count in model.attention_layer_counts().items():
         if not count:
             continue
         k = get_kind(name)
         module = model.get_submodule(f"{k.stack}.blocks.0.{k.module}")
-        mask = build_mask(None, n[k.queries], n[k.keys], module.causal)  # exactly the module's call
+        # exactly the module's call: its causal flag and its sliding window (Gemma 3's first layer is local)
+        mask = build_mask(None, n[k.queries], n[k.keys], module.causal, window=module.window)
         shape = (n[k.queries], n[k.keys])
         masks[name] = np.zeros(shape, bool) if mask is None else mask[0, 0].numpy().copy()
         mask_tokens[name] = (tokens[k.queries], tokens[k.keys])

@@ -87,6 +87,8 @@ class PaddedBatch:
     left: LeftPadded | None = None  # decoder-only models: the same batch, left-padded
     # the one layer patterns and scores hold (their layer axis 1), of the kinds asked for; None: every layer
     layer: int | None = None
+    # the sliding window of the layer whose masks ``masks`` hold (layer, or 0): 0 = the whole causal past
+    window: int = 0
 
     def head_pattern(self, kind: str, sentence: int, layer: int, head: int) -> np.ndarray:
         """[query_pos, key_pos] weights of one head of one sentence."""
@@ -111,6 +113,18 @@ def _layer_index(kept: int | None, layer: int) -> int:
 def _only(layers: np.ndarray, layer: int | None) -> np.ndarray:
     """[batch, layer, ...] cut to the one ``layer`` (a copy, so the whole stack can be freed)."""
     return layers if layer is None else layers[:, layer : layer + 1].copy()
+
+
+def _mask_layer(layer: int | None, count: int) -> int:
+    """The layer whose module's mask is drawn: the one asked for (within the stack), else the first."""
+    return 0 if layer is None else min(layer, count - 1)
+
+
+def _self_attention(model, layer: int | None):
+    """A decoder-only model's self-attention module of ``layer`` (None: the first): its causal flag and
+    sliding window are that layer's (Gemma 3's local and global layers differ)."""
+    n = model.attention_layer_counts()["decoder"]
+    return model.get_submodule(f"decoder.blocks.{_mask_layer(layer, n)}.self_attn")
 
 
 def _padding(model, ids: torch.Tensor) -> torch.Tensor:
@@ -159,14 +173,16 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         # what attention applies: nothing for a model trained without the padding mask (the fault)
         key_padding = {"source": model.attention_padding(src), "target": model.attention_padding(tgt)}
         length = {"source": n_src, "target": n_tgt}
-        masks, patterns, scores = {}, {}, {}
+        masks, patterns, scores, windows = {}, {}, {}, {}
         for name in KINDS:
             if not counts[name]:
                 continue
             k = get_kind(name)
-            module = model.get_submodule(f"{k.stack}.blocks.0.{k.module}")
+            module = model.get_submodule(f"{k.stack}.blocks.{_mask_layer(layer, counts[name])}.{k.module}")
             # exactly the call MultiHeadAttention.forward makes (no cache: offset 0)
-            mask = build_mask(key_padding[k.keys], length[k.queries], length[k.keys], module.causal)
+            mask = build_mask(key_padding[k.keys], length[k.queries], length[k.keys], module.causal,
+                              window=module.window)
+            windows[name] = int(module.window)
             shape = (2, length[k.queries], length[k.keys])
             masks[name] = (np.zeros(shape, bool) if mask is None
                            else np.broadcast_to(mask[:, 0].numpy(), shape).copy())
@@ -197,6 +213,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         scores=scores,
         masks_padding=cfg.mask_padding,
         layer=layer,
+        window=windows.get("decoder", 0),
     )
 
 
@@ -241,10 +258,10 @@ def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray], lay
     n = ids.shape[1]
     starts = [n - len(s) for s in seqs]  # first real position of each sequence
     padding = torch.arange(n)[None, :] < torch.tensor(starts)[:, None]  # [2, pos]
-    module = model.get_submodule("decoder.blocks.0.self_attn")
+    module = _self_attention(model, layer)
     shape = (2, n, n)
-    applied = build_mask(model.attention_padding(ids), n, n, module.causal)
-    with_padding = build_mask(padding, n, n, module.causal)
+    applied = build_mask(model.attention_padding(ids), n, n, module.causal, window=module.window)
+    with_padding = build_mask(padding, n, n, module.causal, window=module.window)
     as_run = _decoder_patterns(model, ids, ("pattern",))["pattern"]
     # the figures read every layer; only the kept layer stays (each run is cut before the next)
     pad_weight = [float((as_run[i][..., s:, :s]).sum(-1).max()) if s else 0.0 for i, s in enumerate(starts)]
@@ -280,8 +297,9 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         recorded = _decoder_patterns(model, ids, whats)
         right_diff = _row_diffs(recorded["pattern"], alone, [0, 0])
         recorded = {what: _only(layers, layer) for what, layers in recorded.items()}
-        module = model.get_submodule("decoder.blocks.0.self_attn")
-        mask = build_mask(model.attention_padding(ids), n, n, module.causal)  # what the model applies
+        module = _self_attention(model, layer)
+        mask = build_mask(model.attention_padding(ids), n, n, module.causal,  # what the model applies
+                          window=module.window)
         causal = build_mask(None, n, n, True)[0, 0].numpy()
         left = _left_padded(model, tok, seqs, alone, layer)
     none = np.zeros((2, 0), np.int64)
@@ -295,8 +313,46 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         patterns={"decoder": recorded["pattern"]},
         scores={"decoder": recorded["scores"]} if with_scores else {},
         decoder_only=True, masks_padding=cfg.mask_padding, pad_is_eos=cfg.pad_id == tok.eos_id,
-        right_diff=right_diff, left=left, layer=layer,
+        right_diff=right_diff, left=left, layer=layer, window=int(module.window),
     )
+
+
+@dataclass(frozen=True)
+class SlidingWindows:
+    """A decoder-only model's sliding windows (Gemma 3: local layers and every sixth global; Phi-3: one
+    window on every layer), each drawn as the mask its layer's module applies to ``n`` positions."""
+
+    windows: list[int]  # per decoder layer: its sliding window in keys, itself included (0: global)
+    masks: dict[int, np.ndarray]  # window -> [pos, pos] bool, True = may not look (build_mask's own)
+
+    @property
+    def local_layers(self) -> list[int]:
+        return [i for i, w in enumerate(self.windows) if w]
+
+    @property
+    def global_layers(self) -> list[int]:
+        return [i for i, w in enumerate(self.windows) if not w]
+
+
+@entry
+def sliding_windows(bundle: Bundle, n_positions: int) -> SlidingWindows | None:
+    """Each decoder layer's window and, per distinct window, the mask its self-attention applies to one
+    unpadded sequence of ``n_positions`` (the call ``MultiHeadAttention.forward`` makes, no cache).
+    None for a model without a sliding window anywhere."""
+    model = bundle.model
+    if not bundle.cfg.decoder_only:
+        return None
+    modules = [model.get_submodule(f"decoder.blocks.{i}.self_attn")
+               for i in range(model.attention_layer_counts()["decoder"])]
+    windows = [int(m.window) for m in modules]
+    if not any(windows):
+        return None
+    n = int(n_positions)
+    masks = {}
+    for module, window in zip(modules, windows, strict=True):
+        if window not in masks:
+            masks[window] = build_mask(None, n, n, module.causal, window=window)[0, 0].numpy().copy()
+    return SlidingWindows(windows, masks)
 
 
 @entry

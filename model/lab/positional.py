@@ -53,28 +53,67 @@ def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray
 
 
 @entry(models=0)
-def rope_frequencies(d_head: int, base: float = 10000.0) -> np.ndarray:
+def rope_frequencies(d_head: int, base: float = 10000.0, factor: float = 1.0) -> np.ndarray:
     """The model's rotation angle per position step of each pair (radians, ``[d_head/2]``), for RoPE
-    base ``base`` (the model's ``rope_theta``: SmolLM2 uses 100,000).
+    base ``base`` (the model's ``rope_theta``: SmolLM2 uses 100,000) and linear scaling ``factor``
+    (Gemma 3's global layers). ``d_head``: the dims that turn (partial rotary: the first part of a head).
 
     Read from ``rope_angles`` itself: the angle of position 1 (every angle is below π).
     """
-    cos, sin = rope_angles(2, d_head, base)
+    cos, sin = rope_angles(2, d_head, base, factor=factor)
     return np.arctan2(sin[1].double().numpy(), cos[1].double().numpy())
 
 
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotary_dims: int) -> torch.Tensor:
+    """x [1, pos, 1, d_head] rotated as an attention module does: its first ``rotary_dims`` only."""
+    if rotary_dims >= x.shape[-1]:
+        return apply_rope(x, cos, sin)
+    return torch.cat([apply_rope(x[..., :rotary_dims], cos, sin), x[..., rotary_dims:]], dim=-1)
+
+
 @entry(models=0)
-def rope_scores(d_head: int, n_pos: int, seed: int = 0, base: float = 10000.0) -> np.ndarray:
+def rope_scores(d_head: int, n_pos: int, seed: int = 0, base: float = 10000.0, rotary_dims: int | None = None,
+                factor: float = 1.0) -> np.ndarray:
     """q · k (float32 ``[m, n]``) for one random q rotated to position m and one random k rotated to n.
 
     Uses the model's ``rope_angles`` and ``apply_rope``; the result depends on m − n only.
+    ``rotary_dims`` (None: all of d_head): only the first dims turn (partial rotary, Pythia and Phi-3),
+    the rest add the same q · k at every pair of positions.
     """
+    turned = d_head if rotary_dims is None else int(rotary_dims)
     g = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, d_head, generator=g)
-    cos, sin = rope_angles(n_pos, d_head, base)  # [pos, d_head/2]
-    q_rot = apply_rope(q.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]  # [pos, d_head]
-    k_rot = apply_rope(k.expand(1, n_pos, 1, d_head), cos, sin)[0, :, 0]
+    cos, sin = rope_angles(n_pos, turned, base, factor=factor)  # [pos, turned/2]
+    q_rot = _rotate(q.expand(1, n_pos, 1, d_head), cos, sin, turned)[0, :, 0]  # [pos, d_head]
+    k_rot = _rotate(k.expand(1, n_pos, 1, d_head), cos, sin, turned)[0, :, 0]
     return (q_rot @ k_rot.T).numpy()
+
+
+@dataclass(frozen=True)
+class LayerRotation:
+    """How one self-attention layer turns q and k, read from its module."""
+
+    layer: int
+    rotary_dims: int  # the first dims of each head that turn (all of d_head unless partial rotary)
+    base: float  # its RoPE base (Gemma 3: 10,000 on local layers, 1,000,000 on global ones)
+    factor: float  # linear RoPE scaling: positions divided by it (1: none)
+    window: int  # its sliding window (0: global), which Gemma 3's bases go with
+
+
+@entry
+def layer_rotations(bundle: Bundle) -> list[LayerRotation]:
+    """Each self-attention layer's rotation (the decoder's, or an encoder-only model's encoder's); []
+    for a model without RoPE."""
+    model = bundle.model
+    stack = "encoder" if model.decoder is None else "decoder"
+    found = []
+    for i, block in enumerate(getattr(model, stack).blocks):
+        module = block.attn if stack == "encoder" else block.self_attn
+        if not module.rotary:
+            return []
+        found.append(LayerRotation(i, int(module.rotary_dims), float(module.rope_theta),
+                                   float(module.rope_factor), int(module.window)))
+    return found
 
 
 # --------------------------------------------------------------------------- one sentence

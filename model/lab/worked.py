@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ..decoding.strategy import Strategy
 from ..network.kinds import get_kind, hook_name
@@ -18,8 +19,23 @@ from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
 
-#: The hooks of one attention module the hand computation reads (rot_*: RoPE models only).
-LAYER_HOOKS = ("q", "k", "v", "rot_q", "rot_k", "raw_scores", "scores", "pattern", "z")
+#: The hooks of one attention module the hand computation reads (rot_*: RoPE models only; *_normed:
+#: QK-norm models only, Qwen3, Gemma 3, OLMo 2).
+LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "scores", "pattern", "z")
+
+
+@dataclass(frozen=True)
+class QKNorm:
+    """The layer's QK-norm, as its modules hold it: a norm of q and k before RoPE, over each head's
+    d_head ("head": Qwen3, Gemma 3) or over each position's whole projection ("full": OLMo 2)."""
+
+    over: str  # "head" or "full"
+    kind: str  # "rmsnorm" (x / rms(x) * weight) or "layernorm" ((x - mean) / std * weight + bias)
+    eps: float
+    q_weight: np.ndarray  # [d_head] ("head") or [head * d_head] ("full"); Gemma's already holds 1 + w
+    k_weight: np.ndarray  # [d_head] or [kv_head * d_head]
+    q_bias: np.ndarray | None = None  # layernorm only
+    k_bias: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,24 @@ class LayerTensors:
     # sqrt(d_head) (Gemma 3: sqrt(query_pre_attn_scalar)); window > 0: a causal query sees that many keys.
     divisor: float | None = None
     window: int = 0
+    # QK-norm models: q and k after the norm, before RoPE (hook_q_normed, hook_k_normed), and the norm;
+    # q_unrotated / k_unrotated are then the projections before it (hook_q, hook_k)
+    q_normed: np.ndarray | None = None
+    k_normed: np.ndarray | None = None
+    qk_norm: QKNorm | None = None
+    # RoPE models: the rotation of this layer (its own base: Gemma 3's local and global layers differ)
+    rotary_dims: int = 0  # dims of each head that turn, the first ones in (even, odd) pairs; the rest pass
+    rope_base: float = 10000.0
+    rope_factor: float = 1.0  # linear RoPE scaling: positions divided by it
+
+    @property
+    def q_before_rotation(self) -> np.ndarray | None:
+        """What RoPE turned: q after QK-norm where there is one, else the projection."""
+        return self.q_normed if self.q_normed is not None else self.q_unrotated
+
+    @property
+    def k_before_rotation(self) -> np.ndarray | None:
+        return self.k_normed if self.k_normed is not None else self.k_unrotated
 
     @property
     def rope(self) -> bool:
@@ -62,13 +96,19 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, mod
     """The arrays of one kind and layer out of a full activation cache (hook name -> [1, ...]); with
     ``model``, the layer's own divisor and sliding window (else sqrt(d_head) and none)."""
     k = get_kind(kind)
-    divisor, window = None, 0
+    divisor, window, norm, rotation = None, 0, None, {}
     if model is not None:
         module = model.get_submodule(hook_name(k, layer, "q").rsplit(".", 1)[0])
-        divisor, window = float(module.divisor), int(module.window)
+        divisor, window, norm = float(module.divisor), int(module.window), _qk_norm(module)
+        if module.rotary:
+            rotation = dict(rotary_dims=int(module.rotary_dims), rope_base=float(module.rope_theta),
+                            rope_factor=float(module.rope_factor))
 
     def get(what: str) -> np.ndarray:
         return np.asarray(activations[hook_name(k, layer, what)][0])
+
+    def maybe(what: str) -> np.ndarray | None:
+        return get(what) if hook_name(k, layer, what) in activations else None
 
     rope = hook_name(k, layer, "rot_q") in activations
     return LayerTensors(
@@ -84,7 +124,29 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, mod
         k_unrotated=get("k") if rope else None,
         divisor=divisor,
         window=window,
+        q_normed=maybe("q_normed"),
+        k_normed=maybe("k_normed"),
+        qk_norm=norm,
+        **rotation,
     )
+
+
+def _copy(parameter: torch.Tensor) -> np.ndarray:
+    return parameter.detach().float().numpy().copy()  # not a view of the weights
+
+
+def _weights(norm) -> tuple[np.ndarray, np.ndarray | None]:
+    bias = getattr(norm, "bias", None)
+    return _copy(norm.weight), None if bias is None else _copy(bias)
+
+
+def _qk_norm(module) -> QKNorm | None:
+    """The attention module's QK-norm (None: it has none), its weights copied out of the model."""
+    if module.q_norm is None:
+        return None
+    (q_weight, q_bias), (k_weight, k_bias) = _weights(module.q_norm), _weights(module.k_norm)
+    kind = "layernorm" if isinstance(module.q_norm, torch.nn.LayerNorm) else "rmsnorm"
+    return QKNorm(module.qk_norm, kind, float(module.q_norm.eps), q_weight, k_weight, q_bias, k_bias)
 
 
 @entry

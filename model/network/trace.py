@@ -140,7 +140,7 @@ def parameter_counts(model: nn.Module) -> dict[str, int]:
         parts = pname.split(".")
         if parts[0] in ("encoder", "decoder") and len(parts) > 3 and parts[1] == "blocks":
             sub = parts[3]
-            group = "norms" if sub.startswith("norm") else sub
+            group = "norms" if sub.startswith(("norm", "post_norm")) else sub  # Gemma 3's post_norm1, ...
             key = f"{parts[0]}.blocks.{parts[2]}.{group}"
         elif parts[0] in ("encoder", "decoder"):
             key = f"{parts[0]}.{parts[1]}"

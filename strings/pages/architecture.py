@@ -69,6 +69,30 @@ EN = {
     "architecture.stage.merge": "heads merged",
     "architecture.stage.project": "after W_o",
     "architecture.missing": "The shape trace of this pass has no step {op} for this attention layer.",
+    # one block as the model wires it (parallel residual, norms after or on both sides, QK-norm)
+    "architecture.block.header": "One block, as this model wires it",
+    "architecture.block.intro": "Every {stack} block of this model runs these lines, with its own weights "
+    "(the names are the modules' own):",
+    "architecture.block.stack.encoder": "encoder",
+    "architecture.block.stack.decoder": "decoder",
+    "architecture.block.how.pre": "**Pre-LN**: each branch reads a normalised copy of the stream; the stream "
+    "itself is never normalised inside the block.",
+    "architecture.block.how.post": "**Post-LN** (as in the 2017 paper): the stream is normalised after each "
+    "residual add.",
+    "architecture.block.how.after": "**Norms after each branch** (OLMo 2): a branch reads the stream as it is, "
+    "and its output is normalised before it is added back.",
+    "architecture.block.how.both": "**Four norms per block** (Gemma 3): a norm before each branch *and* one "
+    "after it (`post_norm1`, `post_norm2`), before the residual add.",
+    "architecture.block.how.parallel": "**Parallel residual** (GPT-NeoX / Pythia): attention and the FFN both "
+    "read the same input, each through its own norm, and both outputs are added to it at once: one residual "
+    "add per block instead of two, and the FFN never sees this layer's attention output.",
+    "architecture.block.qk.head": "**QK-norm**: inside attention, each head's q and k go through their own "
+    "norm (`q_norm`, `k_norm`, over d_head = {d_head}) before RoPE; the hooks `hook_q_normed` and "
+    "`hook_k_normed` hold them.",
+    "architecture.block.qk.full": "**QK-norm over the whole projection**: inside attention, q and k are "
+    "normalised over all {width} numbers of a position (`q_norm`, `k_norm`) before they are split into heads "
+    "and rotated; the hooks `hook_q_normed` and `hook_k_normed` hold them.",
+    "architecture.block.params": "One {stack} block holds **{total}** parameters: {formula}.",
 }
 
 ZH = {
@@ -130,4 +154,20 @@ ZH = {
     "architecture.stage.merge": "合并各头",
     "architecture.stage.project": "经过 W_o",
     "architecture.missing": "本次前向传播的形状追踪里，这个注意力层没有步骤 {op}。",
+    "architecture.block.header": "一个块：这个模型如何连接",
+    "architecture.block.intro": "这个模型的每个{stack}块都按下面几行运行，各块用自己的权重（名称就是模块自己的名称）：",
+    "architecture.block.stack.encoder": "编码器",
+    "architecture.block.stack.decoder": "解码器",
+    "architecture.block.how.pre": "**前置归一化（Pre-LN）**：每个分支读取残差流归一化后的副本；残差流本身在块内从不被归一化。",
+    "architecture.block.how.post": "**后置归一化（Post-LN）**（与 2017 年的论文相同）：每次残差连接相加之后再对残差流做归一化。",
+    "architecture.block.how.after": "**归一化放在每个分支之后**（`OLMo 2`）：分支直接读取残差流，它的输出先归一化，再加回残差流。",
+    "architecture.block.how.both": "**每个块四个归一化**（`Gemma 3`）：每个分支之前有一个归一化，之后*还*有一个"
+    "（`post_norm1`、`post_norm2`），然后才经残差连接加回。",
+    "architecture.block.how.parallel": "**并行残差连接**（`GPT-NeoX` / `Pythia`）：注意力和前馈网络读取同一个输入，"
+    "各自经过自己的归一化，两个输出同时加回去：每个块只有一次残差相加而不是两次，前馈网络也看不到本层注意力的输出。",
+    "architecture.block.qk.head": "**QK 归一化（QK-norm）**：在注意力内部，每个头的 q 和 k 在 RoPE 之前各自经过一个归一化"
+    "（`q_norm`、`k_norm`，在 d_head = {d_head} 个数上）；钩子 `hook_q_normed` 和 `hook_k_normed` 记录的就是它们。",
+    "architecture.block.qk.full": "**在整个投影上做 QK 归一化（QK-norm）**：在注意力内部，q 和 k 在拆分成多个头并旋转之前，"
+    "先在一个位置的全部 {width} 个数上归一化（`q_norm`、`k_norm`）；钩子 `hook_q_normed` 和 `hook_k_normed` 记录的就是它们。",
+    "architecture.block.params": "一个{stack}块有 **{total}** 个参数：{formula}。",
 }

@@ -139,6 +139,26 @@ EN = {
     "Without the mask every position, the prompt's too, reads the tokens after it.",
     "masks.table_caption": "One row per position of the teacher-forced pass: the token the decoder reads there, "
     "the model's own next token (from its output), and each pass's most likely next token.",
+    # sliding windows (Gemma 3: local and global layers; Phi-3: every layer)
+    "masks.kind_window": "In layer {layer} this mask also holds the layer's **sliding window**: a query "
+    "sees only its last {window} keys, itself included (`build_mask(..., window={window})`).",
+    "masks.window.header": "The sliding window: local and global layers",
+    "masks.window.explain": "Besides the causal mask, some layers of this model look only at a **sliding "
+    "window**: a query sees its last *w* keys, itself included, and every key further back is −∞ "
+    "(`build_mask(..., window=w)`, with each layer's own window). Such layers are called *local*; the others "
+    "(*global*) see the whole causal past. A local layer's cost grows with the window, not with the whole "
+    "input.",
+    "masks.window.layers": "Local layers (window of {window} keys): {local}. Global layers (the whole "
+    "causal past): {global_}.",
+    "masks.window.every_layer": "Every layer of this model is local, with a window of {window} keys (its "
+    "config's `sliding_window`).",
+    "masks.window.none": "none",
+    "masks.window.local_title": "Local layer {layer}: window of {window} keys",
+    "masks.window.global_title": "Global layer {layer}: causal mask only",
+    "masks.window.caption": "Over the sidebar's sequence ({n} positions). The model's recorded weights are "
+    "exactly 0 in every grey cell of each layer's mask (see the pattern above for the sidebar's layer).",
+    "masks.window.short": "The sequence has {n} positions, not more than the window ({window}): here the "
+    "window hides nothing yet. Type a longer sentence to see it cut.",
 }
 
 ZH = {
@@ -259,4 +279,19 @@ ZH = {
     "去掉掩码后，每个位置（包括提示中的位置）都会读到它后面的 token。",
     "masks.table_caption": "教师强制计算中的每个位置占一行：解码器在那里读入的 token、模型自己输出的下一个 token，"
     "以及两次计算各自最可能的下一个 token。",
+    "masks.kind_window": "第 {layer} 层的这个掩码还包含该层的**滑动窗口**：一个查询只能看最后 {window} 个键（包括它自己）"
+    "（`build_mask(..., window={window})`）。",
+    "masks.window.header": "滑动窗口：局部层和全局层",
+    "masks.window.explain": "除了因果掩码，这个模型的某些层只看一个**滑动窗口**：一个查询只能看它最后 *w* 个键"
+    "（包括它自己），更早的键都是 −∞（`build_mask(..., window=w)`，每一层用它自己的窗口）。这样的层叫作*局部层*；"
+    "其余的层（*全局层*）可以看到全部过去的位置。局部层的计算量随窗口大小增长，而不是随整个输入的长度增长。",
+    "masks.window.layers": "局部层（窗口为 {window} 个键）：{local}。全局层（看全部过去的位置）：{global_}。",
+    "masks.window.every_layer": "这个模型的每一层都是局部层，窗口为 {window} 个键（配置中的 `sliding_window`）。",
+    "masks.window.none": "无",
+    "masks.window.local_title": "局部层 {layer}：{window} 个键的窗口",
+    "masks.window.global_title": "全局层 {layer}：只有因果掩码",
+    "masks.window.caption": "在侧边栏的序列上（{n} 个位置）。在每一层掩码的每个灰色格子里，模型记录到的权重都正好是 0"
+    "（侧边栏所选层的权重见上面的注意力图）。",
+    "masks.window.short": "这个序列只有 {n} 个位置，不超过窗口（{window}）：这里窗口还什么都没有遮住。"
+    "输入一个更长的句子就能看到它截断的效果。",
 }

@@ -75,6 +75,25 @@ EN = {
     "the encoding is added. Unscaled, the word vectors of this sentence would be about {word} long, next to "
     "a positional vector of about {pe}: the position would drown the word. Both bars come from the hooks "
     "`encoder.embed.hook_embed` and `encoder.embed.hook_pos_embed`.",
+    # partial rotary (Pythia, Phi-3) and each layer's own base (Gemma 3)
+    "positional.rope.partial_header": "Partial rotary: only part of each head turns",
+    "positional.rope.partial": "This model turns only the **first {r} of the {d_head} dimensions** of each "
+    "head ({share:.0%}), in {pairs} pairs; dimensions {r}…{end} pass through RoPE **unchanged**. Their share of "
+    "q · k is the same wherever the two tokens stand: only the turned part carries position. The figures "
+    "below turn exactly those {r} dimensions, as the model's attention does.",
+    "positional.rope.bases_header": "Two RoPE bases: local and global layers",
+    "positional.rope.bases": "Each layer turns q and k with its own base: the **local** layers (sliding window "
+    "of {window} keys: {local}) with base {local_base}, the **global** layers ({global_}) with base "
+    "{global_base}{scaling}. A larger base turns the slow pairs even slower, so a global layer can still "
+    "tell apart positions far away; a local layer never sees further back than its window.",
+    "positional.rope.bases_scaling": ", and linear scaling ÷ {factor} (every angle divided by {factor}, as if "
+    "positions were {factor} times closer)",
+    "positional.rope.bases_title": "{which}: base {base}{scaling}",
+    "positional.rope.bases_which.local": "Local layers",
+    "positional.rope.bases_which.global": "Global layers",
+    "positional.rope.bases_title_scaling": ", ÷ {factor}",
+    "positional.rope.bases_caption": "The same pairs, turned per position step: at a pair where the bars "
+    "differ, the two kinds of layer read distance at different scales.",
 }
 
 ZH = {
@@ -144,4 +163,18 @@ ZH = {
     "positional.norms.why": "为什么要缩放：token 嵌入先乘以 √d_model = {scale}，再加上位置编码。"
     "如果不缩放，这个句子的词向量长度只有约 {word}，而位置向量约为 {pe}：位置会淹没词本身。"
     "两组柱子都来自编码器输入处的钩子 `encoder.embed.hook_embed` 和 `encoder.embed.hook_pos_embed`。",
+    "positional.rope.partial_header": "部分旋转（partial rotary）：每个头只有一部分会旋转",
+    "positional.rope.partial": "这个模型只旋转每个头 {d_head} 个维度中的**前 {r} 个**（{share:.0%}），共 {pairs} 对；"
+    "维度 {r}…{end} 经过旋转位置嵌入时**保持不变**。它们对 q · k 的贡献不管两个 token 在哪里都一样："
+    "只有旋转的那部分带有位置信息。下面的图和模型的注意力一样，只旋转这 {r} 个维度。",
+    "positional.rope.bases_header": "两个旋转位置嵌入基数：局部层和全局层",
+    "positional.rope.bases": "每一层用自己的基数旋转 q 和 k：**局部层**（滑动窗口为 {window} 个键：{local}）"
+    "的基数为 {local_base}，**全局层**（{global_}）的基数为 {global_base}{scaling}。基数越大，慢的那几对转得越慢，"
+    "所以全局层仍能分辨相距很远的位置；局部层则永远看不到比窗口更远的地方。",
+    "positional.rope.bases_scaling": "，并做线性缩放 ÷ {factor}（每个角度都除以 {factor}，就好像位置之间近了 {factor} 倍）",
+    "positional.rope.bases_title": "{which}：基数 {base}{scaling}",
+    "positional.rope.bases_which.local": "局部层",
+    "positional.rope.bases_which.global": "全局层",
+    "positional.rope.bases_title_scaling": "，÷ {factor}",
+    "positional.rope.bases_caption": "同样的维度对，每前进一个位置转过的角度：在两组柱子不同的那些对上，两种层用不同的尺度读取距离。",
 }

@@ -37,8 +37,7 @@ EN = {
     "worked.step3": "3 · From scores to attention weights",
     "worked.step3_text": "- **Dot products** (raw scores): q · k for every key, the same sum as in step 2 "
     "(`hook_raw_scores`).\n"
-    "- **Scaling**: divide by √d_head = √{d_head} = {scale}, so that the scores do not grow with the "
-    "width of the head.\n"
+    "- **Scaling**: {scaling}\n"
     "- **Mask**: {mask_note}\n"
     "- **Softmax, step 1**: subtract the largest score ({top}) and take exp — the largest becomes "
     "e⁰ = 1, and nothing overflows.\n"
@@ -70,6 +69,52 @@ EN = {
     "`hook_pattern` and z is row {q_pos} of `hook_z`, up to `float32` rounding.",
     "worked.check_off": "The hand computation differs from the model by more than {tol}: this page and the "
     "model no longer compute the same thing.",
+    "worked.scaling.sqrt": "divide by √d_head = √{d_head} = {scale}, so that the scores do not grow with "
+    "the width of the head.",
+    "worked.scaling.own": "divide by {scale}: this model's config sets its own divisor instead of "
+    "√d_head = √{d_head} (Gemma 3: √query_pre_attn_scalar).",
+    "worked.mask_window": "the decoder may not look ahead, and this layer is **local**: it sees only its last "
+    "{window} keys, itself included. The {n} keys outside that window are set to −∞, so their weight "
+    "becomes exactly 0.",
+    # QK-norm (Qwen3, Gemma 3, OLMo 2)
+    "worked.norm.header": "1b · QK-norm: q and k normalised before the rotation",
+    "worked.norm.text_head": "This model normalises each head's q and k on their own ({kind} over the "
+    "d_head = {d_head} numbers of the head) before RoPE, so that no score can grow without bound. By hand "
+    "for this query: {formula}, with {spread_name} = **{spread}** and ε = {eps}.",
+    "worked.norm.text_full": "This model normalises the **whole** q and k projections ({kind} over all "
+    "{width} numbers of a position: every head side by side, as OLMo 2 does before splitting into heads) "
+    "before RoPE. By hand for this query: {formula}, with {spread_name} = **{spread}** over the {width} "
+    "numbers and ε = {eps}; the table shows the {d_head} of head {head}.",
+    "worked.norm.row.x": "q · projection (`hook_q`)",
+    "worked.norm.row.weight": "norm weight",
+    "worked.norm.row.normed": "q · normed, by hand",
+    "worked.norm.row.recorded": "q · `hook_q_normed`",
+    "worked.norm.check": "Largest difference from the model's `hook_q_normed`: {q}; the key's "
+    "`hook_k_normed`, worked out the same way: {k}.",
+    "worked.norm.rms": "`rms(q)`",
+    "worked.norm.std": "`std(q)`",
+    # which dimensions RoPE turns
+    "worked.rotate.header": "1c · RoPE: which dimensions turn",
+    "worked.rotate.all": "RoPE turns all {d_head} dimensions of each head, in pairs (0, 1), (2, 3), …: "
+    "pair i at position p by the angle p × {base}^(−2i/{d_head}){factor}.",
+    "worked.rotate.partial": "**Partial rotary**: RoPE turns only the first {r} of the {d_head} dimensions "
+    "of each head, in pairs (0, 1), (2, 3), … up to ({last_a}, {last_b}), pair i at position p by the "
+    "angle p × {base}^(−2i/{r}){factor}. Dimensions {r}…{end} pass **unchanged**: they carry no position at "
+    "all.",
+    "worked.rotate.factor": " ÷ {factor} (linear RoPE scaling on this layer)",
+    "worked.rotate.pairs": "The pairs are this app's (even, odd) order: a Hugging Face checkpoint pairs "
+    "dimension i with i + {half} (rotate-half); its q and k rows were interleaved when the model was read, "
+    "so the scores are the same.",
+    "worked.rotate.row.before": "q · before the rotation",
+    "worked.rotate.row.after": "q · rotated, by hand",
+    "worked.rotate.row.recorded": "q · `hook_rot_q`",
+    "worked.rotate.check": "Query position {pos}, by hand against the model's `hook_rot_q`: largest "
+    "difference {diff}; the unrotated dimensions are equal: {same}.",
+    "worked.rotate.same_yes": "yes",
+    "worked.rotate.same_no": "no",
+
+    "worked.norm.formula.rmsnorm": "`q_normed = q / √(mean(q²) + ε) × weight`",
+    "worked.norm.formula.layernorm": "`q_normed = (q − mean(q)) / √(var(q) + ε) × weight + bias`",
 }
 
 ZH = {
@@ -102,7 +147,7 @@ ZH = {
     "模型的 `hook_raw_scores` 里这一对的值是 **{model}**。",
     "worked.step3": "3 · 从分数到注意力权重",
     "worked.step3_text": "- **点积**（原始分数）：q 与每个键的点积，求法和第 2 步一样（`hook_raw_scores`）。\n"
-    "- **缩放**（scaling）：除以 √d_head = √{d_head} = {scale}，这样分数不会随着头的宽度变大。\n"
+    "- **缩放**（scaling）：{scaling}\n"
     "- **掩码**（mask）：{mask_note}\n"
     "- **softmax 第一步**：减去最大的分数（{top}）再取指数——最大的一项变成 e⁰ = 1，也不会溢出。\n"
     "- **softmax 第二步**：除以它们的和（{total}）；这时权重加起来正好等于 1。",
@@ -125,4 +170,41 @@ ZH = {
     "worked.check_ok": "手算结果与模型一致：权重就是 `hook_pattern` 的第 {q_pos} 行，z 就是 `hook_z` 的第 "
     "{q_pos} 行，差别只是 `float32` 的舍入误差。",
     "worked.check_off": "手算结果与模型相差超过 {tol}：这个页面和模型算的已经不是同一件事了。",
+    "worked.scaling.sqrt": "除以 √d_head = √{d_head} = {scale}，这样分数不会随着头的宽度变大。",
+    "worked.scaling.own": "除以 {scale}：这个模型的配置规定了自己的除数，而不是 √d_head = √{d_head}"
+    "（`Gemma 3`：`√query_pre_attn_scalar`）。",
+    "worked.mask_window": "解码器不能看后面的内容，而且这一层是**局部层**：它只能看最后 {window} 个键（包括它自己）。"
+    "窗口之外的 {n} 个键被设为 −∞，它们的权重因此正好是 0。",
+    "worked.norm.header": "1b · QK 归一化（QK-norm）：旋转之前先把 q 和 k 归一化",
+    "worked.norm.text_head": "这个模型在 RoPE 之前把每个头的 q 和 k 各自归一化（在这个头的 d_head = {d_head} 个数上做 "
+    "{kind}），这样分数就不会无限变大。这个查询的手算过程：{formula}，其中 {spread_name} = **{spread}**，ε = {eps}。",
+    "worked.norm.text_full": "这个模型在 RoPE 之前把**整个** q 和 k 投影归一化（在一个位置的全部 {width} 个数上做 "
+    "{kind}：所有头并排放在一起，`OLMo 2` 就是在拆分成多个头之前这样做的）。这个查询的手算过程：{formula}，"
+    "其中 {spread_name} = **{spread}**（在 {width} 个数上计算），ε = {eps}；表格列出的是头 {head} 的 {d_head} 个数。",
+    "worked.norm.row.x": "q · 投影（`hook_q`）",
+    "worked.norm.row.weight": "归一化的权重",
+    "worked.norm.row.normed": "q · 手算归一化",
+    "worked.norm.row.recorded": "q · `hook_q_normed`",
+    "worked.norm.check": "与模型的 `hook_q_normed` 的最大差：{q}；用同样方法算出的键与 `hook_k_normed` 的最大差：{k}。",
+    "worked.norm.rms": "`rms(q)`",
+    "worked.norm.std": "`std(q)`",
+    "worked.rotate.header": "1c · RoPE：哪些维度会旋转",
+    "worked.rotate.all": "RoPE 旋转每个头的全部 {d_head} 个维度，两两成对 (0, 1)、(2, 3)……："
+    "第 i 对在位置 p 旋转的角度是 p × {base}^(−2i/{d_head}){factor}。",
+    "worked.rotate.partial": "**部分旋转**（partial rotary）：RoPE 只旋转每个头 {d_head} 个维度中的前 {r} 个，"
+    "两两成对 (0, 1)、(2, 3)……直到 ({last_a}, {last_b})，第 i 对在位置 p 旋转的角度是 p × {base}^(−2i/{r}){factor}。"
+    "维度 {r}…{end} **原样通过**：它们完全不带位置信息。",
+    "worked.rotate.factor": " ÷ {factor}（这一层的线性 RoPE 缩放）",
+    "worked.rotate.pairs": "这里的配对是本应用的（偶数, 奇数）顺序：`Hugging Face` 的检查点把维度 i 和 i + {half} 配对"
+    "（rotate-half）；读入模型时已把它的 q 和 k 的行交错重排，所以分数完全相同。",
+    "worked.rotate.row.before": "q · 旋转之前",
+    "worked.rotate.row.after": "q · 手算旋转之后",
+    "worked.rotate.row.recorded": "q · `hook_rot_q`",
+    "worked.rotate.check": "查询位置 {pos}，手算结果与模型的 `hook_rot_q` 的最大差：{diff}；"
+    "不旋转的维度是否完全相同：{same}。",
+    "worked.rotate.same_yes": "是",
+    "worked.rotate.same_no": "否",
+
+    "worked.norm.formula.rmsnorm": "`q_normed = q / √(mean(q²) + ε) × weight`",
+    "worked.norm.formula.layernorm": "`q_normed = (q − mean(q)) / √(var(q) + ε) × weight + bias`",
 }
