@@ -98,7 +98,7 @@ ZH = {
     "tokenizer.json 的文件夹（或它的 .zip 压缩包）。",
     "mymodels.problem.outside_root": "{file} 不在模型文件夹 {root} 里；只能打开这个文件夹里面的文件夹。",
     "mymodels.problem.missing_file": "缺少 {file}：一个模型文件夹需要 config.json、model.safetensors 和 "
-    "tokenizer.json。",
+    "tokenizer.json（Marian 文件夹则需要 source.spm、target.spm 和 vocab.json）。",
     "mymodels.problem.pickle": "{file} 是 `pickle` 文件，加载时可能执行任意代码，所以没有打开它：本应用只读取 `safetensors` 文件。"
     "请在你信任它的环境里转换：`python -c \"import torch; from safetensors.torch import save_file; "
     "save_file({{k: v.contiguous() for k, v in torch.load('{name}', weights_only=True).items()}}, "
@@ -109,7 +109,7 @@ ZH = {
     "也不是抱抱脸（Hugging Face）的配置（没有 `\"model_type\"`）。",
     "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点、BERT 式"
     "编码器（`model_type` 为 `\"bert\"`、`\"roberta\"`、`\"xlm-roberta\"` 或 `\"distilbert\"`）、只含解码器的语言模型（`model_type` 为 `\"gpt2\"`、`\"llama\"`、"
-    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`），以及 Llama 或 Qwen2 模型的 .gguf 文件。",
+    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`）、翻译模型（`model_type` 为 `\"marian\"`、`\"bart\"` 或 `\"mbart\"`），以及 Llama 或 Qwen2 模型的 .gguf 文件。",
     "mymodels.problem.several_gguf": "{file} 里有 {count} 个 .gguf 文件；请给出要打开的那一个（一个文件夹里只能有一个）。",
     "mymodels.problem.checkpoint": "无法加载：{detail}",
     "mymodels.problem.zip_too_big": "{file} 有 {size_mb} MB；上传的文件最大 {limit_mb} MB。",
