@@ -49,10 +49,20 @@ def decoder_start(hf: dict, where: Path, vocab_size: int, default: int | None) -
     return whole(hf, "decoder_start_token_id", where, default, vocab_size)
 
 
+#: Decoding settings that newer transformers write into generation_config.json instead of config.json.
+GENERATION_KEYS = ("decoder_start_token_id", "forced_bos_token_id", "forced_eos_token_id", "bad_words_ids")
+
+
 def read_config(folder: Path) -> dict:
+    """config.json, with the decoding settings it lacks taken from generation_config.json."""
     hf = read_json(folder / "config.json")
     if not isinstance(hf, dict):
         raise Seq2SeqFormatError(f"{folder / 'config.json'} must hold a JSON object")
+    generation = read_json(folder / "generation_config.json", default={})
+    if isinstance(generation, dict):
+        for key in GENERATION_KEYS:
+            if hf.get(key) is None and generation.get(key) is not None:
+                hf[key] = generation[key]
     return hf
 
 
