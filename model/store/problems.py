@@ -11,7 +11,7 @@ ENGLISH: dict[str, str] = {
     "and tokenizer.json (or a .zip of it).",
     "outside_root": "{file} is not inside the models folder {root}; only folders inside it can be opened.",
     "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
-    "tokenizer.json (a Marian folder: source.spm, target.spm and vocab.json).",
+    "tokenizer.json (a Marian folder: `source.spm`, `target.spm` and `vocab.json`).",
     "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "
     "reads safetensors only. Convert it where you trust it: python -c \"import torch; "
     "from safetensors.torch import save_file; save_file({{k: v.contiguous() for k, v in "

@@ -43,6 +43,8 @@ EN = {
     "mymodels.fmt.bert": "BERT-style folder, converted",
     "mymodels.fmt.hf_decoder": "GPT-2 / Llama / Qwen2 folder, converted",
     "mymodels.fmt.gguf": "GGUF file (Llama / Qwen2), converted",
+    "mymodels.fmt.marian": "Marian (opus-mt) translation folder, converted",
+    "mymodels.fmt.bart": "BART / mBART folder, converted",
     "mymodels.size.upload": "{mb} MB uploaded",
     "mymodels.size.folder": "read in place",
     "mymodels.use": "Use",
@@ -87,6 +89,8 @@ ZH = {
     "mymodels.fmt.bert": "BERT 式文件夹（已转换）",
     "mymodels.fmt.hf_decoder": "GPT-2 / Llama / Qwen2 文件夹（已转换）",
     "mymodels.fmt.gguf": "GGUF 文件（Llama / Qwen2，已转换）",
+    "mymodels.fmt.marian": "`Marian`（`opus-mt`）翻译模型文件夹（已转换）",
+    "mymodels.fmt.bart": "`BART` / `mBART` 文件夹（已转换）",
     "mymodels.size.upload": "已上传 {mb} MB",
     "mymodels.size.folder": "在原处读取",
     "mymodels.use": "使用",
@@ -98,7 +102,7 @@ ZH = {
     "tokenizer.json 的文件夹（或它的 .zip 压缩包）。",
     "mymodels.problem.outside_root": "{file} 不在模型文件夹 {root} 里；只能打开这个文件夹里面的文件夹。",
     "mymodels.problem.missing_file": "缺少 {file}：一个模型文件夹需要 config.json、model.safetensors 和 "
-    "tokenizer.json（Marian 文件夹则需要 source.spm、target.spm 和 vocab.json）。",
+    "tokenizer.json（`Marian` 文件夹则需要源语言和目标语言的分词模型 `source.spm`、`target.spm` 以及 `vocab.json`）。",
     "mymodels.problem.pickle": "{file} 是 `pickle` 文件，加载时可能执行任意代码，所以没有打开它：本应用只读取 `safetensors` 文件。"
     "请在你信任它的环境里转换：`python -c \"import torch; from safetensors.torch import save_file; "
     "save_file({{k: v.contiguous() for k, v in torch.load('{name}', weights_only=True).items()}}, "
