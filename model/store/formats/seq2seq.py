@@ -18,6 +18,7 @@ from safetensors import SafetensorError, safe_open
 
 from ...data.seq2seq_task import Frame, Seq2SeqTask
 from ...network.config import ModelConfig
+from ...network.positional import SinusoidalPositions, sinusoidal_table
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
@@ -140,16 +141,33 @@ def read_mapped(weights: Path, cfg: ModelConfig, mapping: Mapped, stored: dict[s
             for ours in expected:
                 theirs = mapping[ours][0]
                 t = f.get_tensor(stored[theirs]).to(torch.float32)
-                if not torch.isfinite(t).all():
+                if not all_finite(t):
                     raise Seq2SeqFormatError(f"{weights}: tensor {theirs} holds NaN or infinite values")
                 state[ours] = reshape(ours, t).contiguous()
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise Seq2SeqFormatError(f"{weights} is not a readable safetensors file ({e})") from e
+    # Built without its random start (every weight is replaced): on the meta device, then given the tensors.
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    model.load_state_dict(state, strict=False, assign=True)
     if cfg.tie_embeddings:
-        state["unembed.weight"] = state["token_embed.weight"]
-    model = Transformer(cfg)
-    model.load_state_dict(state, strict=True)
+        model.unembed.weight = model.token_embed.weight
+    for module in model.modules():  # the computed tables (sinusoidal positions) are no tensors of the file
+        if isinstance(module, SinusoidalPositions):
+            module.register_buffer("table", sinusoidal_table(cfg.max_len, cfg.d_model, cfg.sinusoid_layout),
+                                   persistent=False)
+    left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    assert not left, f"tensors without a value: {left[:5]}"
     return model.eval()
+
+
+def all_finite(t: torch.Tensor) -> bool:
+    """No NaN or infinity in ``t``: its smallest and largest values (NaN spreads to both) in one pass, an
+    order of magnitude faster than isfinite(t).all() on a 65k-row embedding."""
+    if not t.numel():
+        return True
+    low, high = torch.aminmax(t)
+    return bool(torch.isfinite(low)) and bool(torch.isfinite(high))
 
 
 def seq2seq_bundle(folder: Path, name: str | None, hf: dict, cfg: ModelConfig, model: Transformer, tokenizer,

@@ -178,7 +178,16 @@ def _edit_config(folder, **changes):
     (folder / "config.json").write_text(json.dumps(config))
 
 
+def _poison(folder):
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(folder / "model.safetensors"))
+    state["model.shared.weight"][3, 5] = float("nan")
+    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+
+
 HOSTILE = {
+    "a NaN weight": ("marian", _poison, "NaN"),
     "no source.spm": ("marian", lambda f: (f / "source.spm").unlink(), "source.spm"),
     "vocab.json a list": ("marian", lambda f: (f / "vocab.json").write_text("[1, 2]"), "vocab.json"),
     "garbage spm": ("marian", lambda f: (f / "target.spm").write_bytes(b"\x00not a model" * 10), "target.spm"),
