@@ -115,7 +115,7 @@ def parse_strategy(args):
 def load_bundle(args):
     """The model a command runs: ``--model NAME`` (a plain name, looked up only among the model sources;
     a path is never taken as a name) or ``--model-dir PATH`` (a checkpoint folder of this project's
-    format or a Hugging Face BERT-style folder, or a .zip of one, checked as an upload is)."""
+    format or a Hugging Face folder model/store/formats/ reads, or a .zip of one, checked as an upload is)."""
     from ..store.registry import UnknownModelError, load_model
 
     if getattr(args, "model_dir", None) is None:

@@ -214,3 +214,15 @@ def test_hostile_folders_are_refused_in_one_line(built, tmp_path, case):
         load_user_model(folder)
     message = str(caught.value)
     assert "\n" not in message and named in message, message
+
+
+def test_the_command_line_translates_with_a_marian_folder(built):
+    from tests.cli_run import model_cli
+
+    folder, _, _, bundle = built["marian"]
+    run = model_cli(["translate", "--model-dir", str(folder), ZH[0]])
+    assert run.returncode == 0, run
+    prepared = bundle.task.prepare(ZH[0], bundle.model.cfg.max_len)
+    ids = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], bundle.task.tokenizer.eos_id)[0]
+    said = bundle.task.tokenizer.decode(ids)
+    assert said.strip() and said in run.stdout, run
