@@ -103,6 +103,7 @@ search = result.search
 if isinstance(search, BeamResult):
     st.subheader(t("decoding.beam.header"))
     st.markdown(t("decoding.beam.explain", width=view.strategy.beam, n=len(search.finished)))
+    st.caption(t("decoding.beam.vs_transformers"))
     nodes = D.beam_nodes(view.model, search, result.target_tokens[len(result.prepared.prefix) - 1])
     tree = viz.beam_tree(nodes.steps, nodes.parents, nodes.tokens, nodes.logps, nodes.statuses, nodes.chosen,
                          current=step_no if step_no < len(search.steps) else None, lang=lang)

@@ -121,7 +121,7 @@ site_what = st.radio(
     format_func=lambda w: text(
         lang,
         f"patching.site.{w}",
-        kind=view.kind_label,
+        kind=text(lang, f"kind.{view.kind}.label"),  # not t(): a widget's format_func may run outside the run
         layer=view.layer,
         head=view.head,
         stack=text(lang, f"patching.stack.{get_kind(view.kind).stack}"),

@@ -141,6 +141,16 @@ def _sentence_box(name: str, bundle: Bundle) -> None:
               type="tertiary")
 
 
+def direction_label(lang: str, direction: str) -> str:
+    """The direction's own words ("中文 → English"), or its two language codes ("zh → fra") for a direction of
+    a foreign translation model that the string tables do not name."""
+    try:
+        return text(lang, f"direction.{direction}")
+    except KeyError:
+        source, _, target = direction.partition("->")
+        return text(lang, "direction.codes", a=source, b=target)
+
+
 def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
     """The translation direction, for a model that translates (the prompt's form, raw or chat, for a
     chat language model); the directions it offers."""
@@ -157,7 +167,7 @@ def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
             t("sidebar.direction"),
             ["auto", *directions],
             key="dir",
-            format_func=lambda d: text(lang, f"direction.{d}"),
+            format_func=lambda d: direction_label(lang, d),
         )
     return directions
 

@@ -15,6 +15,7 @@ has no router that drew the sidebar first, so :func:`current_view` draws it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ _VIEW = "_view"  # this run's View, once the sidebar was drawn
 _URL_LOADED = "_url_loaded"  # True once the session took its first choices from the link
 _VIEW_KEYS = pages.APP_PARAMS  # the sidebar's widget keys are named after their URL parameters
 _DIRECTIONS = ("auto", "zh->en", "en->zh", "raw", "chat")  # a chat model's prompt forms take the same place
+_LANGUAGE_PAIR = re.compile(r"[A-Za-z_]{2,16}->[A-Za-z_]{2,16}")
 _TRUE_WORDS = ("1", "true", "yes", "on")  # how a link may say present=...
 #: Session key the compare page fills (sentence A, sentence B, token) before opening the patching page.
 FROM_COMPARE = "_patch_from_compare"
@@ -145,7 +147,9 @@ def _init_from_url(models: list[str]) -> None:
         text = M.model_example(model) or ""
     st.session_state["text"], st.session_state[TEXT_CUT] = clip_input(text, M.input_char_limit(model))
     direction = qp.get("dir", "auto")
-    st.session_state["dir"] = direction if direction in _DIRECTIONS else "auto"
+    # a foreign translation model's own pair (zh->fra): the sidebar clamps it to the model's directions
+    known = direction in _DIRECTIONS or bool(_LANGUAGE_PAIR.fullmatch(direction or ""))
+    st.session_state["dir"] = direction if known else "auto"
     kind = qp.get("kind", "encoder")
     st.session_state["kind"] = kind if kind in KINDS else KINDS[0]
     st.session_state["layer"] = url_int(qp.get("layer"), 0) or 0

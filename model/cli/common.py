@@ -116,8 +116,9 @@ def parse_strategy(args):
 
 def load_bundle(args):
     """The model a command runs: ``--model NAME`` (a plain name, looked up only among the model sources;
-    a path is never taken as a name; ``ORG/NAME`` is looked up in the local Hugging Face cache only) or ``--model-dir PATH`` (a checkpoint folder of this project's
-    format or a Hugging Face BERT-style folder, or a .zip of one, checked as an upload is)."""
+    a path is never taken as a name; ``ORG/NAME`` is looked up in the local Hugging Face cache only) or
+    ``--model-dir PATH`` (a checkpoint folder of this project's format or a Hugging Face folder
+    model/store/formats/ reads, or a .zip of one, checked as an upload is)."""
     from ..store.registry import UnknownModelError, load_model
     from ..store.sources.hf_cache import is_hub_name, load_hub_model
 

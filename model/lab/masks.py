@@ -171,7 +171,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         src_pad, tgt_pad = _padding(model, src), _padding(model, tgt)
         n_src, n_tgt = src.shape[1], tgt.shape[1]
         # what attention applies: nothing for a model trained without the padding mask (the fault)
-        key_padding = {"source": model.attention_padding(src), "target": model.attention_padding(tgt)}
+        key_padding = {"source": model.attention_padding(src), "target": model._target_padding(tgt)}
         length = {"source": n_src, "target": n_tgt}
         masks, patterns, scores, windows = {}, {}, {}, {}
         for name in KINDS:

@@ -8,21 +8,27 @@ import torch
 from torch import nn
 
 
-def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
-    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), as in the paper."""
+def sinusoidal_table(max_len: int, d_model: int, layout: str = "interleaved") -> torch.Tensor:
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), as in the paper; layout "halves"
+    (Marian): the same sines in the first half of the row, the same cosines in the second."""
     pos = torch.arange(max_len, dtype=torch.float32)[:, None]  # [pos, 1]
     i = torch.arange(0, d_model, 2, dtype=torch.float32)  # [d_model/2]
     inv_freq = torch.exp(-math.log(10000.0) * i / d_model)  # [d_model/2]
     table = torch.zeros(max_len, d_model)  # [pos, d_model]
+    if layout == "halves":
+        half = d_model // 2
+        table[:, :half] = torch.sin(pos * inv_freq[:half])
+        table[:, half:] = torch.cos(pos * inv_freq[:half])
+        return table
     table[:, 0::2] = torch.sin(pos * inv_freq)
     table[:, 1::2] = torch.cos(pos * inv_freq[: d_model // 2])
     return table
 
 
 class SinusoidalPositions(nn.Module):
-    def __init__(self, max_len: int, d_model: int):
+    def __init__(self, max_len: int, d_model: int, layout: str = "interleaved"):
         super().__init__()
-        self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
+        self.register_buffer("table", sinusoidal_table(max_len, d_model, layout), persistent=False)
 
     def forward(self, length: int) -> torch.Tensor:
         return self.table[:length]  # [pos, d_model]

@@ -26,7 +26,7 @@ class Embedder(nn.Module):
         self.scale = own if cfg.scale_embeddings else 1.0
         self.positions: nn.Module | None = None
         if cfg.pos_encoding == "sinusoidal":
-            self.positions = SinusoidalPositions(cfg.max_len, cfg.d_model)
+            self.positions = SinusoidalPositions(cfg.max_len, cfg.d_model, cfg.sinusoid_layout)
         elif cfg.pos_encoding == "learned":
             self.positions = LearnedPositions(cfg.max_len, cfg.d_model)
         # BERT-style options (cfg.token_types, cfg.embed_norm); None in this project's own models.
@@ -95,10 +95,13 @@ class Embedder(nn.Module):
 class Unembed(nn.Linear):
     """The output projection d_model -> vocab (no bias), with Gemma's final_logit_softcapping when
     ``softcap`` > 0: logits = tanh(logits / c) * c, so every reader of model.unembed (decoding, the
-    lens, ablation) gets the model's own logits."""
+    lens, ablation) gets the model's own logits. ``bias``: one number added to each logit (Marian's and
+    BART's final_logits_bias), also seen by every reader."""
 
-    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0):
-        super().__init__(d_model, vocab, bias=False)
+    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0, bias: bool = False):
+        super().__init__(d_model, vocab, bias=bias)
+        if bias:
+            nn.init.zeros_(self.bias)
         self.softcap = float(softcap)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -182,7 +185,7 @@ class Transformer(HookedModule):
         self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
         self.unembed: nn.Linear | None = None
         if not cfg.encoder_only:
-            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap)
+            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap, bias=cfg.logits_bias)
             if cfg.tie_embeddings:
                 self.unembed.weight = self.token_embed.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
@@ -208,6 +211,10 @@ class Transformer(HookedModule):
         cfg.mask_padding=False (the padding fault), which lets every query weigh padding keys."""
         return self.padding_mask(ids) if self.cfg.mask_padding else None
 
+    def _target_padding(self, tgt: torch.Tensor) -> torch.Tensor | None:
+        """attention_padding of the decoder's input; None under cfg.mask_target_padding=False (Marian)."""
+        return self.attention_padding(tgt) if self.cfg.mask_target_padding else None
+
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(encoder output, source padding); (None, None) for a decoder-only model, whose decoder
         has nothing to attend to but its own tokens."""
@@ -218,7 +225,7 @@ class Transformer(HookedModule):
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None,
                logits_from: int = 0) -> torch.Tensor:
-        y = self.decoder(tgt, memory, self.attention_padding(tgt), src_pad)
+        y = self.decoder(tgt, memory, self._target_padding(tgt), src_pad)
         sym_y, sym_logits = ("B", "L_tgt", "d_model"), ("B", "L_tgt", "V")
         if logits_from:
             kept = y[:, logits_from:]  # [batch, out_pos, d_model]

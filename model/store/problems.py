@@ -13,7 +13,7 @@ ENGLISH: dict[str, str] = {
     "outside_cache": "{file} links outside its Hugging Face cache folder {root}; the snapshot was not "
     "opened (the cache's files link only into their own blobs/).",
     "missing_file": "{file} is missing: a model folder needs config.json, model.safetensors and "
-    "tokenizer.json.",
+    "tokenizer.json (a Marian folder: `source.spm`, `target.spm` and `vocab.json`).",
     "pickle": "{file} is a pickle file, which can run code when it is loaded, so it was not opened: this app "
     "reads safetensors only. Convert it where you trust it: python -c \"import torch; "
     "from safetensors.torch import save_file; save_file({{k: v.contiguous() for k, v in "
@@ -26,7 +26,8 @@ ENGLISH: dict[str, str] = {
     "unknown_architecture": "{file}: unknown architecture {arch!r}; this app reads its own checkpoints, "
     "BERT-style encoders (model_type \"bert\", \"roberta\", \"xlm-roberta\" or \"distilbert\"), "
     "decoder-only language models (model_type \"gpt2\", \"llama\", \"qwen2\", \"mistral\", \"qwen3\", "
-    "\"olmo2\", \"gpt_neox\", \"gemma3_text\" or \"phi3\") and .gguf "
+    "\"olmo2\", \"gpt_neox\", \"gemma3_text\" or \"phi3\"), translation models (model_type \"marian\", "
+    "\"bart\" or \"mbart\") and .gguf "
     "files of Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 models.",
     "several_gguf": "{file} holds {count} .gguf files; give the one to open (a folder may hold one).",
     "checkpoint": "{detail}",

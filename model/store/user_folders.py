@@ -26,7 +26,7 @@ from .problems import CheckpointError, UserModelError, _one_line
 #: Files that hold pickles: loading one can run any code, so they are never opened or extracted.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".npy", ".npz")
 #: The only files taken from a zip: configs, tokenizers, vocabularies, safetensors and GGUF weights.
-TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf")
+TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf", ".spm")
 #: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 WEIGHTS = "model.safetensors"
@@ -108,7 +108,7 @@ def detect_format(folder: Path, display: str | None = None, root: Path | None = 
         if any(n.endswith(".safetensors") for n in names) or f"{WEIGHTS}.index.json" in names:
             raise UserModelError("sharded", file=_shown(weights, folder, display))
     config_file = folder / "config.json"
-    for needed in ("config.json", WEIGHTS, "tokenizer.json"):
+    for needed in ("config.json", WEIGHTS, *_tokenizer_files(folder)):
         path = folder / needed
         if not path.is_file():
             raise UserModelError("missing_file", file=_shown(path, folder, display))
@@ -132,6 +132,16 @@ def detect_format(folder: Path, display: str | None = None, root: Path | None = 
     if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
         arch = f"{arch} ({architectures[0]})"
     raise UserModelError("unknown_architecture", file=shown, arch=arch[:80])
+
+
+def _tokenizer_files(folder: Path) -> tuple[str, ...]:
+    """The tokenizer files the folder's format reads: tokenizer.json, or its own (Marian's .spm and vocab.json)."""
+    try:
+        config = read_json(folder / "config.json")
+    except CheckpointError:
+        return ("tokenizer.json",)  # the config's own problem is told below
+    fmt = format_for(config) if isinstance(config, dict) else None
+    return tuple(getattr(fmt, "tokenizer_files", ("tokenizer.json",)))
 
 
 def gguf_file(folder: Path, display: str) -> Path | None:

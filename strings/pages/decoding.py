@@ -45,6 +45,9 @@ EN = {
     "**finished** and leaves the beam, which shrinks by one. The search stops when the beam is empty or no "
     "live hypothesis can still beat the best finished one; the output is the finished hypothesis with the "
     "best score (log-probability ÷ length^α). Here {n} hypotheses finished. The red line is the output.",
+    "decoding.beam.vs_transformers": "Hugging Face `transformers`' `generate(num_beams=...)` searches otherwise: a "
+    "finished hypothesis is set aside and the beam is refilled, so it stays full until the end. This beam "
+    "shrinks instead, so on a Marian, BART or T5 model the two may give different outputs for the same width.",
     "decoding.beam.table": "**Step {step}**: the best extensions of the live hypotheses, and the nearest misses.",
     "decoding.beam.no_step": "The search ended before step {step} (it ran {n} steps).",
     "decoding.beam.best": "The output's cumulative log-probability is {logp:.3f}; its score is {score:.3f} over "
@@ -134,6 +137,9 @@ ZH = {
     "延长一次；累计对数概率最高的 {width} 个延长留下，其余的被**剪掉**。以 `<eos>` 结尾的延长就**结束**了，"
     "离开束，束随之缩小一个。当束变空，或者没有哪个还活着的假设能超过已结束的最好假设时，搜索停止；输出是得分"
     "（对数概率 ÷ 长度^α）最高的已结束假设。这里共有 {n} 个假设结束。红线就是最终输出。",
+    "decoding.beam.vs_transformers": "抱抱脸（Hugging Face）`transformers` 的 `generate(num_beams=...)` 的搜索方式不同："
+    "已结束的假设被放到一边，束会被补满，一直保持满员到最后。这里的束搜索则让束缩小，所以在 `Marian`、`BART` 或 `T5` "
+    "模型上，同样的束宽，两者的输出可能不同。",
     "decoding.beam.table": "**第 {step} 步**：各个活着的假设的最佳延长，以及差一点入选的那些。",
     "decoding.beam.no_step": "搜索在第 {step} 步之前就结束了（共 {n} 步）。",
     "decoding.beam.best": "输出的累计对数概率是 {logp:.3f}；按 {n} 个 token 计，得分为 {score:.3f}。",

@@ -43,6 +43,8 @@ EN = {
     "mymodels.fmt.bert": "BERT-style folder, converted",
     "mymodels.fmt.hf_decoder": "GPT-2 / Llama / Qwen2 folder, converted",
     "mymodels.fmt.gguf": "GGUF file (Llama / Qwen2), converted",
+    "mymodels.fmt.marian": "Marian (opus-mt) translation folder, converted",
+    "mymodels.fmt.bart": "BART / mBART folder, converted",
     "mymodels.size.upload": "{mb} MB uploaded",
     "mymodels.size.folder": "read in place",
     "mymodels.use": "Use",
@@ -87,6 +89,8 @@ ZH = {
     "mymodels.fmt.bert": "BERT 式文件夹（已转换）",
     "mymodels.fmt.hf_decoder": "GPT-2 / Llama / Qwen2 文件夹（已转换）",
     "mymodels.fmt.gguf": "GGUF 文件（Llama / Qwen2，已转换）",
+    "mymodels.fmt.marian": "`Marian`（`opus-mt`）翻译模型文件夹（已转换）",
+    "mymodels.fmt.bart": "`BART` / `mBART` 文件夹（已转换）",
     "mymodels.size.upload": "已上传 {mb} MB",
     "mymodels.size.folder": "在原处读取",
     "mymodels.use": "使用",
@@ -100,7 +104,7 @@ ZH = {
     "mymodels.problem.outside_cache": "{file} 链接到它的模型缓存文件夹 {root} 之外；没有打开这个快照"
     "（缓存里的文件只链接到自己的 `blobs/`）。",
     "mymodels.problem.missing_file": "缺少 {file}：一个模型文件夹需要 config.json、model.safetensors 和 "
-    "tokenizer.json。",
+    "tokenizer.json（`Marian` 文件夹则需要源语言和目标语言的分词模型 `source.spm`、`target.spm` 以及 `vocab.json`）。",
     "mymodels.problem.pickle": "{file} 是 `pickle` 文件，加载时可能执行任意代码，所以没有打开它：本应用只读取 `safetensors` 文件。"
     "请在你信任它的环境里转换：`python -c \"import torch; from safetensors.torch import save_file; "
     "save_file({{k: v.contiguous() for k, v in torch.load('{name}', weights_only=True).items()}}, "
@@ -111,7 +115,7 @@ ZH = {
     "也不是抱抱脸（Hugging Face）的配置（没有 `\"model_type\"`）。",
     "mymodels.problem.unknown_architecture": "{file}：未知的架构 {arch!r}；本应用只能读取它自己的检查点、BERT 式"
     "编码器（`model_type` 为 `\"bert\"`、`\"roberta\"`、`\"xlm-roberta\"` 或 `\"distilbert\"`）、只含解码器的语言模型（`model_type` 为 `\"gpt2\"`、`\"llama\"`、"
-    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`），以及 Llama、Qwen2、Qwen3、`Gemma 3` 或 `Phi-3` 模型的 .gguf 文件。",
+    "`\"qwen2\"`、`\"mistral\"`、`\"qwen3\"`、`\"olmo2\"`、`\"gpt_neox\"`、`\"gemma3_text\"` 或 `\"phi3\"`）、翻译模型（`model_type` 为 `\"marian\"`、`\"bart\"` 或 `\"mbart\"`），以及 Llama、Qwen2、Qwen3、`Gemma 3` 或 `Phi-3` 模型的 .gguf 文件。",
     "mymodels.problem.several_gguf": "{file} 里有 {count} 个 .gguf 文件；请给出要打开的那一个（一个文件夹里只能有一个）。",
     "mymodels.problem.checkpoint": "无法加载：{detail}",
     "mymodels.problem.zip_too_big": "{file} 有 {size_mb} MB；上传的文件最大 {limit_mb} MB。",

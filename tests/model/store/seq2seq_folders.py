@@ -1,0 +1,146 @@
+"""Tiny random Marian, BART and mBART folders built with ``transformers`` (seeded, no hub) and tokenizers
+trained here (SentencePiece for Marian and mBART, byte-level BPE for BART): the parity tests and the page
+sweeps open them through the user-model loader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+ZH = ["我吃了一个苹果。", "今天天气很好。", "他在看书。", "我们明天去北京。", "这只猫很可爱。", "你叫什么名字？",
+      "我喜欢学习中文。", "火车几点开？"]
+EN = ["I ate an apple.", "The weather is nice today.", "He is reading a book.", "We go to Beijing tomorrow.",
+      "This cat is very cute.", "What is your name?", "I like learning Chinese.", "When does the train leave?"]
+#: 20 sentences for the tokenizer parity: Chinese, English, mixed, and characters no training text held.
+TOKENIZER_SENTENCES = [*ZH[:6], *EN[:6], "我喜欢 Python 和 apple。", "He said 你好 twice.", "北京 is big.",
+                       "Attention 就是一切", "雪人☃在这里", "emoji 🙂 here", "Ωμέγα alpha", "ĳsselmeer ﬁne"]
+DIMS = dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+            encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
+
+
+def _spm(path: Path, texts: list[str], size: int, **extra) -> Path:
+    import sentencepiece as spm
+
+    corpus = path.with_suffix(".txt")
+    corpus.write_text("\n".join(texts * 4), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(path), vocab_size=size,
+                                   character_coverage=1.0, model_type="unigram", hard_vocab_limit=False,
+                                   minloglevel=2, **extra)
+    corpus.unlink()
+    return path.with_suffix(".model")
+
+
+def _randomise(model) -> None:
+    """Norm weights, biases and final_logits_bias away from their 1 / 0 start, so a wrong mapping shows."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+        model.final_logits_bias.copy_(torch.randn_like(model.final_logits_bias))
+
+
+def marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, object, object]:
+    """(folder, MarianTokenizer, transformers model) of a tiny zh->en Marian; ``targets``: >>xx<< tokens (a multi-target model)."""
+    import transformers
+
+    root.mkdir(parents=True, exist_ok=True)
+    work = root / "spm"
+    work.mkdir(exist_ok=True)
+    src = _spm(work / "source", ZH + EN[:2], 110)
+    tgt = _spm(work / "target", EN, 70)
+    import sentencepiece as spm
+
+    pieces = []
+    for model_file in (src, tgt):
+        sp = spm.SentencePieceProcessor(model_file=str(model_file))
+        pieces += [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    vocab = {"</s>": 0, "<unk>": 1}
+    for p in [f">>{t}<<" for t in targets] + pieces:
+        if p not in vocab and p not in ("<s>", "</s>", "<unk>"):
+            vocab[p] = len(vocab)
+    vocab["<pad>"] = len(vocab)
+    (work / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"), source_spm=str(src), target_spm=str(tgt),
+                                       source_lang="zh", target_lang="en")
+    folder = root / "marian"
+    tok.save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = transformers.MarianConfig(vocab_size=len(vocab), pad_token_id=vocab["<pad>"], eos_token_id=0,
+                                    decoder_start_token_id=vocab["<pad>"], activation_function="swish",
+                                    scale_embedding=True, **DIMS)
+    model = transformers.MarianMTModel(cfg)
+    _randomise(model)
+    model.config._attn_implementation = "eager"
+    model.eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder, tok, model
+
+
+def _bart_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(EN * 3 + ZH, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=False,
+                                                      add_prefix_space=False)
+    return tok
+
+
+MBART_CODES = ["en_XX", "zh_CN"]
+
+
+def _mbart_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.train_from_iterator(EN * 3 + ZH * 3, trainers.UnigramTrainer(
+        vocab_size=150, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"))
+    tok.add_special_tokens(MBART_CODES + ["<mask>"])
+    en = tok.token_to_id("en_XX")
+    tok.post_processor = processors.TemplateProcessing(single="en_XX $A </s>", pair="en_XX $A $B </s>",
+                                                       special_tokens=[("en_XX", en), ("</s>", 2)])
+    return tok
+
+
+def bart_folder(root: Path, family: str = "bart") -> tuple[Path, object, object]:
+    """(folder, transformers fast tokenizer, transformers model) of a tiny BART or mBART (MBart50-style codes)."""
+    import transformers
+
+    folder = root / family
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = _bart_tokenizer() if family == "bart" else _mbart_tokenizer()
+    raw.save(str(folder / "tokenizer.json"))
+    specials = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    if family == "bart":
+        tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"), **specials)
+        tok.save_pretrained(folder)
+    else:
+        tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"), **specials)
+        tok.save_pretrained(folder)
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        config.update(src_lang="en_XX", tgt_lang="zh_CN", tokenizer_class="MBart50Tokenizer")
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    torch.manual_seed(1)
+    vocab = raw.get_vocab_size()
+    if family == "bart":
+        cfg = transformers.BartConfig(vocab_size=vocab, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                                      decoder_start_token_id=2, forced_bos_token_id=0, **DIMS)
+        model = transformers.BartForConditionalGeneration(cfg)
+    else:
+        cfg = transformers.MBartConfig(vocab_size=vocab, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                                       decoder_start_token_id=2, forced_bos_token_id=raw.token_to_id("zh_CN"),
+                                       scale_embedding=True, **DIMS)
+        model = transformers.MBartForConditionalGeneration(cfg)
+    _randomise(model)
+    model.config._attn_implementation = "eager"
+    model.eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder, tok, model
