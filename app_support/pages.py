@@ -84,6 +84,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
              ("step", "steps"), needs_decoder=True),
     PageSpec("lens", "app_pages/lens.py", ":material/layers:", "probe", "lens", ("pos", "lens_view")),
+    PageSpec("flow", "app_pages/flow.py", ":material/route:", "probe", "flow", ("pos", "thr")),
     PageSpec("detectors", "app_pages/detectors.py", ":material/label:", "probe", "detectors",
              ("role", "probe")),
     PageSpec("versus", "app_pages/versus.py", ":material/difference:", "probe", "versus",

@@ -16,8 +16,8 @@ residual stream each layer adds to position t its attention output, Σ_j Σ_h α
 its MLP output. A part's importance for a whole is max(‖whole‖₁ − ‖whole − part‖₁, ε), divided by the sum
 over the whole's parts (the residual among them); parts at or below a threshold are dropped and the rest
 renormalised; an attention edge j → t sums its heads. The graph is followed from the chosen position
-down through the layers, so only the rows it reaches are computed, a block of rows at a time (never an
-[L, L, width] tensor). :func:`flow_problem` says when a model's residual stream does not add up so.
+down through the layers, so only the rows it reaches are computed, one row and one head at a time (never an
+[L, L, width] tensor: a row's parts of one head are [L, width]). :func:`flow_problem` says when a model's residual stream does not add up so.
 """
 
 from __future__ import annotations
@@ -102,8 +102,6 @@ def first_key_share(pattern: np.ndarray) -> float:
 EPSILON = 1e-5
 #: The threshold the page starts at (as the LLM Transparency Tool's graph).
 DEFAULT_THRESHOLD = 0.04
-#: Bytes of [rows, head, key, width] part vectors one step of the L1 distances holds at most.
-PART_BYTES = 48 * 2**20
 #: Inputs up to this many tokens get the knock-out table by default; longer ones on request.
 KNOCKOUT_DEFAULT_UP_TO = 512
 #: Edges the knock-out table checks.
@@ -161,6 +159,7 @@ class FlowGraph:
     head: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     rows_computed: int = 0  # attention rows decomposed (summed over layers)
     seconds: float = 0.0
+    pass_seconds: float = 0.0  # the recorded forward pass alone (about what one knock-out costs)
 
     def attention_edges(self) -> np.ndarray:
         """Indices of the attention edges, most important first."""
@@ -226,30 +225,24 @@ def threshold_renormalise(parts: torch.Tensor, residual: torch.Tensor, threshold
     return parts / total.unsqueeze(-1), residual / total
 
 
-def _attention_block(stream: _Stream, layer: int, rows: list[int], f: torch.Tensor, causal: bool,
-                     threshold: float) -> list[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]]:
-    """(row, edge weight per key [key], strongest head per key [key], residual weight) of a block of rows."""
-    n_keys_all = stream.resid[layer].shape[0]
-    out = []
-    for t in rows:
-        n = t + 1 if causal else n_keys_all
-        alpha = stream.pattern_row(layer, t)[:, :n]  # [head, key]
-        parts = alpha[..., None] * f[:, :n]  # [head, key, d_model]: α f_h(x_j), one row's parts
-        resid_pre = stream.resid[layer][t].float()
-        whole = resid_pre + parts.sum((0, 1)) + stream.out_bias(layer)
-        imp = importances(whole, parts.flatten(0, 1)).view(alpha.shape)  # [head, key]
-        imp_res = importances(whole, resid_pre[None])[0]
-        # the keys a causal row cannot see are parts too (zero vectors, each ε), as in the full tensor
-        hidden = alpha.shape[0] * (n_keys_all - n)
-        total = imp.sum() + imp_res + EPSILON * hidden
-        c, c_res = threshold_renormalise((imp / total).flatten(), imp_res / total, threshold)
-        c = c.view(imp.shape)  # [head, key]
-        out.append((t, c.sum(0), c.argmax(0), c_res))
-    return out
-
-
-def _rows_per_block(n_heads: int, n_keys: int, width: int) -> int:
-    return max(1, PART_BYTES // max(1, 4 * 3 * n_heads * n_keys * width))
+def _attention_row(stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor,
+                   threshold: float) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """(edge weight per key [key], strongest head per key [key], residual weight) of query row ``t``:
+    ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model]. The parts
+    α_htj f_h(x_j) are built one head at a time ([key, d_model]), never the row's [head, key, d_model]."""
+    n_heads, n = alpha.shape
+    resid_pre = stream.resid[layer][t].float()
+    whole = resid_pre + torch.einsum("hk,hkd->d", alpha, f[:, :n]) + stream.out_bias(layer)
+    imp = torch.empty(n_heads, n)
+    for h in range(n_heads):
+        imp[h] = importances(whole, alpha[h, :, None] * f[h, :n])
+    imp_res = importances(whole, resid_pre[None])[0]
+    # the keys a causal row cannot see are parts too (zero vectors, each ε), as in the full tensor
+    hidden = n_heads * (stream.resid[layer].shape[0] - n)
+    total = imp.sum() + imp_res + EPSILON * hidden
+    c, c_res = threshold_renormalise((imp / total).flatten(), imp_res / total, threshold)
+    c = c.view(imp.shape)  # [head, key]
+    return c.sum(0), c.argmax(0), float(c_res)
 
 
 def build_flow(model, ids: list[int], tokens: list[str], position: int, threshold: float,
@@ -265,41 +258,38 @@ def build_flow(model, ids: list[int], tokens: list[str], position: int, threshol
         raise ValueError(f"the threshold must lie between 0 and 0.5, got {threshold}")
     start = time.perf_counter()
     stream = _Stream(model, torch.tensor([ids[: position + 1]]), position)
+    pass_seconds = time.perf_counter() - start
     predicted = int(stream.log_probs.argmax())
     edges: list[tuple[int, int, int, int, float, int]] = []  # layer, kind, source, target, weight, head
     reached = {position}  # positions whose state after layer `layer` the graph reaches
     rows_computed = 0
     for layer in range(stream.n_layers - 1, -1, -1):
         rows = sorted(reached)
-        n_keys = rows[-1] + 1  # causal: no row looks past the last reached one
-        f = stream.head_outputs(layer, n_keys)  # [head, key, d_model]
+        f = stream.head_outputs(layer, rows[-1] + 1)  # [head, key, d_model]; causal: no row looks further
         resid_pre, resid_post = stream.resid[layer], stream.resid[layer + 1]
-        attn_reached: set[int] = set()
-        for t in rows:  # the MLP: whole = the state after it = state after attention + MLP output
-            alpha = stream.pattern_row(layer, t)[:, :t + 1]
+        below: set[int] = set()
+        for t in rows:
+            alpha = stream.pattern_row(layer, t)[:, :t + 1]  # [head, key]
+            # the MLP: the whole is the state after it, the parts its output and the state after attention
             mid = resid_pre[t].float() + torch.einsum("hk,hkd->d", alpha, f[:, :t + 1]) + stream.out_bias(layer)
             whole = resid_post[t].float()
             imp = importances(whole, torch.stack([whole - mid, mid]))  # [mlp, residual]
             c, c_res = threshold_renormalise((imp / imp.sum())[:1], imp[1] / imp.sum(), threshold)
-            for kind, w in ((2, float(c[0])), (3, float(c_res))):
-                if w > threshold:
-                    edges.append((layer, kind, t, t, w, -1))
-                    attn_reached.add(t)
-        below: set[int] = set()
-        attn_rows = sorted(attn_reached)
-        step = _rows_per_block(f.shape[0], n_keys, f.shape[-1])
-        for b in range(0, len(attn_rows), step):
-            for t, weight, head, w_res in _attention_block(stream, layer, attn_rows[b:b + step], f, True, threshold):
-                rows_computed += 1
-                w_res = float(w_res)
-                merged = weight.clone()
-                merged[t] += w_res  # the residual and the token's own attention meet at one node
-                for j in torch.nonzero(merged > threshold).flatten().tolist():
-                    below.add(j)
-                    if float(weight[j]) > 0:
-                        edges.append((layer, 0, j, t, float(weight[j]), int(head[j])))
-                if merged[t] > threshold and w_res > 0:
-                    edges.append((layer, 1, t, t, w_res, -1))
+            kept = [(kind, w) for kind, w in ((2, float(c[0])), (3, float(c_res))) if w > threshold]
+            edges += [(layer, kind, t, t, w, -1) for kind, w in kept]
+            if not kept:  # the state after attention is not reached (only with a threshold near 0.5)
+                continue
+            # attention: the whole is the state after it, the parts the residual and every (key, head)
+            weight, head, w_res = _attention_row(stream, layer, t, alpha, f, threshold)
+            rows_computed += 1
+            merged = weight.clone()
+            merged[t] += w_res  # the residual and the token's own attention meet at one node
+            for j in torch.nonzero(merged > threshold).flatten().tolist():
+                below.add(j)
+                if float(weight[j]) > 0:
+                    edges.append((layer, 0, j, t, float(weight[j]), int(head[j])))
+            if merged[t] > threshold and w_res > 0:
+                edges.append((layer, 1, t, t, w_res, -1))
         reached = below
         del f
     arr = np.array(edges, dtype=np.float64).reshape(-1, 6)
@@ -308,7 +298,7 @@ def build_flow(model, ids: list[int], tokens: list[str], position: int, threshol
         predicted_id=predicted, predicted_token=token_name(predicted), log_prob=float(stream.log_probs[predicted]),
         layer=arr[:, 0].astype(np.int32), kind=arr[:, 1].astype(np.int8), source=arr[:, 2].astype(np.int32),
         target=arr[:, 3].astype(np.int32), importance=arr[:, 4].astype(np.float32), head=arr[:, 5].astype(np.int32),
-        rows_computed=rows_computed, seconds=time.perf_counter() - start)
+        rows_computed=rows_computed, seconds=time.perf_counter() - start, pass_seconds=pass_seconds)
 
 
 def _prompt(bundle: Bundle, text: str) -> tuple[list[int], list[str]]:
