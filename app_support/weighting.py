@@ -9,7 +9,7 @@ import dataclasses
 
 import streamlit as st
 
-from app_support.i18n import t
+from app_support.i18n import current_lang, t, text
 from app_support.sidebar import clamp_choice
 from app_support.token_display import TokenDisplay
 from app_support.url_state import seed_from_url, set_url_param
@@ -26,8 +26,9 @@ def choose_weighting(page: str, result: Analysis, kind: str, display: TokenDispl
     key = f"{page}_weigh"
     seed_from_url(key, URL_PARAM, lambda v: v if v in WEIGHTINGS else None, WEIGHTINGS[0])
     clamp_choice(key, list(WEIGHTINGS), WEIGHTINGS[0])
+    lang = current_lang()  # captured: the widget's labels are formatted again outside this run
     choice = container.radio(t("flow.weighting"), WEIGHTINGS, key=key, horizontal=True,
-                             format_func=lambda w: t(f"flow.weighting.{w}"), help=t("flow.weighting_help"))
+                             format_func=lambda w: text(lang, f"flow.weighting.{w}"), help=t("flow.weighting_help"))
     set_url_param(URL_PARAM, choice)
     if choice == "norm":
         try:
