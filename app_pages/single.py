@@ -110,7 +110,8 @@ fig = viz.attention_heatmap(
     mask_2d=masked,
     title=t("single.figure_title", layer=view.layer, head=view.head),
     zmax=None if per_head else 1.0,
-    subtitle=view.kind_label,
+    subtitle=view.kind_label if display.weighting == "weight"
+    else f"{view.kind_label} · {t('flow.weighting.norm')}",
     query_range=window.as_range(spans["q"]) if windowed else None,
     key_range=window.as_range(spans["k"]) if windowed else None,
     threshold=threshold,
@@ -128,6 +129,8 @@ if display.weighting == "norm":  # where the weights and what the keys send disa
     st.caption(t("flow.disagree_caption"))
 
 notes = [t("single.note_axes")]
+if display.weighting == "norm":
+    notes.append(t("flow.note_norm"))
 if masked.any():
     notes.append(t("single.note_masked"))
 if view.kind == "cross":

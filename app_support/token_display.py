@@ -21,8 +21,8 @@ import streamlit as st
 
 from app_support.gateway import derived
 from app_support.i18n import t
-from model.network.attention_stack import AttentionStack
 from model.lab.flow import weighted_attention
+from model.network.attention_stack import AttentionStack
 from model.network.kinds import get_kind
 from model.run.analysis import Analysis
 from viz.wordpieces import CONTINUATION, Grouping, group_pieces, merge_mask, merge_pieces, word_starts
@@ -203,7 +203,8 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     else:  # nothing masked (an encoder on one sentence): nothing to merge
         mask = np.zeros(shown.shape, dtype=bool)
     kept_scores = None
-    if not display.merge and scores is not None:  # only rows and columns dropped: the kept scores are the model's own
+    # only rows and columns dropped: the kept scores are the model's own (none under weight × ‖value‖)
+    if not display.merge and scores is not None:
         kept_scores = _per_layer(scores, lambda s: _select(_select(s, q_keep, -2), k_keep, -1))
     return ShownAttention(shown, kept_scores, mask, q_group, k_group, q_special[q_keep], k_special[k_keep],
                           display, any_masked, *prefixes)

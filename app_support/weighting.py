@@ -19,7 +19,9 @@ from model.run.analysis import Analysis
 URL_PARAM = "weigh"
 
 
-def choose_weighting(page: str, result: Analysis, kind: str, display: TokenDisplay, container=st) -> TokenDisplay:
+def choose_weighting(
+    page: str, result: Analysis, kind: str, display: TokenDisplay, container=st
+) -> TokenDisplay:
     """``display`` with the weighting the page's radio chooses (``page``: the widget's key prefix).
     An analysis without value norms (one saved before they were recorded) is shown by weight, with a line
     that says so."""
@@ -27,8 +29,14 @@ def choose_weighting(page: str, result: Analysis, kind: str, display: TokenDispl
     seed_from_url(key, URL_PARAM, lambda v: v if v in WEIGHTINGS else None, WEIGHTINGS[0])
     clamp_choice(key, list(WEIGHTINGS), WEIGHTINGS[0])
     lang = current_lang()  # captured: the widget's labels are formatted again outside this run
-    choice = container.radio(t("flow.weighting"), WEIGHTINGS, key=key, horizontal=True,
-                             format_func=lambda w: text(lang, f"flow.weighting.{w}"), help=t("flow.weighting_help"))
+    choice = container.radio(
+        t("flow.weighting"),
+        WEIGHTINGS,
+        key=key,
+        horizontal=True,
+        format_func=lambda w: text(lang, f"flow.weighting.{w}"),
+        help=t("flow.weighting_help"),
+    )
     set_url_param(URL_PARAM, choice)
     if choice == "norm":
         try:

@@ -21,8 +21,15 @@ from .figures import _run_of
 __all__ = ["flow_edges", "information_flow", "norm_view"]
 
 
-def norm_view(run: Any, *, kind: str | None = None, layer: int = 0, head: int = 0, title: str | None = None,
-              lang: str = "en") -> go.Figure:
+def norm_view(
+    run: Any,
+    *,
+    kind: str | None = None,
+    layer: int = 0,
+    head: int = 0,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """One head as weight × ‖value‖ (α_ij · ‖f_h(x_j)‖, each row rescaled to sum to 1), the single-head
     page's option; masked cells grey.
 
@@ -38,9 +45,15 @@ def norm_view(run: Any, *, kind: str | None = None, layer: int = 0, head: int = 
     head = check_index(head, run.analysis.layer_inputs(k)[layer].n_heads, "head", f"of the {k} attention")
     pattern, scores = run.pattern(k, layer, head), run.scores(k, layer, head)
     weighted = reweight_rows(pattern, layer_value_norms(run.analysis, k)[layer][head])
-    return viz.attention_heatmap(weighted, queries, keys, mask_2d=np.isneginf(scores),
-                                 title=f"Layer {layer}, head {head}: weight × ‖value‖" if title is None else title,
-                                 subtitle=f"{k} attention", lang=lang)
+    return viz.attention_heatmap(
+        weighted,
+        queries,
+        keys,
+        mask_2d=np.isneginf(scores),
+        title=f"Layer {layer}, head {head}: weight × ‖value‖" if title is None else title,
+        subtitle=f"{k} attention",
+        lang=lang,
+    )
 
 
 def _graph(run: Any, position: int | None, threshold: float):
@@ -48,12 +61,20 @@ def _graph(run: Any, position: int | None, threshold: float):
     try:
         return flow_graph(run.model.bundle, run.text, position, threshold)
     except FlowNotApplicable as e:
-        raise ArgumentError(f"run: the information-flow graph does not apply to {run.model.name} ({e.reason}); "
-                            "it needs a decoder-only language model with a Pre-LN residual stream") from None
+        raise ArgumentError(
+            f"run: the information-flow graph does not apply to {run.model.name} ({e.reason}); "
+            "it needs a decoder-only language model with a Pre-LN residual stream"
+        ) from None
 
 
-def information_flow(run: Any, *, position: int | None = None, threshold: float = DEFAULT_THRESHOLD,
-                     title: str | None = None, lang: str = "en") -> go.Figure:
+def information_flow(
+    run: Any,
+    *,
+    position: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    title: str | None = None,
+    lang: str = "en",
+) -> go.Figure:
     """The information-flow graph (Ferrando & Voita 2024) of a decoder-only Pre-LN language model's prompt,
     from ``position`` (None: the last prompt token, which predicts the next): layers × positions, edge width
     by importance, attention edges coloured by their strongest head (the flow page).
@@ -64,12 +85,23 @@ def information_flow(run: Any, *, position: int | None = None, threshold: float 
     'embeddings'
     """
     graph = _graph(run, position, threshold)
-    return flow_figure(graph.tokens, graph.n_layers, graph.layer, graph.kind, graph.source, graph.target,
-                       graph.importance, graph.head,
-                       title=f"How the state of #{graph.position} is built" if title is None else title, lang=lang)
+    return flow_figure(
+        graph.tokens,
+        graph.n_layers,
+        graph.layer,
+        graph.kind,
+        graph.source,
+        graph.target,
+        graph.importance,
+        graph.head,
+        title=f"How the state of #{graph.position} is built" if title is None else title,
+        lang=lang,
+    )
 
 
-def flow_edges(run: Any, *, position: int | None = None, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def flow_edges(
+    run: Any, *, position: int | None = None, threshold: float = DEFAULT_THRESHOLD
+) -> pd.DataFrame:
     """The graph's edges, one row each (layer, kind, source, target, their tokens, importance, head), most
     important first: ``flow_edges(run).to_csv("edges.csv")``.
 

@@ -22,11 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 #: Varied prose (a repeated sentence would make every head an induction head), cut to the length asked.
-PROSE = ("The history of the city begins in the twelfth century, when a small market grew up on the river. "
-         "Merchants came from the north and the south, and by the fifteenth century the town had a cathedral, "
-         "a university and a harbour that traded wool, wine and salt with half of Europe. Plague, war and "
-         "fire each took their share; the old walls came down in 1820 and the railway arrived twenty years "
-         "later, bringing factories, a theatre and the first public library. ")
+PROSE = (
+    "The history of the city begins in the twelfth century, when a small market grew up on the river. "
+    "Merchants came from the north and the south, and by the fifteenth century the town had a cathedral, "
+    "a university and a harbour that traded wool, wine and salt with half of Europe. Plague, war and "
+    "fire each took their share; the old walls came down in 1820 and the railway arrived twenty years "
+    "later, bringing factories, a theatre and the first public library. "
+)
 
 CHILD = r"""
 import ctypes, gc, json, os, resource, sys, time
@@ -58,7 +60,8 @@ cpu, wall = time.process_time(), time.perf_counter()
 graph = build_flow(bundle.model, ids, tokens, len(ids) - 1, threshold)
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 cfg = bundle.cfg
-recorded = 4 * len(ids) * cfg.d_model * (cfg.n_dec_layers + 1) + 4 * len(ids) * cfg.n_dec_layers * cfg.kv_heads * cfg.d_head
+residuals = 4 * len(ids) * cfg.d_model * (cfg.n_dec_layers + 1)
+recorded = residuals + 4 * len(ids) * cfg.n_dec_layers * cfg.kv_heads * cfg.d_head
 print(json.dumps({"tokens": len(ids), "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
                   "rows": graph.rows_computed, "edges": int(len(graph.layer)),
                   "peak_extra_mb": round((rss("VmHWM") - loaded) / 2**20, 1),
@@ -73,8 +76,12 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.04)
     args = parser.parse_args()
     for length in args.lengths:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(length), str(args.threshold), PROSE],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(ROOT), str(length), str(args.threshold), PROSE],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         got = json.loads(out.stdout.strip().splitlines()[-1])
         got["extra_beyond_recorded_mb"] = round(got["peak_extra_mb"] - got["residuals_values_mb"], 1)
         print(json.dumps(got))

@@ -16,8 +16,16 @@ from model.lab.flow import (
     flow_problem,
 )
 
-__all__ = ["DEFAULT_THRESHOLD", "KNOCKOUT_DEFAULT_UP_TO", "KNOCKOUT_EDGES", "FlowNotApplicable", "clicked_head",
-           "edges_table", "flow_problem", "strongest_head_into"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "KNOCKOUT_DEFAULT_UP_TO",
+    "KNOCKOUT_EDGES",
+    "FlowNotApplicable",
+    "clicked_head",
+    "edges_table",
+    "flow_problem",
+    "strongest_head_into",
+]
 
 #: The threshold slider's range (the Transparency Tool's default, 0.04, inside it).
 THRESHOLDS = (0.01, 0.2)
@@ -25,8 +33,9 @@ THRESHOLDS = (0.01, 0.2)
 
 def strongest_head_into(graph: FlowGraph, layer: int, position: int) -> int | None:
     """The head of the most important attention edge into ``position`` at ``layer`` (None: none kept)."""
-    idx = np.flatnonzero((graph.kind == EDGE_KINDS.index("attention")) & (graph.layer == layer)
-                         & (graph.target == position))
+    idx = np.flatnonzero(
+        (graph.kind == EDGE_KINDS.index("attention")) & (graph.layer == layer) & (graph.target == position)
+    )
     return None if not len(idx) else int(graph.head[idx[np.argmax(graph.importance[idx])]])
 
 

@@ -17,7 +17,8 @@ its MLP output. A part's importance for a whole is max(‖whole‖₁ − ‖who
 over the whole's parts (the residual among them); parts at or below a threshold are dropped and the rest
 renormalised; an attention edge j → t sums its heads. The graph is followed from the chosen position
 down through the layers, so only the rows it reaches are computed, one row and one head at a time (never an
-[L, L, width] tensor: a row's parts of one head are [L, width]). :func:`flow_problem` says when a model's residual stream does not add up so.
+[L, L, width] tensor: a row's parts of one head are [L, width]). :func:`flow_problem` says when a model's
+residual stream does not add up so.
 """
 
 from __future__ import annotations
@@ -168,10 +169,19 @@ class FlowGraph:
 
     def rows(self) -> list[dict]:
         """One plain dict per edge (the CSV export)."""
-        return [{"layer": int(self.layer[i]), "kind": EDGE_KINDS[int(self.kind[i])], "source": int(self.source[i]),
-                 "source_token": self.tokens[int(self.source[i])], "target": int(self.target[i]),
-                 "target_token": self.tokens[int(self.target[i])], "importance": float(self.importance[i]),
-                 "head": int(self.head[i])} for i in range(len(self.layer))]
+        return [
+            {
+                "layer": int(self.layer[i]),
+                "kind": EDGE_KINDS[int(self.kind[i])],
+                "source": int(self.source[i]),
+                "source_token": self.tokens[int(self.source[i])],
+                "target": int(self.target[i]),
+                "target_token": self.tokens[int(self.target[i])],
+                "importance": float(self.importance[i]),
+                "head": int(self.head[i]),
+            }
+            for i in range(len(self.layer))
+        ]
 
 
 class _Stream:
@@ -211,7 +221,8 @@ class _Stream:
 
 
 def importances(whole: torch.Tensor, parts: torch.Tensor) -> torch.Tensor:
-    """max(‖whole‖₁ − ‖whole − part‖₁, ε) of each part: ``whole`` [..., d], ``parts`` [..., n, d] -> [..., n]."""
+    """max(‖whole‖₁ − ‖whole − part‖₁, ε) of each part: ``whole`` [..., d], ``parts`` [..., n, d]
+    -> [..., n]."""
     whole_norm = whole.abs().sum(-1, keepdim=True)  # [..., 1]
     return (whole_norm - (whole.unsqueeze(-2) - parts).abs().sum(-1)).clamp_min(EPSILON)
 
@@ -225,8 +236,9 @@ def threshold_renormalise(parts: torch.Tensor, residual: torch.Tensor, threshold
     return parts / total.unsqueeze(-1), residual / total
 
 
-def _attention_row(stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor,
-                   threshold: float) -> tuple[torch.Tensor, torch.Tensor, float]:
+def _attention_row(
+    stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor, threshold: float
+) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(edge weight per key [key], strongest head per key [key], residual weight) of query row ``t``:
     ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model]. The parts
     α_htj f_h(x_j) are built one head at a time ([key, d_model]), never the row's [head, key, d_model]."""
@@ -245,8 +257,14 @@ def _attention_row(stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: 
     return c.sum(0), c.argmax(0), float(c_res)
 
 
-def build_flow(model, ids: list[int], tokens: list[str], position: int, threshold: float,
-               token_name: Callable[[int], str] = str) -> FlowGraph:
+def build_flow(
+    model,
+    ids: list[int],
+    tokens: list[str],
+    position: int,
+    threshold: float,
+    token_name: Callable[[int], str] = str,
+) -> FlowGraph:
     """The information-flow graph of ``ids`` from ``position``'s last residual state down (a
     decoder-only Pre-LN model; FlowNotApplicable otherwise)."""
     problem = flow_problem(model.cfg)
@@ -269,9 +287,13 @@ def build_flow(model, ids: list[int], tokens: list[str], position: int, threshol
         resid_pre, resid_post = stream.resid[layer], stream.resid[layer + 1]
         below: set[int] = set()
         for t in rows:
-            alpha = stream.pattern_row(layer, t)[:, :t + 1]  # [head, key]
+            alpha = stream.pattern_row(layer, t)[:, : t + 1]  # [head, key]
             # the MLP: the whole is the state after it, the parts its output and the state after attention
-            mid = resid_pre[t].float() + torch.einsum("hk,hkd->d", alpha, f[:, :t + 1]) + stream.out_bias(layer)
+            mid = (
+                resid_pre[t].float()
+                + torch.einsum("hk,hkd->d", alpha, f[:, : t + 1])
+                + stream.out_bias(layer)
+            )
             whole = resid_post[t].float()
             imp = importances(whole, torch.stack([whole - mid, mid]))  # [mlp, residual]
             c, c_res = threshold_renormalise((imp / imp.sum())[:1], imp[1] / imp.sum(), threshold)
@@ -294,11 +316,23 @@ def build_flow(model, ids: list[int], tokens: list[str], position: int, threshol
         del f
     arr = np.array(edges, dtype=np.float64).reshape(-1, 6)
     return FlowGraph(
-        tokens=list(tokens[: position + 1]), position=position, n_layers=stream.n_layers, threshold=threshold,
-        predicted_id=predicted, predicted_token=token_name(predicted), log_prob=float(stream.log_probs[predicted]),
-        layer=arr[:, 0].astype(np.int32), kind=arr[:, 1].astype(np.int8), source=arr[:, 2].astype(np.int32),
-        target=arr[:, 3].astype(np.int32), importance=arr[:, 4].astype(np.float32), head=arr[:, 5].astype(np.int32),
-        rows_computed=rows_computed, seconds=time.perf_counter() - start, pass_seconds=pass_seconds)
+        tokens=list(tokens[: position + 1]),
+        position=position,
+        n_layers=stream.n_layers,
+        threshold=threshold,
+        predicted_id=predicted,
+        predicted_token=token_name(predicted),
+        log_prob=float(stream.log_probs[predicted]),
+        layer=arr[:, 0].astype(np.int32),
+        kind=arr[:, 1].astype(np.int8),
+        source=arr[:, 2].astype(np.int32),
+        target=arr[:, 3].astype(np.int32),
+        importance=arr[:, 4].astype(np.float32),
+        head=arr[:, 5].astype(np.int32),
+        rows_computed=rows_computed,
+        seconds=time.perf_counter() - start,
+        pass_seconds=pass_seconds,
+    )
 
 
 def _prompt(bundle: Bundle, text: str) -> tuple[list[int], list[str]]:
@@ -307,8 +341,9 @@ def _prompt(bundle: Bundle, text: str) -> tuple[list[int], list[str]]:
 
 
 @entry
-def flow_graph(bundle: Bundle, text: str, position: int | None = None,
-               threshold: float = DEFAULT_THRESHOLD) -> FlowGraph:
+def flow_graph(
+    bundle: Bundle, text: str, position: int | None = None, threshold: float = DEFAULT_THRESHOLD
+) -> FlowGraph:
     """The information-flow graph of ``text``'s prompt from ``position`` (None: the last prompt token,
     whose state predicts the next token). FlowNotApplicable (reason key) for a model it does not fit."""
     problem = flow_problem(bundle.cfg)
@@ -334,8 +369,9 @@ def _knocked_out(layer: int, source: int, target: int):
     return fn
 
 
-def knockout_effects(model, ids: list[int], position: int, predicted_id: int,
-                     links: Sequence[tuple[int, int, int]]) -> list[float]:
+def knockout_effects(
+    model, ids: list[int], position: int, predicted_id: int, links: Sequence[tuple[int, int, int]]
+) -> list[float]:
     """For each (layer, source, target): the change of log p(predicted_id) after ``position`` when the
     attention from target to source is knocked out at that layer (every head; rows renormalised)."""
     x = torch.tensor([ids[: position + 1]])
@@ -349,8 +385,11 @@ def knockout_effects(model, ids: list[int], position: int, predicted_id: int,
     out = []
     for layer, source, target in links:
         hook = hook_name("decoder", int(layer), "pattern")
-        edit = HookFunction(hook, _knocked_out(int(layer), int(source), int(target)),
-                            what=f"attention {target}→{source} knocked out")
+        edit = HookFunction(
+            hook,
+            _knocked_out(int(layer), int(source), int(target)),
+            what=f"attention {target}→{source} knocked out",
+        )
         with intervene(model, edit):
             out.append(log_prob() - base)
     return out
@@ -391,8 +430,14 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @entry
-def check_edges(bundle: Bundle, text: str, position: int | None = None, threshold: float = DEFAULT_THRESHOLD,
-                top: int = KNOCKOUT_EDGES, links: tuple[tuple[int, int, int], ...] | None = None) -> EdgeCheck:
+def check_edges(
+    bundle: Bundle,
+    text: str,
+    position: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    top: int = KNOCKOUT_EDGES,
+    links: tuple[tuple[int, int, int], ...] | None = None,
+) -> EdgeCheck:
     """Knock out the ``top`` most important attention edges of the graph one at a time (or ``links``,
     (layer, source, target) each) and measure the change of the predicted token's log-probability."""
     graph = flow_graph(bundle, text, position, threshold)
@@ -403,12 +448,21 @@ def check_edges(bundle: Bundle, text: str, position: int | None = None, threshol
         links = tuple((int(graph.layer[i]), int(graph.source[i]), int(graph.target[i])) for i in idx)
         importance = graph.importance[idx]
     else:
-        lookup = {(int(graph.layer[i]), int(graph.source[i]), int(graph.target[i])): float(graph.importance[i])
-                  for i in idx}
+        lookup = {
+            (int(graph.layer[i]), int(graph.source[i]), int(graph.target[i])): float(graph.importance[i])
+            for i in idx
+        }
         importance = np.array([lookup.get(tuple(map(int, link)), 0.0) for link in links], np.float32)
     start = time.perf_counter()
     with bundle.model.lock:
         effects = np.array(knockout_effects(bundle.model, ids, graph.position, graph.predicted_id, links))
     arr = np.array(links, dtype=np.int32).reshape(-1, 3)
-    return EdgeCheck(arr[:, 0], arr[:, 1], arr[:, 2], np.asarray(importance, np.float32), effects,
-                     spearman(np.asarray(importance), -effects), time.perf_counter() - start)
+    return EdgeCheck(
+        arr[:, 0],
+        arr[:, 1],
+        arr[:, 2],
+        np.asarray(importance, np.float32),
+        effects,
+        spearman(np.asarray(importance), -effects),
+        time.perf_counter() - start,
+    )

@@ -17,6 +17,8 @@ EN = {
     "tiny — the first token of a language model, a *sink* many heads park their weight on — and 0.05 on one "
     "that changes the output. Here each weight is multiplied by ‖f(x_j)‖ and each row divided by its sum, so "
     "the colours read on the same 0–1 scale as the weights.",
+    "flow.note_norm": "Shown: weight × ‖value‖, each row rescaled to sum to 1; hover and the numbers below give "
+    "these shares, not the softmax's weights.",
     "flow.disagree_title": "Where weight and weight × ‖value‖ disagree most (layer {layer} · head {head})",
     "flow.disagree_caption": "For each key, the mean over the query rows of its share by weight and by "
     "weight × ‖value‖; the keys where the two differ most. A key that receives much weight but little "
@@ -98,6 +100,7 @@ ZH = {
     "权重放在一个变换后值向量极小的 token 上——语言模型的第一个 token，许多头把权重停放在这个*汇聚点*上——"
     "而只给真正改变输出的 token 0.05。这里每个权重乘以 ‖f(x_j)‖，每行再除以它的和，因此颜色与权重用同一个 "
     "0–1 色标。",
+    "flow.note_norm": "显示的是权重 × ‖值‖，每行缩放为和为 1；悬停提示和下面的数字给出的是这些份额，而不是 softmax 的权重。",
     "flow.disagree_title": "权重与权重 × ‖值‖ 分歧最大之处（第 {layer} 层 · 第 {head} 个头）",
     "flow.disagree_caption": "每个键在各查询行上的平均份额：按权重和按权重 × ‖值‖；列出两者相差最大的键。"
     "得到很多权重却只有很小份额的键是汇聚点：被看着，却几乎什么也不送出。",

@@ -43,7 +43,8 @@ SURFACE = {
     "lang: 'str' = 'en') -> 'go.Figure'",
     "families": "(sentence: 'str', word: 'str', *, occurrence: 'int' = 0, lang: 'str' = 'en') "
     "-> 'list[go.Figure]'",
-    "flow_edges": "(run: 'Any', *, position: 'int | None' = None, threshold: 'float' = 0.04) -> 'pd.DataFrame'",
+    "flow_edges": "(run: 'Any', *, position: 'int | None' = None, threshold: 'float' = 0.04) "
+    "-> 'pd.DataFrame'",
     "information_flow": "(run: 'Any', *, position: 'int | None' = None, threshold: 'float' = 0.04, "
     "title: 'str | None' = None, lang: 'str' = 'en') -> 'go.Figure'",
     "norm_view": "(run: 'Any', *, kind: 'str | None' = None, layer: 'int' = 0, head: 'int' = 0, "

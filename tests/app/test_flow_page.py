@@ -51,8 +51,11 @@ def test_the_flow_page_draws_the_graph_the_lab_builds(lang):
     edges = next(t for t in figure["data"] if t.get("name") == "edges")
     assert len(_array(edges["x"])) == len(graph.layer) > 0
     assert tr(lang, "page.flow.title") in at.title[0].value or at.title
-    assert any(tr(lang, "flow.spearman", rho="", n="", seconds="").split("**")[0] in m.value
-               or tr(lang, "flow.spearman_nan") in m.value for m in [*at.markdown, *at.caption])
+    assert any(
+        tr(lang, "flow.spearman", rho="", n="", seconds="").split("**")[0] in m.value
+        or tr(lang, "flow.spearman_nan") in m.value
+        for m in [*at.markdown, *at.caption]
+    )
     assert at.query_params["thr"] == "5"
     assert len(at.dataframe) >= 1  # the knock-out table
 

@@ -12,7 +12,13 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.browser.test_browser import CHARTS_AT_LEAST, CHROMIUM_ARGS, SCREENSHOTS, ensure_chromium, running_app
+from tests.browser.test_browser import (
+    CHARTS_AT_LEAST,
+    CHROMIUM_ARGS,
+    SCREENSHOTS,
+    ensure_chromium,
+    running_app,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -30,10 +36,27 @@ def test_flow_page_and_norm_option_in_chromium():
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             base = f"http://127.0.0.1:{port}"
-            visits = [("flow", {"model": "smollm2", "text": "The capital of France is", "lang": "en"}, 2,
-                       "flow_smollm2.png"),
-                      ("", {"model": "smollm2", "text": "The capital of France is", "lang": "zh", "weigh": "norm",
-                            "layer": "5", "head": "2"}, 2, "single_norm_zh.png")]
+            visits = [
+                (
+                    "flow",
+                    {"model": "smollm2", "text": "The capital of France is", "lang": "en"},
+                    2,
+                    "flow_smollm2.png",
+                ),
+                (
+                    "",
+                    {
+                        "model": "smollm2",
+                        "text": "The capital of France is",
+                        "lang": "zh",
+                        "weigh": "norm",
+                        "layer": "5",
+                        "head": "2",
+                    },
+                    2,
+                    "single_norm_zh.png",
+                ),
+            ]
             for path, params, charts, shot in visits:
                 page.goto(f"{base}/{path}?{urlencode(params)}", wait_until="domcontentloaded")
                 page.wait_for_function(CHARTS_AT_LEAST, arg=charts, timeout=300_000)

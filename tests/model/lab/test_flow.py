@@ -25,8 +25,11 @@ def _reference(model, *inputs) -> tuple[dict[str, np.ndarray], dict[str, object]
     """Per attention module path: α_ij ‖f_h(x_j)‖ row-normalised [head, q, k], computed from the module's
     input x, W_V, b_V, W_O and the pattern, with every f_h(x_j) built; and what the module recorded."""
     seen: dict[str, torch.Tensor] = {}
-    handles = [m.register_forward_pre_hook(lambda mod, args, path=path: seen.__setitem__(path, args[1]))
-               for path, m in model.named_modules() if isinstance(m, MultiHeadAttention)]
+    handles = [
+        m.register_forward_pre_hook(lambda mod, args, path=path: seen.__setitem__(path, args[1]))
+        for path, m in model.named_modules()
+        if isinstance(m, MultiHeadAttention)
+    ]
     try:
         with record_attention() as recorded:
             _, cache = model.run_with_cache(*inputs)
@@ -69,8 +72,16 @@ def test_translation_model_with_cross_attention():
 
 def test_post_ln_encoder_with_biases():
     torch.manual_seed(1)
-    model = Transformer(tiny_config(encoder_only=True, n_dec_layers=0, norm_first=False, activation="gelu",
-                                    scale_embeddings=False, pos_encoding="learned")).eval()
+    model = Transformer(
+        tiny_config(
+            encoder_only=True,
+            n_dec_layers=0,
+            norm_first=False,
+            activation="gelu",
+            scale_embeddings=False,
+            pos_encoding="learned",
+        )
+    ).eval()
     assert _check(model, torch.randint(4, 40, (1, 9))) < 2e-5
 
 
@@ -163,7 +174,9 @@ def _reference_graph(model, ids: list[int], position: int, threshold: float) -> 
         for q in range(L):
             for k in range(L):
                 w = float(c_attn[k, :, q].sum())
-                full[(("I", layer - 1, k), ("A", layer, q))] = full.get((("I", layer - 1, k), ("A", layer, q)), 0) + w
+                full[(("I", layer - 1, k), ("A", layer, q))] = (
+                    full.get((("I", layer - 1, k), ("A", layer, q)), 0) + w
+                )
             full[(("I", layer - 1, q), ("A", layer, q))] += float(c_res[q])
         c = contributions(torch.stack([post - mid, mid]), post)
         c_mlp, c_res = cut(c[:1], c[1])
@@ -191,8 +204,13 @@ def _as_reference_edges(graph) -> dict:
     """Our edges in the reference's shape: the residual and a token's own attention meet at one edge."""
     out: dict = {}
     for i in range(len(graph.layer)):
-        layer, kind, s, t, w = (int(graph.layer[i]), int(graph.kind[i]), int(graph.source[i]),
-                                int(graph.target[i]), float(graph.importance[i]))
+        layer, kind, s, t, w = (
+            int(graph.layer[i]),
+            int(graph.kind[i]),
+            int(graph.source[i]),
+            int(graph.target[i]),
+            float(graph.importance[i]),
+        )
         if kind in (0, 1):
             key = (("I", layer - 1, s), ("A", layer, t))
         elif kind == 2:
@@ -210,7 +228,7 @@ def _compare(model, ids, position, threshold=0.04) -> float:
     graph = build_flow(model, ids, [f"t{i}" for i in ids], position, threshold)
     want = _reference_graph(model, ids, position, threshold)
     got = _as_reference_edges(graph)
-    assert set(got) == set(want), (sorted(set(got) ^ set(want))[:6])
+    assert set(got) == set(want), sorted(set(got) ^ set(want))[:6]
     worst = max(abs(got[k] - want[k]) for k in want)
     assert worst < 1e-4
     assert len(want) > 3

@@ -204,7 +204,8 @@ print(json.dumps({"tokens": len(result.target_tokens), "loaded": loaded, "before
 
 @pytest.mark.slow
 def test_a_long_smollm2_analysis_never_holds_every_heads_square():
-    """At 1,102 tokens every head's float32 pattern alone is 1.25 GB; the analysis keeps q and k (97 MiB) and the value norms (1 MiB)
+    """At 1,102 tokens every head's float32 pattern alone is 1.25 GB; the analysis keeps q and k (97 MiB)
+    and the value norms (1 MiB)
     and its pass grows the process by 175 MB here (bound: 0.4 of all patterns)."""
     import json
     import subprocess
