@@ -3,10 +3,11 @@
     .venv/bin/python bench/bench_flow.py [--lengths 256 2048] [--threshold 0.04]
 
 Each length runs in a fresh process: the model is loaded, the resident set read, then one graph from the
-last prompt token is built (``build_flow``: one recorded pass keeping the residual stream entering every
-layer and the values, then the rows the graph reaches decomposed a block at a time). Prints CPU and wall
-seconds, the rows decomposed, the edges kept, the peak resident set above the loaded model (VmHWM after
-/proc/self/clear_refs), and what the recorded residuals and values alone take. Targets (issue 48): 256
+last prompt token is built (``build_flow``: one pass keeping the residual stream entering every layer, then
+layer by layer, top down, that layer's queries, keys and values recorded again from it and the rows the graph
+reaches decomposed one row and one head at a time). Prints CPU and wall seconds, the rows decomposed, the
+edges kept, the peak resident set above the loaded model (VmHWM after /proc/self/clear_refs), and what the
+kept residual stream and one layer's values take. Targets (issue 48): 256
 tokens <= 3 s, 2,048 tokens <= 30 s, peak extra memory <= 300 MB beyond the recorded residuals and values.
 """
 
@@ -61,7 +62,7 @@ graph = build_flow(bundle.model, ids, tokens, len(ids) - 1, threshold)
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 cfg = bundle.cfg
 residuals = 4 * len(ids) * cfg.d_model * (cfg.n_dec_layers + 1)
-recorded = residuals + 4 * len(ids) * cfg.n_dec_layers * cfg.kv_heads * cfg.d_head
+recorded = residuals + 4 * len(ids) * cfg.kv_heads * cfg.d_head
 print(json.dumps({"tokens": len(ids), "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
                   "rows": graph.rows_computed, "edges": int(len(graph.layer)),
                   "peak_extra_mb": round((rss("VmHWM") - loaded) / 2**20, 1),

@@ -16,8 +16,8 @@ residual stream each layer adds to position t its attention output, Σ_j Σ_h α
 its MLP output. A part's importance for a whole is max(‖whole‖₁ − ‖whole − part‖₁, ε), divided by the sum
 over the whole's parts (the residual among them); parts at or below a threshold are dropped and the rest
 renormalised; an attention edge j → t sums its heads. The graph is followed from the chosen position
-down through the layers, so only the rows it reaches are computed, one row and one head at a time (never an
-[L, L, width] tensor: a row's parts of one head are [L, width]). :func:`flow_problem` says when a model's
+down through the layers, so only the rows it reaches are computed, one row and a few heads at a time (never an
+[L, L, width] tensor: a step's parts are at most PART_BYTES). :func:`flow_problem` says when a model's
 residual stream does not add up so.
 """
 
@@ -103,6 +103,8 @@ def first_key_share(pattern: np.ndarray) -> float:
 EPSILON = 1e-5
 #: The threshold the page starts at (as the LLM Transparency Tool's graph).
 DEFAULT_THRESHOLD = 0.04
+#: Bytes of part vectors (α_htj f_h(x_j), [heads, key, d_model]) one step of the L1 distances builds at most.
+PART_BYTES = 16 * 2**20
 #: Inputs up to this many tokens get the knock-out table by default; longer ones on request.
 KNOCKOUT_DEFAULT_UP_TO = 512
 #: Edges the knock-out table checks.
@@ -186,21 +188,36 @@ class FlowGraph:
 
 class _Stream:
     """What one pass left for the graph: the residual stream entering each layer and after the last
-    ([pos, d_model] each), every layer's values and recorded attention inputs, and its W_O and b_O."""
+    ([pos, d_model] each, all the graph keeps of the pass), and, for the one layer being decomposed, its
+    recorded attention inputs and values (:meth:`open_layer`), with its W_O and b_O."""
 
     def __init__(self, model, ids: torch.Tensor, position: int):
         cfg = model.cfg
         self.n_layers = cfg.n_dec_layers
-        keep = lambda name: name.endswith(("hook_resid_pre", "attn.hook_v")) or name == self._last
-        self._last = f"decoder.blocks.{self.n_layers - 1}.hook_resid_post"
-        with torch.no_grad(), record_attention() as recorded:
+        last = f"decoder.blocks.{self.n_layers - 1}.hook_resid_post"
+        keep = lambda name: name.endswith("hook_resid_pre") or name == last
+        with torch.no_grad():
             logits, cache = model.run_with_cache(ids, names_filter=keep, logits_from=position)
         self.log_probs = torch.log_softmax(logits[0, 0].double(), -1)  # [vocab], after `position`
         self.resid = [cache[f"decoder.blocks.{i}.hook_resid_pre"][0] for i in range(self.n_layers)]
-        self.resid.append(cache[self._last][0])  # [pos, d_model] each
-        self.values = [cache[f"decoder.blocks.{i}.self_attn.hook_v"][0] for i in range(self.n_layers)]
-        self.inputs = [recorded[f"decoder.blocks.{i}.self_attn"] for i in range(self.n_layers)]
-        self.attn = [model.decoder.blocks[i].self_attn for i in range(self.n_layers)]
+        self.resid.append(cache[last][0])  # [pos, d_model] each
+        self.blocks = [model.decoder.blocks[i] for i in range(self.n_layers)]
+        self.attn = [block.self_attn for block in self.blocks]
+        self.inputs: dict[int, AttentionInputs] = {}
+        self.values: dict[int, torch.Tensor] = {}
+
+    def open_layer(self, layer: int) -> None:
+        """Record one layer's attention inputs and values again from the residual stream entering it (its
+        norm, then the module itself: the same code as the pass), dropping the layer opened before: so no
+        more than one layer's queries and keys are held at a time."""
+        self.inputs.clear()
+        self.values.clear()
+        block, attn = self.blocks[layer], self.attn[layer]
+        with torch.no_grad(), record_attention() as recorded:
+            normed = block.norm1(self.resid[layer][None])  # [1, pos, d_model]
+            attn(normed, normed)
+            v = attn.W_v(normed).view(normed.shape[1], attn.n_kv_heads, attn.d_head)  # [pos, kv_head, d_head]
+        self.inputs[layer], self.values[layer] = recorded[attn.path], v
 
     def head_outputs(self, layer: int, n_keys: int) -> torch.Tensor:
         """f_h(x_j) = v_h(x_j) W_O,h of keys 0..n_keys-1: [head, key, d_model]."""
@@ -241,13 +258,14 @@ def _attention_row(
 ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(edge weight per key [key], strongest head per key [key], residual weight) of query row ``t``:
     ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model]. The parts
-    α_htj f_h(x_j) are built one head at a time ([key, d_model]), never the row's [head, key, d_model]."""
+    α_htj f_h(x_j) are built a few heads at a time, within PART_BYTES (one head's [key, d_model] at least)."""
     n_heads, n = alpha.shape
     resid_pre = stream.resid[layer][t].float()
     whole = resid_pre + torch.einsum("hk,hkd->d", alpha, f[:, :n]) + stream.out_bias(layer)
     imp = torch.empty(n_heads, n)
-    for h in range(n_heads):
-        imp[h] = importances(whole, alpha[h, :, None] * f[h, :n])
+    step = max(1, PART_BYTES // (4 * n * f.shape[-1]))  # heads whose parts one step builds
+    for h in range(0, n_heads, step):
+        imp[h : h + step] = importances(whole, alpha[h : h + step, :, None] * f[h : h + step, :n])
     imp_res = importances(whole, resid_pre[None])[0]
     # the keys a causal row cannot see are parts too (zero vectors, each ε), as in the full tensor
     hidden = n_heads * (stream.resid[layer].shape[0] - n)
@@ -283,6 +301,7 @@ def build_flow(
     rows_computed = 0
     for layer in range(stream.n_layers - 1, -1, -1):
         rows = sorted(reached)
+        stream.open_layer(layer)
         f = stream.head_outputs(layer, rows[-1] + 1)  # [head, key, d_model]; causal: no row looks further
         resid_pre, resid_post = stream.resid[layer], stream.resid[layer + 1]
         below: set[int] = set()
