@@ -254,14 +254,15 @@ def threshold_renormalise(parts: torch.Tensor, residual: torch.Tensor, threshold
 
 
 def _attention_row(
-    stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor, threshold: float
+    stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor, whole: torch.Tensor,
+    threshold: float,
 ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(edge weight per key [key], strongest head per key [key], residual weight) of query row ``t``:
-    ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model]. The parts
-    α_htj f_h(x_j) are built a few heads at a time, within PART_BYTES (one head's [key, d_model] at least)."""
+    ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model], ``whole`` the
+    state after attention (the residual in + Σ parts + b_O). The parts α_htj f_h(x_j) are built a few heads
+    at a time, within PART_BYTES (one head's [key, d_model] at least)."""
     n_heads, n = alpha.shape
     resid_pre = stream.resid[layer][t].float()
-    whole = resid_pre + torch.einsum("hk,hkd->d", alpha, f[:, :n]) + stream.out_bias(layer)
     imp = torch.empty(n_heads, n)
     step = max(1, PART_BYTES // (4 * n * f.shape[-1]))  # heads whose parts one step builds
     for h in range(0, n_heads, step):
@@ -321,7 +322,7 @@ def build_flow(
             if not kept:  # the state after attention is not reached (only with a threshold near 0.5)
                 continue
             # attention: the whole is the state after it, the parts the residual and every (key, head)
-            weight, head, w_res = _attention_row(stream, layer, t, alpha, f, threshold)
+            weight, head, w_res = _attention_row(stream, layer, t, alpha, f, mid, threshold)
             rows_computed += 1
             merged = weight.clone()
             merged[t] += w_res  # the residual and the token's own attention meet at one node
