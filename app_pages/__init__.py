@@ -25,6 +25,7 @@ where it has one; ``tests/test_naming.py`` checks the names). Every module:
 * :mod:`app_pages.patching` — one head's output (or residual stream) moved from sentence A into B.
 * :mod:`app_pages.attribution` — which input tokens each output token used, beside where attention looks.
 * :mod:`app_pages.lens` — the logit lens: each layer's residual stream read as tokens.
+* :mod:`app_pages.flow` — which links carry a prediction: the information-flow graph, with edge knock-outs.
 * :mod:`app_pages.detectors` — a score per role (previous token, induction, copying, ...) for every head.
 * :mod:`app_pages.versus` — two models' heads matched on one sentence.
 * :mod:`app_pages.projector` — one word's hidden state over many sentences, projected per layer.

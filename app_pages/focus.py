@@ -11,13 +11,15 @@ from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view
+from app_support.weighting import choose_weighting
 
 lang = current_lang()
 view = current_view()
 page_header(t("page.focus.title"), t("focus.intro"))
 result = current_analysis(view)
 
-shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
+display = choose_weighting("focus", result, view.kind, view.display)  # weight, or weight × ‖value‖
+shown = page_attention(result, view.kind, display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
 queries, keys = shown.query_tokens, shown.key_tokens
 
 SIDES = {side: text(lang, f"focus.side.{side}") for side in ("from", "to")}

@@ -11,6 +11,7 @@ from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view, open_head
+from app_support.weighting import choose_weighting
 
 #: Most tiles one all-heads figure draws.
 MAX_TILES = 72
@@ -20,7 +21,8 @@ view = current_view()
 page_header(t("heads.title"), t("heads.intro"))
 result = current_analysis(view)
 
-shown = page_attention(result, view.kind, view.display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
+display = choose_weighting("heads", result, view.kind, view.display)  # weight, or weight × ‖value‖
+shown = page_attention(result, view.kind, display)  # pieces merged, [CLS]/[SEP] hidden, as chosen
 queries, keys = shown.query_tokens, shown.key_tokens
 n_layers, n_heads = shown.pattern.shape[:2]
 width = 1150 if not view.present else 1300

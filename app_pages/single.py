@@ -14,6 +14,8 @@ from app_support.token_display import page_attention
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
 from app_support.view import current_view
+from app_support.weighting import choose_weighting
+from viz.flow import norm_disagreement
 
 lang = current_lang()
 view = current_view()
@@ -27,9 +29,10 @@ per_head = st.toggle(
     help=t("single.scale_help"),
 )
 set_url_param("scale", "head" if per_head else "fixed")
+display = choose_weighting("single", result, view.kind, view.display)  # weight, or weight × ‖value‖
 
 # this head only, word pieces merged / [CLS], [SEP] hidden if the sidebar says so
-shown = page_attention(result, view.kind, view.display, heads=(view.layer, view.head))
+shown = page_attention(result, view.kind, display, heads=(view.layer, view.head))
 pattern = shown.pattern[0, 0]
 scores = None if shown.scores is None else shown.scores[0, 0]
 masked = shown.mask[0, 0]
@@ -107,7 +110,8 @@ fig = viz.attention_heatmap(
     mask_2d=masked,
     title=t("single.figure_title", layer=view.layer, head=view.head),
     zmax=None if per_head else 1.0,
-    subtitle=view.kind_label,
+    subtitle=view.kind_label if display.weighting == "weight"
+    else f"{view.kind_label} · {t('flow.weighting.norm')}",
     query_range=window.as_range(spans["q"]) if windowed else None,
     key_range=window.as_range(spans["k"]) if windowed else None,
     threshold=threshold,
@@ -117,8 +121,16 @@ fig = viz.attention_heatmap(
     dimmed_keys=shown.key_prefix,
 )
 chart(fig, key="single_head_heatmap")
+if display.weighting == "norm":  # where the weights and what the keys send disagree most
+    by_weight = page_attention(result, view.kind, view.display, note=False, heads=(view.layer, view.head))
+    chart(norm_disagreement(
+        np.where(masked, 0.0, by_weight.pattern[0, 0]), np.where(masked, 0.0, pattern), keys,
+        title=t("flow.disagree_title", layer=view.layer, head=view.head), lang=lang), key="single_disagree")
+    st.caption(t("flow.disagree_caption"))
 
 notes = [t("single.note_axes")]
+if display.weighting == "norm":
+    notes.append(t("flow.note_norm"))
 if masked.any():
     notes.append(t("single.note_masked"))
 if view.kind == "cross":

@@ -25,4 +25,5 @@ draws a figure (figures come from viz/). What one page alone needs is its glue, 
 * :mod:`app_support.url_state` — shareable URL state (parsing, writing, early stops), texts cut to the box.
 * :mod:`app_support.user_models` — the session's own models: zip uploads and the models folder.
 * :mod:`app_support.view` — ``View``, the app's state, ``current_view()`` and hand-offs between pages.
+* :mod:`app_support.weighting` — the attention pages' weight | weight × ‖value‖ option.
 """

@@ -35,6 +35,9 @@ from model.lab import (
     families as _families,
 )
 from model.lab import (
+    flow as _flow,
+)
+from model.lab import (
     induction as _induction,
 )
 from model.lab import (
@@ -132,6 +135,13 @@ class families:
     """``model.lab.families``."""
 
     family_column = served(_families.family_column)
+
+
+class flow:
+    """``model.lab.flow``."""
+
+    check_edges = served(_flow.check_edges)
+    flow_graph = served(_flow.flow_graph)
 
 
 class induction:

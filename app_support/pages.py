@@ -50,10 +50,10 @@ SECTIONS = ("attention", "decoding", "probe", "how", "intervene", "hood")
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("single", "app_pages/single.py", ":material/grid_on:", "attention", "",
-             ("scale", "hide", "min", "share", "q", "k")),
-    PageSpec("heads", "app_pages/heads.py", ":material/apps:", "attention", "heads", ("layers",)),
+             ("scale", "hide", "min", "share", "q", "k", "weigh")),
+    PageSpec("heads", "app_pages/heads.py", ":material/apps:", "attention", "heads", ("layers", "weigh")),
     PageSpec("focus", "app_pages/focus.py", ":material/my_location:", "attention", "focus",
-             ("token", "side")),
+             ("token", "side", "weigh")),
     PageSpec("aggregates", "app_pages/aggregates.py", ":material/functions:", "attention",
              "aggregates", ("residual",)),
     PageSpec("decoding", "app_pages/decoding.py", ":material/play_circle:",
@@ -84,6 +84,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("attribution", "app_pages/attribution.py", ":material/insights:", "intervene", "attribution",
              ("step", "steps"), needs_decoder=True),
     PageSpec("lens", "app_pages/lens.py", ":material/layers:", "probe", "lens", ("pos", "lens_view")),
+    PageSpec("flow", "app_pages/flow.py", ":material/route:", "probe", "flow", ("pos", "thr")),
     PageSpec("detectors", "app_pages/detectors.py", ":material/label:", "probe", "detectors",
              ("role", "probe")),
     PageSpec("versus", "app_pages/versus.py", ":material/difference:", "probe", "versus",

@@ -21,6 +21,7 @@ import streamlit as st
 
 from app_support.gateway import derived
 from app_support.i18n import t
+from model.lab.flow import weighted_attention
 from model.network.attention_stack import AttentionStack
 from model.network.kinds import get_kind
 from model.run.analysis import Analysis
@@ -38,6 +39,9 @@ class TokenDisplay:
     merge: bool = False  # word pieces merged into words (to = sum over pieces, from = mean over pieces)
     special: str = "show"  # one of SPECIALS
     marker: str = CONTINUATION  # how the model's tokenizer marks word pieces ("##" or "▁"; word_marker)
+    # "weight": the softmax's weights; "norm": weight × ‖value‖, rows renormalised (model/lab/flow.py),
+    # a page's own option (single head, all heads, token focus), part of the display so caches keep both
+    weighting: str = "weight"
 
     @property
     def hide(self) -> bool:
@@ -178,6 +182,8 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     """
     any_masked = _masked(result, kind)
     pattern, scores, mask = _model_attention(result, kind, heads, any_masked)
+    if display.weighting == "norm":  # scores belong to the weights: none to show beside the norms
+        pattern, scores = weighted_attention(result, kind, pattern, heads), None
     queries, keys = result.tokens_for(kind)
     k = get_kind(kind)
     q_special, q_prefix = _side_marks(result, k.queries)
@@ -197,7 +203,8 @@ def shown_attention(result: Analysis, kind: str, display: TokenDisplay = AS_TOKE
     else:  # nothing masked (an encoder on one sentence): nothing to merge
         mask = np.zeros(shown.shape, dtype=bool)
     kept_scores = None
-    if not display.merge:  # only rows and columns dropped: the kept scores are the model's own
+    # only rows and columns dropped: the kept scores are the model's own (none under weight × ‖value‖)
+    if not display.merge and scores is not None:
         kept_scores = _per_layer(scores, lambda s: _select(_select(s, q_keep, -2), k_keep, -1))
     return ShownAttention(shown, kept_scores, mask, q_group, k_group, q_special[q_keep], k_special[k_keep],
                           display, any_masked, *prefixes)

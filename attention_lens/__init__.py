@@ -23,6 +23,7 @@ Intervene pages' ``model/lab/`` functions (see each module's docstring).
                       save_figure
     interventions.py  ablate, rank_heads, patch, rank_patches, attribute, head_edits, Site
     classroom.py      projector, families: the projector's and the three families' figures
+    flow.py           norm_view, information_flow, flow_edges: weight × ‖value‖ and the information flow
     cli.py            the attention-lens command (app, notebook, figure, python -m model's commands)
 
 Importing it changes one thing outside itself: when nobody chose plotly's renderer (neither
@@ -96,6 +97,9 @@ _LAZY = {
     "Site": "interventions",
     "projector": "classroom",
     "families": "classroom",
+    "norm_view": "flow",
+    "information_flow": "flow",
+    "flow_edges": "flow",
 }
 
 __all__ = [
@@ -110,11 +114,14 @@ __all__ = [
     "attribute",
     "compare",
     "families",
+    "flow_edges",
     "head_detectors",
     "head_edits",
     "head_view",
+    "information_flow",
     "load",
     "logit_lens",
+    "norm_view",
     "patch",
     "projector",
     "rank_heads",

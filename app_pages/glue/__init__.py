@@ -9,6 +9,7 @@ the gateway. A page whose needs are a few lines keeps them in its own file (cost
 * :mod:`app_pages.glue.deck` — what each slide needs from the model, and the deck's navigation and look.
 * :mod:`app_pages.glue.decoding` — beam search as tree nodes and tables, sampling steps, reference losses.
 * :mod:`app_pages.glue.detectors` — the roles and thresholds, links to a head, the table of the best heads.
+* :mod:`app_pages.glue.flow` — the information-flow page's clicks, edge table and what it applies to.
 * :mod:`app_pages.glue.lens` — the ids the logit lens reads, the window of positions, colour choices, clicks.
 * :mod:`app_pages.glue.model` — shape symbols, configuration, evaluation and training history named.
 * :mod:`app_pages.glue.patching` — which positions of B take A's activation, a language model's rankings.

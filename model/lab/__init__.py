@@ -14,6 +14,7 @@ always undoes it; never through the weights.
     patching.py       activation patching between two sentences
     patching_lm.py    activation patching on a decoder-only language model, every site at once
     attribution.py    attribution beside attention
+    flow.py           norm-based attention and the information-flow graph of a prediction
     lens.py           the logit lens: what each layer would predict if the model stopped there
     detectors.py      head detectors: one score per role for every head
     atlas.py          the head atlas: what every head does over a whole dataset

@@ -165,7 +165,8 @@ class MultiHeadAttention(nn.Module):
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
             recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
-                            offset, self._softmax_dim(), key_padding, q_pad, self._window())
+                            offset, self._softmax_dim(), key_padding, q_pad, self._window(),
+                            value_norms=self._value_norms(vt))
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]
@@ -210,6 +211,18 @@ class MultiHeadAttention(nn.Module):
             qt, kt, vt, attn_mask=allowed, is_causal=causal,
             scale=1.0 / self.divisor if self._scales() else 1.0,
             enable_gqa=self.n_kv_heads != self.n_heads)
+
+    def _value_norms(self, vt: torch.Tensor) -> torch.Tensor:
+        """[batch, head, key_pos]: ‖f_h(x_j)‖ with f_h(x) = (x W_V + b_V)_h W_O,h, the vector head h moves
+        from key j at full weight (Kobayashi et al. 2020). Through each head's Gram matrix W_O,h W_O,h^T
+        ([d_head, d_head]), so no [head, key_pos, d_model] tensor is built."""
+        with torch.no_grad():
+            H, dh = self.n_heads, self.d_head
+            w = self.W_o.weight.detach().float().view(-1, H, dh).permute(1, 2, 0)  # [head, d_head, d_model]
+            gram = w @ w.transpose(1, 2)  # [head, d_head, d_head]
+            v = self._share_kv(vt.detach().float())  # [batch, head, key_pos, d_head]
+            squared = ((v @ gram) * v).sum(-1)  # [batch, head, key_pos]
+            return squared.clamp_min(0.0).sqrt()
 
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
         """[batch, kv_head, key_pos, d_head] -> [batch, head, key_pos, d_head]: under grouped-query

@@ -41,6 +41,9 @@ class AttentionInputs:
     key_padding: np.ndarray | None = None  # [batch, key_pos] bool, True at padding keys
     query_padding: np.ndarray | None = None  # [batch, query_pos] bool; read only by a softmax over queries
     window: int = 0  # > 0 (with "causal"): a sliding window, each query sees that many keys, itself included
+    # [batch, head, key_pos] float32: each head's ‖f_h(x_j)‖, f(x) = (x W_V + b_V) W_O restricted to head h
+    # (norm-based attention, model/lab/flow.py); None when not recorded
+    value_norms: np.ndarray | None = None
 
     @property
     def n_heads(self) -> int:
@@ -56,8 +59,8 @@ class AttentionInputs:
 
     @property
     def nbytes(self) -> int:
-        pads = [p.nbytes for p in (self.key_padding, self.query_padding) if p is not None]
-        return int(self.q.nbytes + self.k.nbytes + sum(pads))
+        extra = [p.nbytes for p in (self.key_padding, self.query_padding, self.value_norms) if p is not None]
+        return int(self.q.nbytes + self.k.nbytes + sum(extra))
 
     def masks_anything(self, batch: int = 0) -> bool:
         """Whether any cell of this layer is masked for sentence ``batch``."""
@@ -148,13 +151,14 @@ def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
 
 def record(path: str, qt: torch.Tensor, kt: torch.Tensor, divisor: float, causal: str, offset: int,
            softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None,
-           window: int = 0) -> None:
+           window: int = 0, value_norms: torch.Tensor | None = None) -> None:
     """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
-    d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window."""
+    d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window;
+    value_norms [batch, head, key_pos] (AttentionInputs.value_norms)."""
     store = _recording.get()
     if store is None:
         return
     store[path] = AttentionInputs(
         _numpy(qt), _numpy(kt), divisor, causal, offset, softmax_dim,
         _numpy(key_padding, torch.bool), _numpy(query_padding, torch.bool) if softmax_dim == -2 else None,
-        window)
+        window, _numpy(value_norms))

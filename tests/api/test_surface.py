@@ -43,6 +43,12 @@ SURFACE = {
     "lang: 'str' = 'en') -> 'go.Figure'",
     "families": "(sentence: 'str', word: 'str', *, occurrence: 'int' = 0, lang: 'str' = 'en') "
     "-> 'list[go.Figure]'",
+    "flow_edges": "(run: 'Any', *, position: 'int | None' = None, threshold: 'float' = 0.04) "
+    "-> 'pd.DataFrame'",
+    "information_flow": "(run: 'Any', *, position: 'int | None' = None, threshold: 'float' = 0.04, "
+    "title: 'str | None' = None, lang: 'str' = 'en') -> 'go.Figure'",
+    "norm_view": "(run: 'Any', *, kind: 'str | None' = None, layer: 'int' = 0, head: 'int' = 0, "
+    "title: 'str | None' = None, lang: 'str' = 'en') -> 'go.Figure'",
     "head_edits": "(model: 'Model | str', heads: 'Any', mode: 'str' = 'zero') -> 'tuple'",
     "head_view": "(source: 'Any', tokens: 'Any' = None, *, kind: 'str | None' = None, layer: 'int' = 0, "
     "head: 'int' = 0, query_range: 'tuple[int, int] | None' = None, key_range: "
