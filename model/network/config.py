@@ -17,8 +17,8 @@ from typing import Any
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
-#: How a sinusoidal table lays out its sines and cosines: interleaved (sin, cos, sin, cos, ...: the paper, this
-#: project's models) or in two halves, every sine then every cosine (Marian, model/store/formats/marian.py).
+#: How a sinusoidal table lays out its sines and cosines: interleaved (sin, cos, sin, cos, ...: the paper,
+#: this project's models) or in two halves, every sine then every cosine (Marian, model/store/formats/marian.py).
 SINUSOID_LAYOUTS = ("interleaved", "halves")
 #: Norms on the queries and keys before RoPE: none, per head over d_head (Qwen3, Gemma 3), or over the
 #: whole projection before the head split (OLMo 2).
@@ -152,7 +152,7 @@ class ModelConfig:
     logit_softcap: float = 0.0  # > 0: logits = tanh(logits / c) * c (Gemma's final_logit_softcapping)
     # Hugging Face encoder-decoders (model/store/formats/seq2seq.py: Marian, BART, mBART).
     sinusoid_layout: str = "interleaved"  # SINUSOID_LAYOUTS: where sines and cosines sit in the table
-    logits_bias: bool = False  # a bias added to every logit (their final_logits_bias), on the output projection
+    logits_bias: bool = False  # a bias added to every logit (final_logits_bias), on the output projection
     # False: the decoder's self-attention hides no key for being the padding id (Marian starts decoding
     # from it); its causal mask already hides a right-padded batch's padding. Source padding is still
     # hidden (cfg.mask_padding).
@@ -226,7 +226,8 @@ class ModelConfig:
         if self.activation not in ACTIVATIONS:
             problems.append(f"activation must be one of {ACTIVATIONS} (got {self.activation!r})")
         if self.sinusoid_layout not in SINUSOID_LAYOUTS:
-            problems.append(f"sinusoid_layout must be one of {SINUSOID_LAYOUTS} (got {self.sinusoid_layout!r})")
+            problems.append(f"sinusoid_layout must be one of {SINUSOID_LAYOUTS} "
+                            f"(got {self.sinusoid_layout!r})")
         elif self.sinusoid_layout == "halves" and self.d_model % 2:
             problems.append(f"sinusoid_layout 'halves' needs an even d_model (got {self.d_model})")
         if self.pos_encoding not in POS_ENCODINGS:

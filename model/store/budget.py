@@ -51,8 +51,10 @@ def attention_layers(cfg: ModelConfig) -> int:
 
 
 def kept_bytes(cfg: ModelConfig, length: int) -> int:
-    """What an analysis keeps at ``length`` tokens: each attention layer's queries and keys."""
-    return FLOAT32 * length * attention_layers(cfg) * (cfg.n_heads + cfg.kv_heads) * cfg.d_head
+    """What an analysis keeps at ``length`` tokens: each attention layer's queries and keys, and each
+    head's value norm per key (the weight x value-norm view)."""
+    per_layer = (cfg.n_heads + cfg.kv_heads) * cfg.d_head + cfg.n_heads
+    return FLOAT32 * length * attention_layers(cfg) * per_layer
 
 
 def pass_bytes(cfg: ModelConfig, length: int) -> int:
