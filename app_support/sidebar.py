@@ -33,6 +33,11 @@ from model.store.registry import UnknownModelError
 
 DECK_RETURN_KEY = "_deck_return"  # the slide the talk deck was last on (set while the deck is open)
 TEXT_CUT = "_text_cut_from"  # a link's sentence was this long before it was cut to the box (None: not cut)
+#: The model a link named that this session cannot open (another session's upload, a typo), until another
+#: model is chosen; the picker says which model is shown instead.
+MODEL_MISSING = "_model_missing_from_link"
+#: The longest model name quoted back from a link (a link is user input).
+MAX_QUOTED_NAME = 80
 
 
 #: URL parameter and widget key of a language model's new-token bound, and its largest value (every new
@@ -69,6 +74,7 @@ def _example_in_box(name: str) -> str:
 
 
 def _on_model_change() -> None:
+    st.session_state[MODEL_MISSING] = None
     st.session_state["text"] = _example_in_box(st.session_state["model"])
     st.session_state["dir"] = "auto"
 
@@ -111,6 +117,11 @@ def _model_picker(models: list[str], lang: str) -> Bundle:
     except (CheckpointError, UnknownModelError, OSError) as e:
         st.error(t("sidebar.cannot_load", name=escape_md(name), error=escape_md(str(e))))
         st.stop()
+    missing = st.session_state.get(MODEL_MISSING)
+    if missing:
+        quoted = missing if len(missing) <= MAX_QUOTED_NAME else missing[:MAX_QUOTED_NAME] + "…"
+        st.warning(t("sidebar.model_missing", name=escape_md(quoted), shown=escape_md(name)),
+                   icon=":material/link_off:")
     desc = M.model_description(name, lang)
     if desc:
         st.caption(escape_md(desc))

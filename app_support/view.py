@@ -25,7 +25,14 @@ from app_support import models as M
 from app_support import pages
 from app_support import strategy as decoding
 from app_support.i18n import LANG_KEY, preferred_lang, t, valid_lang
-from app_support.sidebar import MAX_NEW_TOKENS, NEW_TOKENS_PARAM, TEXT_CUT, SidebarChoices, render_sidebar
+from app_support.sidebar import (
+    MAX_NEW_TOKENS,
+    MODEL_MISSING,
+    NEW_TOKENS_PARAM,
+    TEXT_CUT,
+    SidebarChoices,
+    render_sidebar,
+)
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay
 from app_support.token_display import url_params as token_url_params
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
@@ -139,6 +146,7 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state[_URL_LOADED] = True
     qp = st.query_params
     model = qp.get("model")
+    st.session_state[MODEL_MISSING] = model if model and model not in models else None
     if model not in models:
         model = M.DEFAULT_MODEL if M.DEFAULT_MODEL in models else models[0]
     st.session_state["model"] = model

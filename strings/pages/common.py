@@ -36,6 +36,8 @@ EN = {
     "sidebar.no_models": "No models found in `assets/models/`. Train one, e.g. "
     "`python -m model train --preset reverse --ship`, then reload this page.",
     "sidebar.cannot_load": "Cannot load model {name}: {error}",
+    "sidebar.model_missing": "The link names the model {name}, which this session does not have (an upload "
+    "lives only in the session it was made in): showing {shown} instead.",
     "sidebar.input": "Input sentence",
     "sidebar.input_help": "Press Enter to run. The model reads at most {max_len} tokens; longer input is cut "
     "(you will be told).",
@@ -123,6 +125,8 @@ ZH = {
     "sidebar.no_models": "在 `assets/models/` 里没有找到模型。先训练一个，例如 "
     "`python -m model train --preset reverse --ship`，然后刷新本页。",
     "sidebar.cannot_load": "无法加载模型 {name}：{error}",
+    "sidebar.model_missing": "链接里的模型 {name} 在本会话中不存在（上传的模型只存在于上传它的那个会话里），"
+    "现在显示的是 {shown}。",
     "sidebar.input": "输入句子",
     "sidebar.input_help": "按回车运行。模型最多读取 {max_len} 个 token；更长的输入会被截断（页面会告诉你）。",
     "sidebar.use_example": "使用示例句子",

@@ -59,3 +59,27 @@ def test_the_first_visit_line_is_for_the_start_page_only():
     at = open_app(lang="en")
     at.switch_page(page_registry.BY_KEY["heads"].file).run()
     assert tr("en", "menu.first_visit") not in infos(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_to_a_model_this_session_lacks_says_which_model_is_shown_instead(lang):
+    asked = "user-0a1b2c-<script>alert(1)</script>" + "x" * 200
+    at = open_app(model=asked, text="attention", lang=lang)
+    assert not at.exception
+    shown = at.session_state["model"]
+    assert shown != asked
+    # escape_md puts a backslash before markdown's characters: read the text as shown
+    warned = [str(w.value).replace("\\", "") for w in at.warning
+              if tr(lang, "sidebar.model_missing").split("{")[0] in str(w.value)]
+    assert len(warned) == 1
+    assert "user-0a1b2c-<script>alert(1)</script>" in warned[0] and shown in warned[0]
+    assert "x" * 100 not in warned[0]  # a long name is cut when quoted back
+    # the note goes once another model is chosen
+    at.selectbox(key="model").set_value("reverse" if shown != "reverse" else "default").run()
+    assert not [w for w in at.warning if tr(lang, "sidebar.model_missing").split("{")[0] in str(w.value)]
+
+
+def test_a_link_to_a_listed_model_has_no_such_note():
+    at = open_app(text="attention")
+    assert at.session_state["model"] == "reverse"
+    assert not [w for w in at.warning if tr("en", "sidebar.model_missing").split("{")[0] in str(w.value)]
