@@ -30,8 +30,6 @@ TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf", ".spm")
 #: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 WEIGHTS = "model.safetensors"
-#: The input a BERT-style model of the user's starts with (their config.json holds none).
-BERT_EXAMPLE = "The bank raised interest rates."
 
 
 
@@ -173,7 +171,7 @@ def load_user_model(folder: Path, name: str | None = None, display: str | None =
         name = name or folder.name
     try:
         # a BERT folder's config holds no example sentence; the other formats bring their own
-        return format_named(fmt).load(target, name=name, example=BERT_EXAMPLE if fmt == "bert" else None)
+        return format_named(fmt).load(target, name=name, example=format_named(fmt).example or None)
     except UserModelError:
         raise
     except CheckpointError as e:

@@ -20,6 +20,7 @@ Adding a family is one module here and one entry in :data:`FORMATS`.
 
 from __future__ import annotations
 
+from ...network.kinds import ATTENTION_KINDS
 from .bart import BART
 from .base import ModelFormat
 from .bert import BERT
@@ -44,3 +45,11 @@ def format_named(name: str) -> ModelFormat:
 def format_for(config: dict) -> ModelFormat | None:
     """The format that claims a folder whose config.json parsed to ``config``, or None."""
     return next((fmt for fmt in FORMATS if fmt.claims(config)), None)
+
+
+def format_kinds(fmt: ModelFormat) -> tuple[str, ...]:
+    """The attention kinds a folder of a foreign format has, known from its task alone (the picker
+    lists models without loading them; our own checkpoints' configs say theirs)."""
+    if fmt.task == "translation":
+        return tuple(kind.name for kind in ATTENTION_KINDS)
+    return {"continue": ("decoder",), "encode": ("encoder",)}.get(fmt.task, ())

@@ -204,6 +204,9 @@ class BartFormat:
     """A Hugging Face BART or mBART folder (config.json ``model_type`` in :data:`MODEL_TYPES`)."""
 
     name = "bart"
+    what = ("BART-family encoder–decoder", "BART 系编码器–解码器")
+    task = "translation"
+    example = EXAMPLE
 
     def claims(self, config: dict) -> bool:
         return config.get("model_type") in MODEL_TYPES

@@ -15,6 +15,13 @@ class ModelFormat(Protocol):
 
     #: short name: "own", "bert", ... (what an opened user model records as its format)
     name: str
+    #: what a folder of this format holds, for the model picker: (English, Chinese)
+    what: tuple[str, str]
+    #: the task its models do: "translation", "continue" (a language model) or "encode"; "" for our own
+    #: checkpoints, whose config says
+    task: str
+    #: an input worth trying on such a model ("" for our own checkpoints: their config holds one)
+    example: str
 
     def claims(self, config: dict) -> bool:
         """Whether a folder whose ``config.json`` parsed to ``config`` is stored in this format."""

@@ -51,6 +51,8 @@ HOW_TO_CONVERT = (
 
 #: The encoder families read here (config.json's ``model_type``).
 MODEL_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert")
+#: The input a user's BERT-style model starts with (their config.json holds none).
+EXAMPLE = "The bank raised interest rates."
 
 
 def position_offset(hf: dict) -> int:
@@ -316,6 +318,9 @@ class BertFormat:
     """A Hugging Face BERT-style encoder folder (config.json's ``model_type`` one of MODEL_TYPES)."""
 
     name = "bert"
+    what = ("BERT-style encoder", "BERT 式编码器")
+    task = "encode"
+    example = EXAMPLE
 
     def claims(self, config: dict) -> bool:
         model_type = config.get("model_type")

@@ -276,6 +276,9 @@ class GGUFFormat:
     ``.gguf`` (or a folder holding one such file) is given to it directly."""
 
     name = "gguf"
+    what = ("GGUF language model", "GGUF 语言模型")
+    task = "continue"
+    example = EXAMPLE
 
     def claims(self, config: dict) -> bool:
         return False

@@ -484,6 +484,9 @@ class DecoderFormat:
     """A Hugging Face decoder-only folder (config.json ``model_type`` in :data:`MODEL_TYPES`)."""
 
     name = "hf_decoder"
+    what = ("decoder-only language model", "只含解码器的语言模型")
+    task = "continue"
+    example = EXAMPLE
 
     def claims(self, config: dict) -> bool:
         model_type = config.get("model_type")

@@ -135,6 +135,9 @@ class MarianFormat:
     """A Hugging Face Marian folder (config.json ``model_type`` "marian")."""
 
     name = "marian"
+    what = ("Marian translation model", "Marian 翻译模型")
+    task = "translation"
+    example = EXAMPLE
     tokenizer_files = TOKENIZER_FILES
 
     def claims(self, config: dict) -> bool:

@@ -164,6 +164,9 @@ class OwnFormat:
     """This project's checkpoint folder (config.json with a "model" section)."""
 
     name = "own"
+    what = ("Attention Lens checkpoint", "Attention Lens 检查点")
+    task = ""
+    example = ""
 
     def claims(self, config: dict) -> bool:
         return isinstance(config.get("model"), dict)

@@ -20,12 +20,11 @@ import re
 from pathlib import Path
 
 from ..bundle import Bundle, read_json
-from ..formats import format_for
-from ..formats.hf_decoder import EXAMPLE as DECODER_EXAMPLE
+from ..formats import format_for, format_kinds, format_named
 from ..info import ModelInfo, info_from_config
 from ..names import UnknownModelError, is_model_name
 from ..problems import CheckpointError
-from ..user_folders import BERT_EXAMPLE, check_snapshot_links, detect_format, gguf_file, load_user_model
+from ..user_folders import check_snapshot_links, detect_format, gguf_file, load_user_model
 
 #: A hub repository name: ORG/NAME, each part letters, digits, "_", "-" and "." (not first).
 _HUB_NAME = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95})/([A-Za-z0-9][A-Za-z0-9_.-]{0,95})")
@@ -108,15 +107,6 @@ def plain_name(hub_name: str) -> str | None:
     return name if is_model_name(name) else None
 
 
-#: What a kind of folder is, for the picker's description: (English, Chinese).
-_WHAT = {
-    "hf_decoder": ("decoder-only language model", "只含解码器的语言模型"),
-    "gguf": ("GGUF language model", "GGUF 语言模型"),
-    "bert": ("BERT-style encoder", "BERT 式编码器"),
-    "own": ("Attention Lens checkpoint", "Attention Lens 检查点"),
-}
-
-
 class HubCacheSource:
     """The local Hugging Face cache's repositories that hold a model we read."""
 
@@ -167,13 +157,12 @@ class HubCacheSource:
             info = info_from_config(name, read_json(folder / "config.json"), self.name, folder)
             kinds, example, task = info.kinds, info.example, info.task
         else:
-            decoder = fmt != "bert"
-            kinds = ("decoder",) if decoder else ("encoder",)
-            example, task = (DECODER_EXAMPLE, "continue") if decoder else (BERT_EXAMPLE, "encode")
+            kind = format_named(fmt)
+            kinds, example, task = format_kinds(kind), kind.example, kind.task
         config = read_json(folder / "config.json", default={}) if fmt != "gguf" else {}
         arch = config.get("model_type") if isinstance(config, dict) else None
         arch = f" ({arch})" if isinstance(arch, str) and format_for(config) is not None else ""
-        english, chinese = _WHAT[fmt]
+        english, chinese = format_named(fmt).what
         return ModelInfo(
             name=name, label=hub_name, example=example, task=task, group="user", listed=True, order=90,
             description=f"{english}{arch} from the local Hugging Face cache ({folder})",

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..bundle import Bundle, read_json
-from ..formats.hf_decoder import EXAMPLE as DECODER_EXAMPLE
+from ..formats import format_kinds, format_named
 from ..info import ModelInfo, info_from_config
 from ..names import is_model_name
 from ..problems import CheckpointError
-from ..user_folders import BERT_EXAMPLE, load_user_model
+from ..user_folders import load_user_model
 
 
 @dataclass(frozen=True)
@@ -73,25 +73,18 @@ def user_model_names(owner: str) -> list[str]:
 
 def user_model_info(entry: UserModel) -> ModelInfo:
     """What a user's model says about itself (group "user", labelled with the name the user knows)."""
-    if entry.fmt in ("own", "bert"):
-        config = _config(entry.directory)
     if entry.fmt == "own":
-        info = info_from_config(entry.name, config, "user", entry.directory)
+        info = info_from_config(entry.name, _config(entry.directory), "user", entry.directory)
         # The label is the name the user knows it by (in every language); a description may be translated.
         keep = tuple(tr for tr in info.translations if tr[1] == "description")
         return replace(info, label=entry.label, group="user", listed=True, source="user",
                        directory=entry.directory, translations=keep)
-    if entry.fmt == "bert":
-        layers = config.get("num_hidden_layers")
-        description, example, task = f"BERT-style encoder ({entry.label})", BERT_EXAMPLE, "encode"
-        kinds = ("encoder",) if isinstance(layers, int) and layers > 0 else ()
-    else:  # a GPT-2 / Llama / Qwen2 folder or a GGUF file: a decoder-only language model
-        what = "GGUF language model" if entry.fmt == "gguf" else "decoder-only language model"
-        description, example, task = f"{what} ({entry.label})", DECODER_EXAMPLE, "continue"
-        kinds = ("decoder",)
+    fmt = format_named(entry.fmt)
     return ModelInfo(
-        name=entry.name, label=entry.label, description=description, example=example, task=task,
-        group="user", listed=True, order=99, kinds=kinds, source="user", directory=entry.directory,
+        name=entry.name, label=entry.label, description=f"{fmt.what[0]} ({entry.label})", example=fmt.example,
+        task=fmt.task, group="user", listed=True, order=99, kinds=format_kinds(fmt), source="user",
+        directory=entry.directory,
+        translations=(("zh", "description", f"{fmt.what[1]}（{entry.label}）"),),
     )
 
 

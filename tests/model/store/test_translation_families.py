@@ -226,3 +226,36 @@ def test_the_command_line_translates_with_a_marian_folder(built):
     ids = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], bundle.task.tokenizer.eos_id)[0]
     said = bundle.task.tokenizer.decode(ids)
     assert said.strip() and said in run.stdout, run
+
+
+@pytest.mark.parametrize("family", ["marian", "bart"])
+def test_the_picker_describes_a_translation_folder_as_one(built, family, tmp_path, monkeypatch):
+    """An uploaded translation folder and the same folder in the Hugging Face cache are listed as
+    encoder–decoder models with the translation task and all three attention kinds (they were once
+    described as decoder-only language models, and a cached one broke the picker)."""
+    from model.network.kinds import ATTENTION_KINDS
+    from model.store.sources.hf_cache import HubCacheSource
+    from model.store.sources.user import register, unregister_user_model, user_model_info
+    from tests.model.store.test_hf_cache import _into_cache
+
+    folder = built[family][0]
+    entry = register(folder, f"{family}.zip", family, owner="test", taken=set())
+    try:
+        info = user_model_info(entry)
+    finally:
+        unregister_user_model(entry.name)
+    every_kind = tuple(k.name for k in ATTENTION_KINDS)
+    assert info.task == "translation" and info.kinds == every_kind
+    assert "decoder-only" not in info.description and info.text("description", "zh") != info.description
+    bundle = load_user_model(folder)
+    assert info.example == bundle.task.example  # the picker's example is the one the model starts with
+
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    _into_cache(folder, tmp_path / "hf" / "hub", f"Helsinki-NLP/opus-mt-{family}")
+    source = HubCacheSource()
+    (name,) = source.names()
+    cached = source.info(name)
+    assert cached.task == "translation" and cached.kinds == every_kind
+    assert f"({family})" in cached.description
