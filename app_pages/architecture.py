@@ -39,7 +39,9 @@ lang = current_lang()  # after the sidebar, which sets the session's language on
 cfg = G.config(view.model)
 page_header(t("architecture.title"), t("architecture.intro_lm" if cfg.decoder_only else "architecture.intro"))
 result = current_analysis(view)
-config = {k: getattr(cfg, k) for k in CONFIG_KEYS}
+# how the block's norms and residual adds are wired: Pre-LN, Post-LN, OLMo 2's, Gemma 3's or a parallel block
+how, block_lines = block_wiring(cfg, "encoder" if cfg.encoder_only else "decoder")
+config = {k: getattr(cfg, k) for k in CONFIG_KEYS} | {"norm_style": how}
 
 st.caption(
     t(
@@ -50,7 +52,7 @@ st.caption(
         d_head=cfg.d_head,
         d_model=cfg.d_model,
         d_ff=cfg.d_ff,
-        norm=t("architecture.norm." + ("pre" if cfg.norm_first else "post")),
+        norm=t(f"architecture.norm.{how}"),
         pos=t(f"architecture.pos.{cfg.pos_encoding}"),
         tied=t("architecture.tied." + ("yes" if cfg.tie_embeddings else "no")),
     )
@@ -61,7 +63,8 @@ shapes = viz.architecture_shapes(result.trace)
 chart(viz.architecture_figure(config, shapes, page_titles=titles, lang=lang), key="architecture_diagram")
 st.caption(t("architecture.shapes_note", B=result.trace_sizes.get("B", 1)))
 
-st.markdown(t("architecture.reading.pre" if cfg.norm_first else "architecture.reading.post"))
+if how in ("pre", "post"):  # the other wirings are explained with their block below
+    st.markdown(t(f"architecture.reading.{how}"))
 if cfg.n_enc_layers and cfg.n_dec_layers:
     st.markdown(t("architecture.reading.cross"))
 if cfg.decoder_only:
@@ -89,9 +92,8 @@ for column, key in zip(st.columns(len(LINKED)), LINKED, strict=True):
 st.subheader(t("architecture.block.header"))
 stack = "encoder" if cfg.encoder_only else "decoder"
 stack_name = t(f"architecture.block.stack.{stack}")
-how, lines = block_wiring(cfg, stack)
 st.markdown(t("architecture.block.intro", stack=stack_name))
-st.code("\n".join(lines), language="python")
+st.code("\n".join(block_lines), language="python")
 st.markdown(t(f"architecture.block.how.{how}"))
 if cfg.qk_norm != "none":
     st.markdown(t(f"architecture.block.qk.{cfg.qk_norm}", d_head=cfg.d_head,

@@ -216,7 +216,13 @@ def architecture_figure(
     rects, box_texts = _boxes(layout, dict(shapes), page_titles, lang)
     fig = go.Figure()
     rows = max((b.row for b in layout.boxes), default=0)
-    ln = label(lang, "architecture.pre_ln" if config.get("norm_first", True) else "architecture.post_ln")
+    # the boxes follow Pre-LN or Post-LN; another wiring (config "norm_style", as app_support.anatomy names
+    # it) is said in the subtitle
+    style = config.get("norm_style")
+    if style in ("after", "both", "parallel"):
+        ln = label(lang, f"architecture.norm_style.{style}")
+    else:
+        ln = label(lang, "architecture.pre_ln" if config.get("norm_first", True) else "architecture.post_ln")
     # The norm's place goes in the subtitle: as part of the title it ran past the figure's width.
     title = label(lang, f"architecture.diagram_title.{architecture_family(config)}")
     apply_theme(fig, title, subtitle=ln, height=int(90 + 62 * (rows + 2)))

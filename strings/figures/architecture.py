@@ -9,6 +9,12 @@ EN: dict[str, str] = {
     "architecture.diagram_title.decoder_only": "Decoder-only architecture",
     "architecture.pre_ln": "Pre-LN: a norm before each sub-layer, and a final norm",
     "architecture.post_ln": "Post-LN: a norm after each residual add",
+    "architecture.norm_style.after": "A norm after each branch (OLMo 2); the boxes show the Pre-LN order, the "
+    "block below draws this one",
+    "architecture.norm_style.both": "Norms before and after each branch (Gemma 3); the boxes show the Pre-LN "
+    "order, the block below draws this one",
+    "architecture.norm_style.parallel": "Attention and FFN in parallel (GPT-NeoX); the boxes show them one after "
+    "the other, the block below draws this one",
     "architecture.block.encoder": "encoder block",
     "architecture.block.decoder": "decoder block",
     "architecture.embedding": "Token embedding × √d_model",
@@ -42,6 +48,9 @@ ZH: dict[str, str] = {
     "architecture.diagram_title.decoder_only": "只含解码器的架构",
     "architecture.pre_ln": "Pre-LN：每个子层之前先归一化，最后再归一化一次",
     "architecture.post_ln": "Post-LN：每次残差连接相加之后归一化",
+    "architecture.norm_style.after": "每个分支之后归一化（OLMo 2）；方框按 Pre-LN 的顺序画，下面的单个块画出了它真实的连法",
+    "architecture.norm_style.both": "每个分支之前和之后都归一化（Gemma 3）；方框按 Pre-LN 的顺序画，下面的单个块画出了它真实的连法",
+    "architecture.norm_style.parallel": "注意力与前馈网络并行（GPT-NeoX）；方框把它们画成先后两步，下面的单个块画出了它真实的连法",
     "architecture.block.encoder": "编码器块",
     "architecture.block.decoder": "解码器块",
     "architecture.embedding": "token 嵌入 × √d_model",

@@ -333,3 +333,15 @@ def test_long_input_is_cut_with_a_note():
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.warning and len(at.get("plotly_chart")) == 2
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("style", ["after", "both", "parallel"])
+def test_the_diagram_says_when_the_block_is_wired_otherwise_than_its_boxes(style, lang):
+    """OLMo 2, Gemma 3 and GPT-NeoX blocks are drawn in the Pre-LN order: the subtitle names their own
+    wiring (it once said "Pre-LN" for all three) and points to the block drawn below."""
+    title = title_of(viz.architecture_figure({**BASE, "n_enc_layers": 0, "norm_style": style}, lang=lang))
+    assert i18n_text(lang, f"architecture.norm_style.{style}") in title
+    assert i18n_text(lang, "architecture.pre_ln") not in title
+    plain = title_of(viz.architecture_figure({**BASE, "n_enc_layers": 0, "norm_style": "pre"}, lang=lang))
+    assert i18n_text(lang, "architecture.pre_ln") in plain
