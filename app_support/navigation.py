@@ -29,13 +29,16 @@ SECTION_ICONS: Mapping[str, str] = {
 
 
 def page_menu(st_pages: Mapping[str, st.Page], current_key: str | None) -> None:
-    """The menu row: a popover per section (the open page's section highlighted) with its pages' links."""
+    """The menu row: a popover per section (the open page's section highlighted) with its pages' links.
+
+    Each popover's key names the open page: a popover kept from the last page would stay open over the
+    new page's title after its link was clicked; a new one starts closed."""
     with st.container(horizontal=True, gap="small", key="page_menu"):
         for section in pages.SECTIONS:
             members = [p for p in pages.PAGES if p.section == section]
             here = any(p.key == current_key for p in members)
             with st.popover(t(f"section.{section}"), icon=SECTION_ICONS[section],
-                            type="primary" if here else "tertiary"):
+                            type="primary" if here else "tertiary", key=f"page_menu_{section}_{current_key}"):
                 for spec in members:
                     st.page_link(st_pages[spec.key], label=t(f"page.{spec.key}.title"), icon=spec.icon)
 

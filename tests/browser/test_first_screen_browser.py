@@ -122,3 +122,24 @@ def test_the_picker_and_the_text_box_are_on_the_first_screen_of_every_page():
         box = header.bounding_box()
         assert box is not None and box["y"] + box["height"] <= PROJECTOR["height"], box
         assert not errors, errors
+
+
+def test_a_page_chosen_in_the_menu_opens_with_the_menu_closed():
+    """Two pages of one section, then one of another, chosen from the menu: each opens with no popover
+    over its title (a popover kept from the last page stayed open after its link was clicked)."""
+    from tests.browser.test_browser import menu_link
+
+    with app_in_chromium("streamlit_menu_closes.log") as (page, base, errors):
+        page.set_viewport_size(LAPTOP)
+        page.goto(f"{base}/?lang=en&model=reverse&text=attention", wait_until="domcontentloaded")
+        page.wait_for_function(SETTLED_JS, timeout=300_000)
+        for key in ("masks", "worked", "single"):
+            spec = page_registry.BY_KEY[key]
+            menu_link(page, tr("en", f"section.{spec.section}"), tr("en", f"page.{key}.title")).click()
+            path = f"/{spec.url_path}"
+            page.wait_for_function(f"() => location.pathname === {path!r}", timeout=60_000)
+            page.wait_for_timeout(500)  # the new page's run has started
+            page.wait_for_function(SETTLED_JS, timeout=300_000)
+            popovers = page.locator('[data-testid="stPopoverBody"]')
+            assert not any(popovers.nth(i).is_visible() for i in range(popovers.count())), key
+        assert not errors, errors
