@@ -179,3 +179,26 @@ def test_given_factor_and_attention_factor_are_read(tmp_path):
     assert decoder_config(hf, tmp_path / "config.json")[0].rope_attention_factor == 1.0
     with pytest.raises(ConfigError, match="one factor per rotated pair"):
         ModelConfig(**{**cfg.to_dict(), "rope_long_factors": (1.0,)})
+
+
+@pytest.mark.parametrize("length", [10, SWITCH + 4])
+def test_the_rotation_by_hand_uses_the_factors_of_the_sequence(phi3, length):
+    """The worked example's rotation (viz.rotate_by_hand with the layer's factors and attention factor)
+    equals the model's hook_rot_q on either side of the switch."""
+    import numpy as np
+
+    import viz
+    from model.lab.worked import layer_tensors
+
+    _, bundle = phi3
+    ids = torch.randint(3, VOCAB, (1, length), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        _, cache = bundle.model.run_with_cache(ids)
+    activations = {k: v.numpy() for k, v in cache.items()}
+    data = layer_tensors(activations, "decoder", 1, bundle.model)
+    assert data.rope_pairs == (tuple(LONG) if length > SWITCH else tuple(SHORT))
+    assert data.rope_switch == SWITCH
+    for pos in range(length):
+        mine = viz.rotate_by_hand(data.q_before_rotation[pos, 2], pos, data.rotary_dims, data.rope_base,
+                                  data.rope_factor, data.rope_pairs, data.rope_scale).rotated
+        np.testing.assert_allclose(mine, data.q[pos, 2], rtol=0, atol=1e-5)
