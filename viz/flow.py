@@ -289,11 +289,13 @@ def flow_figure(
             "ticktext": [label(lang, "flow.embeddings")] + [f"L{i}" for i in range(top)],
             "zeroline": False,
         },
-        legend={"orientation": "h", "y": -0.25},
+        # below the tilted token labels and the axis title (a translation's source and target tokens)
+        legend={"orientation": "h", "y": -0.42 if seq2seq else -0.25},
         hovermode="closest",
     )
     fig.update_xaxes(tickangle=-60)
-    return theme.apply_theme(fig, title, height=max(420, 22 * top + 220), width=width)
+    height = max(420, 22 * top + 220) + (80 if seq2seq else 0)
+    return theme.apply_theme(fig, title, height=height, width=width)
 
 
 def importance_vs_effect(
