@@ -41,7 +41,7 @@ ZH = {
     "flow.embeddings": "嵌入",
     "flow.importance": "在图中的重要性",
     "flow.effect": "敲除后 log p(预测) 的变化",
-    "flow.hover.cross_attention": "第 {layer} 层 · 交叉注意力第 {head} 个头（最强）：{dst} 读取源句的 {src}<br>"
+    "flow.hover.cross_attention": "第 {layer} 层 · 交叉注意力的第 {head} 个注意力头（最强）：{dst} 读取源句的 {src}<br>"
     "重要性 {importance}",
     "flow.hover.cross_residual": "第 {layer} 层：{dst} 经交叉注意力旁的残差连接保留自身<br>重要性 {importance}",
     "flow.encoder": "编码器",
