@@ -24,7 +24,8 @@ if problem is not None:  # one clear line, never a silently wrong graph
     stop_page()
 
 # the prompt's tokens: the first graph (from the last token) gives them
-first = lab.flow.flow_graph(view.model, view.text, None, FL.DEFAULT_THRESHOLD)
+direction = None if cfg.decoder_only else view.direction_arg
+first = lab.flow.flow_graph(view.model, view.text, None, FL.DEFAULT_THRESHOLD, direction)
 n_tokens = first.position + 1
 tokens = first.tokens
 
@@ -53,7 +54,7 @@ threshold = c2.slider(
 set_url_param("thr", round(threshold * 100))
 
 with st.spinner(t("flow.computing")):
-    graph = lab.flow.flow_graph(view.model, view.text, position, threshold)
+    graph = lab.flow.flow_graph(view.model, view.text, position, threshold, direction)
 st.markdown(
     t(
         "flow.summary",
@@ -64,6 +65,8 @@ st.markdown(
         seconds=f"{graph.seconds:.1f}",
     )
 )
+if graph.source_tokens:  # a translation model: the decoder's positions, the source beside them
+    st.caption(t("flow.seq2seq_note", n_source=len(graph.source_tokens), n_enc=graph.n_enc_layers))
 if not len(graph.layer):
     st.info(t("flow.no_edges"))
     stop_page()
@@ -78,11 +81,16 @@ fig = flow_figure(
     graph.head,
     title=t("flow.figure_title", pos=position),
     lang=lang,
+    **(
+        {"source_tokens": graph.source_tokens, "stack": graph.stack, "n_enc_layers": graph.n_enc_layers}
+        if graph.source_tokens
+        else {}
+    ),
 )
 event = chart(fig, key="flow_graph", on_select="rerun", selection_mode=("points",))
 hit = FL.clicked_head(event, graph)
-if hit is not None:
-    open_head(*hit, kind="decoder")  # the single-head page at that layer and head, as a link keeps it
+if hit is not None:  # the single-head page at that layer, head and kind, as a link keeps it
+    open_head(hit[0], hit[1], kind=hit[2])
 st.caption(t("flow.click"))
 table = FL.edges_table(graph)
 st.download_button(
@@ -100,23 +108,37 @@ if len(attention):
 
     def edge_label(i: int) -> str:
         s, tg = int(graph.source[i]), int(graph.target[i])
-        return text(
+        found = text(
             lang,
             "flow.check_option",
             layer=int(graph.layer[i]),
             dst=tg,
-            dst_token=graph.tokens[tg],
+            dst_token=graph.target_token(i),
             src=s,
-            src_token=graph.tokens[s],
+            src_token=graph.source_token(i),
             importance=f"{graph.importance[i]:.3f}",
+        )
+        return (
+            found
+            if not graph.source_tokens
+            else f"{found} · {text(lang, f'flow.kind.{graph.attention_kind(i)}')}"
         )
 
     e1, e2 = st.columns([4, 1])
     chosen = e1.selectbox(t("flow.check_edge"), list(attention), format_func=edge_label, key="flow_edge")
     e2.write("")
     if e2.button(t("flow.check_run"), key="flow_knock"):
-        link = ((int(graph.layer[chosen]), int(graph.source[chosen]), int(graph.target[chosen])),)
-        one = lab.flow.check_edges(view.model, view.text, position, threshold, links=link)
+        link = (
+            (
+                int(graph.layer[chosen]),
+                int(graph.source[chosen]),
+                int(graph.target[chosen]),
+                graph.attention_kind(chosen),
+            ),
+        )
+        one = lab.flow.check_edges(
+            view.model, view.text, position, threshold, links=link, direction=direction
+        )
         st.markdown(
             t(
                 "flow.check_result",
@@ -145,13 +167,14 @@ if len(attention):
         run_now = st.button(t("flow.table_run"), key="flow_table_run")
     if run_now:
         with st.spinner(t("flow.table_running", edges=n_check)):
-            check = lab.flow.check_edges(view.model, view.text, position, threshold)
+            check = lab.flow.check_edges(view.model, view.text, position, threshold, direction=direction)
+        side = lambda kind, p: (graph.source_tokens if kind == "encoder" else tokens)[int(p)]
         rows = pd.DataFrame(
             {
                 t("flow.col.layer"): check.layer,
                 t("flow.col.edge"): [
-                    f"#{int(tg)} {tokens[int(tg)]} ← #{int(s)} {tokens[int(s)]}"
-                    for s, tg in zip(check.source, check.target, strict=True)
+                    f"#{int(tg)} {side(k, tg)} ← #{int(s)} {side('encoder' if k == 'cross' else k, s)}"
+                    for s, tg, k in zip(check.source, check.target, check.kinds, strict=True)
                 ],
                 t("flow.col.importance"): np.round(check.importance, 4),
                 t("flow.col.effect"): np.round(check.effect, 4),

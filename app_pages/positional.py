@@ -124,6 +124,36 @@ def _rope_bases(rotations) -> None:
     st.caption(t("positional.rope.bases_caption"))
 
 
+def _sentence_length() -> int | None:
+    """Positions of the sentence the pages read (a language model's prompt and output), or None."""
+    if not view.text.strip():
+        return None
+    try:
+        return len(lab.positional.sentence_input_vectors(view.model, view.text, view.direction_arg,
+                                                         view.strategy, view.max_new).tokens)
+    except InputError:
+        return None
+
+
+def _longrope() -> tuple[tuple[float, ...], float]:
+    """Phi-3's longrope: which factors this sentence is rotated with (one line), and (factors, scale)."""
+    st.markdown(f"**{t('positional.rope.longrope_header')}**")
+    scale = cfg.rope_attention_factor
+    st.markdown(t("positional.rope.longrope", switch=cfg.rope_switch_len, scale=f"{scale:.4f}",
+                  squared=f"{scale ** 2:.4f}"))
+    length = _sentence_length()
+    pairs, which = cfg.rope_factors_for(length if length is not None else 1)
+    if length is None:
+        st.caption(t("positional.rope.longrope_none", switch=cfg.rope_switch_len))
+    else:
+        st.info(t(f"positional.rope.longrope_{which}", n=length, switch=cfg.rope_switch_len))
+    st.caption(t("positional.rope.longrope_factors",
+                 short=", ".join(f"{x:g}" for x in cfg.rope_short_factors[:8]),
+                 long=", ".join(f"{x:g}" for x in cfg.rope_long_factors[:8]),
+                 more="…" if len(cfg.rope_short_factors) > 8 else ""))
+    return pairs, cfg.rope_attention_factor
+
+
 if cfg.pos_encoding == "rope":
     st.subheader(t("positional.rope.header"))
     st.markdown(t("positional.rope.intro", d_head=cfg.d_head))
@@ -135,13 +165,14 @@ if cfg.pos_encoding == "rope":
         st.markdown(t("positional.rope.partial", r=turned, d_head=cfg.d_head, share=turned / cfg.d_head,
                       pairs=turned // 2, end=cfg.d_head - 1))
     base, factor = (first.base, first.factor) if first else (cfg.rope_theta, 1.0)
+    pairs, scale = _longrope() if cfg.longrope else ((), 1.0)
     c1, c2 = st.columns(2)
     with c1:
-        freqs = lab.positional.rope_frequencies(turned, base, factor)
+        freqs = lab.positional.rope_frequencies(turned, base, factor, pairs)
         chart(viz.rope_frequency_bars(freqs, lang=lang), key="pe_rope_freq")
     with c2:
         scores = lab.positional.rope_scores(cfg.d_head, int(n_pos), base=base, rotary_dims=turned,
-                                            factor=factor)
+                                            factor=factor, pairs=pairs, scale=scale)
         chart(viz.rope_score_heatmap(scores, lang=lang, max_len=cfg.max_len), key="pe_rope_scores")
     worst = max(float(np.ptp(np.diagonal(scores, offset=o))) for o in range(-len(scores) + 1, len(scores)))
     st.markdown(t("positional.rope.diagonals", spread=f"{worst:.1e}"))

@@ -139,7 +139,13 @@ if data.rope and data.rotary_dims:
     else:
         st.markdown(t("worked.rotate.all", d_head=d, base=base, factor=factor))
     before = data.q_before_rotation[query, head]
-    turned = viz.rotate_by_hand(before, query, r, data.rope_base, data.rope_factor)
+    if data.rope_switch:  # longrope: which factors this sequence was turned with
+        n = data.q.shape[0]
+        which = "long" if n > data.rope_switch else "short"
+        st.info(t(f"worked.rotate.longrope_{which}", n=n, switch=data.rope_switch,
+                  scale=f"{data.rope_scale:.4f}"))
+    turned = viz.rotate_by_hand(before, query, r, data.rope_base, data.rope_factor, data.rope_pairs,
+                                data.rope_scale)
     rows = np.stack([before, turned.rotated, data.q[query, head]])
     # the partial edge: the last turned dims and the first untouched ones
     show_table(viz.vector_table(rows, [t(f"worked.rotate.row.{w}") for w in ("before", "after", "recorded")],

@@ -59,11 +59,11 @@ def norm_view(
 def _graph(run: Any, position: int | None, threshold: float):
     run = _run_of(run)
     try:
-        return flow_graph(run.model.bundle, run.text, position, threshold)
+        return flow_graph(run.model.bundle, run.text, position, threshold, run._settings.get("direction"))
     except FlowNotApplicable as e:
         raise ArgumentError(
             f"run: the information-flow graph does not apply to {run.model.name} ({e.reason}); "
-            "it needs a decoder-only language model with a Pre-LN residual stream"
+            "it needs a language model or a translation model with a Pre-LN residual stream"
         ) from None
 
 
@@ -77,7 +77,9 @@ def information_flow(
 ) -> go.Figure:
     """The information-flow graph (Ferrando & Voita 2024) of a decoder-only Pre-LN language model's prompt,
     from ``position`` (None: the last prompt token, which predicts the next): layers × positions, edge width
-    by importance, attention edges coloured by their strongest head (the flow page).
+    by importance, attention edges coloured by their strongest head (the flow page). A Pre-LN translation
+    model's graph is its decoder's (prefix and greedy translation) with cross-attention edges into the
+    source, and the encoder's graph beside it.
 
     >>> import attention_lens as al
     >>> fig = al.information_flow(al.load("tiny-gpt").run("the cat sat"))
@@ -85,6 +87,9 @@ def information_flow(
     'embeddings'
     """
     graph = _graph(run, position, threshold)
+    extra = {}
+    if graph.source_tokens:
+        extra = dict(source_tokens=graph.source_tokens, stack=graph.stack, n_enc_layers=graph.n_enc_layers)
     return flow_figure(
         graph.tokens,
         graph.n_layers,
@@ -96,6 +101,7 @@ def information_flow(
         graph.head,
         title=f"How the state of #{graph.position} is built" if title is None else title,
         lang=lang,
+        **extra,
     )
 
 

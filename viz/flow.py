@@ -73,7 +73,10 @@ def norm_disagreement(
 # ----------------------------------------------------------------------------- the information-flow graph
 
 #: Edge kinds, in the order model/lab/flow.py numbers them.
-EDGE_KINDS = ("attention", "attention_residual", "mlp", "mlp_residual")
+EDGE_KINDS = ("attention", "attention_residual", "mlp", "mlp_residual", "cross_attention", "cross_residual")
+#: What a click on an edge or node opens (customdata's last column): decoder self-, cross- or encoder
+#: attention.
+OPENS = ("decoder", "cross", "encoder")
 #: Line widths of the importance buckets (importance 0-0.25, 0.25-0.5, 0.5-0.75, 0.75-1).
 WIDTHS = (1.0, 2.5, 4.5, 7.0)
 HEAD_COLOURS = (
@@ -117,6 +120,28 @@ def edge_segments(layer: np.ndarray, kind: np.ndarray, source: np.ndarray, targe
     return x0, y0, x1, y1
 
 
+def seq2seq_segments(layer, kind, source, target, stack, n_source: int, n_enc_layers: int):
+    """(x0, y0, x1, y1) of each edge of an encoder–decoder's graph, drawn as two column groups: the source's
+    tokens at x 0..n_source-1 (the encoder's graph, laid out as a decoder-only one), the decoder's after a
+    gap. A decoder layer l goes from l (entering it) to l + 1/3 (after self-attention), l + 2/3 (after
+    cross-attention) and l + 1; a cross-attention edge starts at its source token's last encoder state
+    (height n_enc_layers)."""
+    layer, kind, stack = np.asarray(layer), np.asarray(kind), np.asarray(stack)
+    x0, y0, x1, y1 = (np.asarray(a, float) for a in edge_segments(layer, kind, source, target))
+    dec = stack == 0
+    shift = n_source + 1
+    third = 1.0 / 3.0
+    y0 = np.where(dec & (kind <= 1), layer, y0)
+    y1 = np.where(dec & (kind <= 1), layer + third, y1)
+    y0 = np.where(dec & (kind == 5), layer + third, y0)
+    y0 = np.where(dec & (kind == 4), float(n_enc_layers), y0)
+    y1 = np.where(dec & (kind >= 4), layer + 2 * third, y1)
+    y0 = np.where(dec & ((kind == 2) | (kind == 3)), layer + 2 * third, y0)
+    x0 = np.where(dec & (kind != 4), x0 + shift, x0)  # a cross edge starts in the source's group
+    x1 = np.where(dec, x1 + shift, x1)
+    return x0, y0, x1, y1
+
+
 def flow_figure(
     tokens: Sequence[str],
     n_layers: int,
@@ -130,20 +155,36 @@ def flow_figure(
     title: str = "",
     lang: str = "en",
     width: int | None = None,
+    source_tokens: Sequence[str] | None = None,
+    stack=None,
+    n_enc_layers: int = 0,
 ) -> go.Figure:
     """Layers (up) x positions (across): every kept edge, its width by importance, attention edges coloured
     by their strongest head, residual and MLP edges grey. Each edge has a clickable midpoint (customdata
-    [layer, head, source, target]); each reached node a marker (customdata
-    [layer, -1, position, position])."""
+    [layer, head, source, target, opens] with opens an index into OPENS); each reached node a marker
+    (customdata [layer, -1, position, position, opens]). An encoder–decoder (``source_tokens``, ``stack``:
+    each edge's stack, 1 = encoder) is drawn as two column groups, the source's tokens on the left."""
     layer, kind, source, target = (np.asarray(a, int) for a in (layer, kind, source, target))
     importance, head = np.asarray(importance, float), np.asarray(head, int)
-    names = token_labels(list(tokens))
-    x0, y0, x1, y1 = edge_segments(layer, kind, source, target)
+    seq2seq = source_tokens is not None
+    stack = np.zeros(len(layer), int) if stack is None else np.asarray(stack, int)
+    target_names = token_labels(list(tokens))
+    if seq2seq:
+        source_names = token_labels(list(source_tokens))
+        names = [*source_names, "", *target_names]  # by x: the source, a gap, the decoder's tokens
+        x0, y0, x1, y1 = seq2seq_segments(layer, kind, source, target, stack, len(source_names), n_enc_layers)
+        top = max(n_layers, n_enc_layers)
+    else:
+        source_names, names = target_names, target_names
+        x0, y0, x1, y1 = edge_segments(layer, kind, source, target)
+        top = n_layers
+    opens = np.where(kind == 4, 1, np.where(stack == 1, 2, 0))
     bucket = np.minimum((importance * len(WIDTHS)).astype(int), len(WIDTHS) - 1)
     fig = go.Figure()
     groups: dict[tuple[int, int], list[int]] = {}
     for i in range(len(layer)):
-        colour_key = int(head[i]) if kind[i] == 0 else -1 - int(kind[i])
+        attention = kind[i] in (0, 4)
+        colour_key = int(head[i]) if attention else (-3 if kind[i] == 2 else -2)
         groups.setdefault((colour_key, int(bucket[i])), []).append(i)
     shown_legend: set[int] = set()
     for (colour_key, b), idx in sorted(groups.items()):
@@ -160,7 +201,6 @@ def flow_figure(
             colour, name = MLP_COLOUR, label(lang, "flow.edge.mlp")
         else:
             colour, name = RESIDUAL_COLOUR, label(lang, "flow.edge.residual")
-        legend_id = colour_key if colour_key >= 0 else (-3 if colour_key == -3 else -2)
         fig.add_trace(
             go.Scatter(
                 x=xs,
@@ -168,25 +208,31 @@ def flow_figure(
                 mode="lines",
                 line={"color": colour, "width": WIDTHS[b]},
                 name=name,
-                legendgroup=str(legend_id),
-                showlegend=legend_id not in shown_legend,
+                legendgroup=str(colour_key),
+                showlegend=colour_key not in shown_legend,
                 hoverinfo="skip",
             )
         )
-        shown_legend.add(legend_id)
+        shown_legend.add(colour_key)
     # clickable midpoints: what an edge is and where it opens
     if len(layer):
+
+        def name_of(i: int, pos: int, end: str) -> str:
+            on_source = stack[i] == 1 or (end == "src" and kind[i] == 4)
+            return f"#{pos} {(source_names if on_source else target_names)[pos]}"
+
         hover = [
             label(
                 lang,
-                f"flow.hover.{EDGE_KINDS[k]}",
-                layer=li,
-                src=f"#{s} {names[s]}",
-                dst=f"#{t} {names[t]}",
-                head=h,
-                importance=f"{w:.3f}",
+                f"flow.hover.{EDGE_KINDS[kind[i]]}",
+                layer=int(layer[i]),
+                src=name_of(i, int(source[i]), "src"),
+                dst=name_of(i, int(target[i]), "dst"),
+                head=int(head[i]),
+                importance=f"{importance[i]:.3f}",
             )
-            for li, k, s, t, w, h in zip(layer, kind, source, target, importance, head, strict=True)
+            + (f" ({label(lang, 'flow.encoder')})" if seq2seq and stack[i] == 1 else "")
+            for i in range(len(layer))
         ]
         fig.add_trace(
             go.Scatter(
@@ -194,7 +240,7 @@ def flow_figure(
                 y=(y0 + y1) / 2,
                 mode="markers",
                 marker={"size": 9, "opacity": 0.01, "color": "#000"},
-                customdata=np.stack([layer, head, source, target], axis=1),
+                customdata=np.stack([layer, head, source, target, opens], axis=1),
                 hovertext=hover,
                 hovertemplate="%{hovertext}<extra></extra>",
                 showlegend=False,
@@ -206,7 +252,9 @@ def flow_figure(
     nodes = sorted((x, y) for x, y in nodes if float(x).is_integer())
     if nodes:
         nx, ny = np.array(nodes).T
-        node_layer = np.clip(np.ceil(ny - 1).astype(int), 0, max(0, n_layers - 1))
+        on_source = seq2seq & (nx < len(source_names))
+        node_layer = np.clip(np.ceil(ny - 1).astype(int), 0, max(0, top - 1))
+        position = np.where(on_source | (not seq2seq), nx, nx - len(source_names) - 1).astype(int)
         fig.add_trace(
             go.Scatter(
                 x=nx,
@@ -214,29 +262,40 @@ def flow_figure(
                 mode="markers",
                 marker={"size": 7, "color": "#343a40"},
                 customdata=np.stack(
-                    [node_layer, -np.ones_like(node_layer), nx.astype(int), nx.astype(int)], axis=1
+                    [node_layer, -np.ones_like(node_layer), position, position, np.where(on_source, 2, 0)],
+                    axis=1,
                 ),
-                hovertext=[f"#{int(x)} {names[int(x)]}" for x in nx],
+                hovertext=[f"#{int(p)} {names[int(x)]}" for p, x in zip(position, nx, strict=True)],
                 hovertemplate="%{hovertext}<extra></extra>",
                 showlegend=False,
                 name="nodes",
             )
         )
+    if seq2seq:  # which group is which
+        for key, centre in (
+            ("flow.side.source", (len(source_names) - 1) / 2),
+            ("flow.side.target", len(source_names) + 1 + (len(target_names) - 1) / 2),
+        ):
+            fig.add_annotation(
+                x=centre, y=top + 0.25, text=f"<b>{label(lang, key)}</b>", showarrow=False, yanchor="bottom"
+            )
     fig.update_layout(
         xaxis=theme.token_axis(names, label(lang, "flow.positions")),
         yaxis={
             "title": {"text": label(lang, "flow.layers")},
-            "range": [-0.3, n_layers + 0.3],
+            "range": [-0.3, top + (0.7 if seq2seq else 0.3)],
             "tickmode": "array",
-            "tickvals": list(range(n_layers + 1)),
-            "ticktext": [label(lang, "flow.embeddings")] + [f"L{i}" for i in range(n_layers)],
+            "tickvals": list(range(top + 1)),
+            "ticktext": [label(lang, "flow.embeddings")] + [f"L{i}" for i in range(top)],
             "zeroline": False,
         },
-        legend={"orientation": "h", "y": -0.25},
+        # below the tilted token labels and the axis title (a translation's source and target tokens)
+        legend={"orientation": "h", "y": -0.42 if seq2seq else -0.25},
         hovermode="closest",
     )
     fig.update_xaxes(tickangle=-60)
-    return theme.apply_theme(fig, title, height=max(420, 22 * n_layers + 220), width=width)
+    height = max(420, 22 * top + 220) + (80 if seq2seq else 0)
+    return theme.apply_theme(fig, title, height=height, width=width)
 
 
 def importance_vs_effect(

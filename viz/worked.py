@@ -192,17 +192,23 @@ class RotatedRow:
 
 
 def rotate_by_hand(x: np.ndarray, position: int, rotary_dims: int, base: float = 10000.0,
-                   factor: float = 1.0) -> RotatedRow:
+                   factor: float = 1.0, pairs: Sequence[float] = (), scale: float = 1.0) -> RotatedRow:
     """Turn pair i = (2i, 2i + 1) of the first ``rotary_dims`` dims of ``x`` by ``position / factor ×
     base^(-2i / rotary_dims)``; dims from ``rotary_dims`` on are left as they are (partial rotary:
     Pythia turns a quarter of each head, Phi-3 its config's share). The pairs are this app's (even, odd)
-    order: a Hugging Face checkpoint's rotate-half pairs (i, i + r/2) were interleaved when it was read."""
+    order: a Hugging Face checkpoint's rotate-half pairs (i, i + r/2) were interleaved when it was read.
+    ``pairs`` (longrope, Phi-3): pair i's angle also divided by its own factor; ``scale``: the turned
+    pairs also multiplied by it (longrope's attention factor)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     r = int(rotary_dims)
     if not 2 <= r <= x.shape[0] or r % 2:
         raise ValueError(f"rotary_dims must be even and between 2 and {x.shape[0]}, got {r}")
     angles = position / factor * float(base) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
-    cos, sin = np.cos(angles), np.sin(angles)
+    if len(pairs):
+        if len(pairs) != r // 2:
+            raise ValueError(f"pairs must hold one factor per turned pair ({r // 2}), got {len(pairs)}")
+        angles = angles / np.asarray(pairs, dtype=np.float64)
+    cos, sin = np.cos(angles) * scale, np.sin(angles) * scale
     even, odd = x[0:r:2], x[1:r:2]
     out = x.copy()
     out[0:r:2] = even * cos - odd * sin

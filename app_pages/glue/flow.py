@@ -31,32 +31,45 @@ __all__ = [
 THRESHOLDS = (0.01, 0.2)
 
 
-def strongest_head_into(graph: FlowGraph, layer: int, position: int) -> int | None:
-    """The head of the most important attention edge into ``position`` at ``layer`` (None: none kept)."""
-    idx = np.flatnonzero(
-        (graph.kind == EDGE_KINDS.index("attention")) & (graph.layer == layer) & (graph.target == position)
-    )
+#: What a figure click opens (customdata's fifth column, viz/flow.py's OPENS): an attention kind.
+OPENS = ("decoder", "cross", "encoder")
+
+
+def strongest_head_into(graph: FlowGraph, layer: int, position: int, opens: str = "decoder") -> int | None:
+    """The head of the most important attention edge into ``position`` at ``layer`` (None: none kept);
+    ``opens``: into the decoder's position (self-attention, or "cross") or the encoder's ("encoder")."""
+    if opens == "encoder":
+        wanted = (graph.kind == EDGE_KINDS.index("attention")) & (graph.stack == 1)
+    else:
+        kind = EDGE_KINDS.index("cross_attention" if opens == "cross" else "attention")
+        wanted = (graph.kind == kind) & (graph.stack == 0)
+    idx = np.flatnonzero(wanted & (graph.layer == layer) & (graph.target == position))
     return None if not len(idx) else int(graph.head[idx[np.argmax(graph.importance[idx])]])
 
 
-def clicked_head(event: object, graph: FlowGraph) -> tuple[int, int] | None:
-    """(layer, head) a click on the figure opens: an attention edge's strongest head, or for a node the
-    strongest head into it; None for anything else (a residual or MLP edge, no click)."""
+def clicked_head(event: object, graph: FlowGraph) -> tuple[int, int, str] | None:
+    """(layer, head, attention kind) a click on the figure opens: an attention edge's strongest head, or for
+    a node the strongest head into it (a decoder node: its self-attention, else its cross-attention);
+    None for anything else (a residual or MLP edge, no click)."""
     try:
         points = event["selection"]["points"]  # type: ignore[index]
     except (KeyError, TypeError):
         return None
     for point in points or ():
         data = point.get("customdata") if isinstance(point, dict) else None
-        if not data or len(data) != 4:
+        if not data or len(data) not in (4, 5):
             continue
-        layer, head, _, target = (int(v) for v in data)
+        layer, head, _, target = (int(v) for v in data[:4])
+        opens = OPENS[int(data[4])] if len(data) == 5 and 0 <= int(data[4]) < len(OPENS) else "decoder"
         if head < 0:
-            head = strongest_head_into(graph, layer, target)
+            head = strongest_head_into(graph, layer, target, opens)
+            if head is None and opens == "decoder" and graph.source_tokens:
+                opens, head = "cross", strongest_head_into(graph, layer, target, "cross")
             if head is None:
                 continue
-        if 0 <= layer < graph.n_layers:
-            return layer, head
+        limit = graph.n_enc_layers if opens == "encoder" else graph.n_layers
+        if 0 <= layer < limit:
+            return layer, head, opens
     return None
 
 

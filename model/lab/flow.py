@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..decoding.decoders import greedy_decode
 from ..network.attention_stack import AttentionStack
 from ..network.kinds import get_kind, hook_name
 from ..network.recorded import AttentionInputs, record_attention
@@ -109,8 +110,12 @@ PART_BYTES = 16 * 2**20
 KNOCKOUT_DEFAULT_UP_TO = 512
 #: Edges the knock-out table checks.
 KNOCKOUT_EDGES = 20
-#: Edge kinds: attention from a token, the residual past attention, the MLP, the residual past the MLP.
-EDGE_KINDS = ("attention", "attention_residual", "mlp", "mlp_residual")
+#: Edge kinds: attention from a token, the residual past attention, the MLP, the residual past the MLP; and
+#: in an encoder–decoder's decoder, cross-attention from a source token (the encoder's last state) and the
+#: residual past cross-attention.
+EDGE_KINDS = ("attention", "attention_residual", "mlp", "mlp_residual", "cross_attention", "cross_residual")
+#: The stacks an edge lies in (FlowGraph.stack): a cross-attention edge is the decoder's.
+STACKS = ("decoder", "encoder")
 
 
 class FlowNotApplicable(ValueError):
@@ -125,11 +130,13 @@ def flow_problem(cfg) -> str | None:
     """Why the information-flow graph does not apply to a model of ``cfg`` (None: it does).
 
     The decomposition is exact only where each block adds its sublayers' outputs to the stream as they are
-    (Pre-LN): a Post-LN model normalises the sum (MiniLM, e5, BERT-style encoders), a post-norm branch
-    rescales it (Gemma 3, OLMo 2), a parallel block reads one input for both sublayers (Pythia); encoder–
-    decoder models (cross-attention edges) are not drawn yet."""
-    if not cfg.decoder_only:
-        return "encoder_decoder" if not cfg.encoder_only else "encoder"
+    (Pre-LN): a Post-LN model normalises the sum (MiniLM, e5, BERT-style encoders, Marian, BART), a
+    post-norm branch rescales it (Gemma 3, OLMo 2), a parallel block reads one input for both sublayers
+    (Pythia). A Pre-LN encoder–decoder (this project's translation models, mBART) gets its decoder's graph
+    with cross-attention edges into the source, and the encoder's graph below them; an encoder alone has
+    no prediction to explain."""
+    if cfg.encoder_only:
+        return "encoder"
     if not cfg.norm_first:
         return "post_ln"
     if not cfg.residual:
@@ -163,11 +170,35 @@ class FlowGraph:
     rows_computed: int = 0  # attention rows decomposed (summed over layers)
     seconds: float = 0.0
     pass_seconds: float = 0.0  # the recorded forward pass alone (about what one knock-out costs)
+    # Encoder–decoder models: the source's tokens, each edge's stack (index into STACKS: an encoder edge's
+    # positions are source positions, a cross-attention edge's source is one), the encoder's layers
+    source_tokens: list[str] = field(default_factory=list)
+    stack: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    n_enc_layers: int = 0
+
+    def __post_init__(self) -> None:
+        if len(self.stack) != len(self.layer):
+            self.stack = np.zeros(len(self.layer), np.int8)
 
     def attention_edges(self) -> np.ndarray:
-        """Indices of the attention edges, most important first."""
-        idx = np.flatnonzero(self.kind == EDGE_KINDS.index("attention"))
+        """Indices of the attention edges (self- and cross-attention, either stack), most important first."""
+        idx = np.flatnonzero(
+            np.isin(self.kind, (EDGE_KINDS.index("attention"), EDGE_KINDS.index("cross_attention")))
+        )
         return idx[np.argsort(-self.importance[idx], kind="stable")]
+
+    def attention_kind(self, i: int) -> str:
+        """The attention kind of edge ``i`` (decoder, cross or encoder): where its head lives."""
+        if int(self.kind[i]) == EDGE_KINDS.index("cross_attention"):
+            return "cross"
+        return STACKS[int(self.stack[i])]
+
+    def source_token(self, i: int) -> str:
+        source_side = int(self.stack[i]) == 1 or int(self.kind[i]) == EDGE_KINDS.index("cross_attention")
+        return (self.source_tokens if source_side else self.tokens)[int(self.source[i])]
+
+    def target_token(self, i: int) -> str:
+        return (self.source_tokens if int(self.stack[i]) == 1 else self.tokens)[int(self.target[i])]
 
     def rows(self) -> list[dict]:
         """One plain dict per edge (the CSV export)."""
@@ -176,9 +207,10 @@ class FlowGraph:
                 "layer": int(self.layer[i]),
                 "kind": EDGE_KINDS[int(self.kind[i])],
                 "source": int(self.source[i]),
-                "source_token": self.tokens[int(self.source[i])],
+                "source_token": self.source_token(i),
                 "target": int(self.target[i]),
-                "target_token": self.tokens[int(self.target[i])],
+                "target_token": self.target_token(i),
+                **({"stack": STACKS[int(self.stack[i])]} if self.source_tokens else {}),
                 "importance": float(self.importance[i]),
                 "head": int(self.head[i]),
             }
@@ -246,34 +278,63 @@ def importances(whole: torch.Tensor, parts: torch.Tensor) -> torch.Tensor:
 
 def threshold_renormalise(parts: torch.Tensor, residual: torch.Tensor, threshold: float):
     """The Transparency Tool's rule: contributions at or below ``threshold`` dropped, the rest renormalised
-    (``parts`` [..., n], ``residual`` [...]); returns the pair after it."""
+    (``parts`` [..., n], ``residual`` [...]); returns the pair after it. A whole none of whose parts passes
+    the threshold keeps no edge (all 0, where the division would give NaN)."""
     parts = parts * (parts > threshold)
     residual = residual * (residual > threshold)
     total = residual + parts.sum(-1)
-    return parts / total.unsqueeze(-1), residual / total
+    safe = torch.where(total > 0, total, torch.ones_like(total))
+    return parts / safe.unsqueeze(-1), residual / safe
 
 
 def _attention_row(
-    stream: _Stream, layer: int, t: int, alpha: torch.Tensor, f: torch.Tensor, whole: torch.Tensor,
+    stream: _Stream,
+    layer: int,
+    t: int,
+    alpha: torch.Tensor,
+    f: torch.Tensor,
+    whole: torch.Tensor,
     threshold: float,
 ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(edge weight per key [key], strongest head per key [key], residual weight) of query row ``t``:
     ``alpha`` [head, key] its weights over the keys it sees, ``f`` [head, >= key, d_model], ``whole`` the
-    state after attention (the residual in + Σ parts + b_O). The parts α_htj f_h(x_j) are built a few heads
-    at a time, within PART_BYTES (one head's [key, d_model] at least)."""
+    state after attention (the residual in + Σ parts + b_O)."""
+    # the keys a causal row cannot see are parts too (zero vectors, each ε), as in the full tensor
+    hidden = alpha.shape[0] * (stream.resid[layer].shape[0] - alpha.shape[1])
+    return _row_parts(stream.resid[layer][t].float(), alpha, f, whole, threshold, hidden)
+
+
+def _row_parts(
+    resid_in: torch.Tensor,
+    alpha: torch.Tensor,
+    f: torch.Tensor,
+    whole: torch.Tensor,
+    threshold: float,
+    hidden: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """One attention row's decomposition: the whole (state after attention) into the residual in and the
+    parts α_htj f_h(x_j) (``alpha`` [head, key], ``f`` [head, >= key, d_model]), plus ``hidden`` zero
+    parts (keys the row cannot see, each ε). The parts are built a few heads at a time, within PART_BYTES
+    (one head's [key, d_model] at least). Returns (edge weight per key, strongest head per key, residual
+    weight), thresholded and renormalised."""
     n_heads, n = alpha.shape
-    resid_pre = stream.resid[layer][t].float()
     imp = torch.empty(n_heads, n)
     step = max(1, PART_BYTES // (4 * n * f.shape[-1]))  # heads whose parts one step builds
     for h in range(0, n_heads, step):
         imp[h : h + step] = importances(whole, alpha[h : h + step, :, None] * f[h : h + step, :n])
-    imp_res = importances(whole, resid_pre[None])[0]
-    # the keys a causal row cannot see are parts too (zero vectors, each ε), as in the full tensor
-    hidden = n_heads * (stream.resid[layer].shape[0] - n)
+    imp_res = importances(whole, resid_in[None])[0]
     total = imp.sum() + imp_res + EPSILON * hidden
     c, c_res = threshold_renormalise((imp / total).flatten(), imp_res / total, threshold)
     c = c.view(imp.shape)  # [head, key]
     return c.sum(0), c.argmax(0), float(c_res)
+
+
+def _mlp_row(mid: torch.Tensor, whole: torch.Tensor, threshold: float) -> list[tuple[int, float]]:
+    """The MLP's decomposition of one position: the whole (state after the MLP) into its output and the
+    state before it; the kept (kind, weight) pairs (kinds 2, mlp, and 3, its residual)."""
+    imp = importances(whole, torch.stack([whole - mid, mid]))  # [mlp, residual]
+    c, c_res = threshold_renormalise((imp / imp.sum())[:1], imp[1] / imp.sum(), threshold)
+    return [(kind, w) for kind, w in ((2, float(c[0])), (3, float(c_res))) if w > threshold]
 
 
 def build_flow(
@@ -355,24 +416,254 @@ def build_flow(
     )
 
 
+class _Seq2SeqStream:
+    """What one encoder–decoder pass left for the graph: each stack's residual states ([pos, d_model]: the
+    decoder's entering each layer, after self-attention, after cross-attention and after its last layer;
+    the encoder's entering each layer, after attention and after its last layer) and the encoder's output
+    (the memory cross-attention reads), and, for the layer being decomposed, its recorded attention."""
+
+    def __init__(self, model, src: torch.Tensor, tgt: torch.Tensor, position: int):
+        self.n_layers, self.n_enc = model.cfg.n_dec_layers, model.cfg.n_enc_layers
+        dec_last = f"decoder.blocks.{self.n_layers - 1}.hook_resid_post"
+        enc_last = f"encoder.blocks.{self.n_enc - 1}.hook_resid_post"
+        ends = ("hook_resid_pre", "hook_resid_mid", "hook_resid_mid2")
+        keep = lambda name: name.endswith(ends) or name in (dec_last, enc_last, "encoder.hook_out")
+        with torch.no_grad():
+            logits, cache = model.run_with_cache(src, tgt, names_filter=keep, logits_from=position)
+        self.log_probs = torch.log_softmax(logits[0, 0].double(), -1)  # [vocab], after `position`
+
+        def states(stack: str, n: int, what: str) -> list[torch.Tensor]:
+            return [cache[f"{stack}.blocks.{i}.hook_{what}"][0] for i in range(n)]
+
+        self.pre, self.mid = (
+            states("decoder", self.n_layers, "resid_pre"),
+            states("decoder", self.n_layers, "resid_mid"),
+        )
+        self.mid2 = states("decoder", self.n_layers, "resid_mid2")
+        self.post = self.pre[1:] + [cache[dec_last][0]]  # the state after each decoder layer
+        self.enc_pre, self.enc_mid = (
+            states("encoder", self.n_enc, "resid_pre"),
+            states("encoder", self.n_enc, "resid_mid"),
+        )
+        self.enc_post = self.enc_pre[1:] + [cache[enc_last][0]]
+        self.memory = cache["encoder.hook_out"][0]  # [src_pos, d_model]
+        self.decoder, self.encoder = model.decoder.blocks, model.encoder.blocks
+
+    @staticmethod
+    def _recorded(attn, x_q: torch.Tensor, x_kv: torch.Tensor):
+        """(recorded inputs, f_h(x_j) [head, key, d_model]) of one attention module on these inputs."""
+        with torch.no_grad(), record_attention() as recorded:
+            attn(x_q[None], x_kv[None])
+            H, dh = attn.n_heads, attn.d_head
+            v = (
+                attn.W_v(x_kv)
+                .view(x_kv.shape[0], attn.n_kv_heads, dh)
+                .repeat_interleave(H // attn.n_kv_heads, 1)
+            )
+            w_o = attn.W_o.weight.detach().view(-1, H, dh)  # [d_model, head, d_head]
+            f = torch.einsum("khe,dhe->hkd", v.float(), w_o.float())
+        return recorded[attn.path], f
+
+    def decoder_layer(self, layer: int):
+        """((self inputs, f), (cross inputs, f)) of decoder layer ``layer``, from its recorded states."""
+        block = self.decoder[layer]
+        with torch.no_grad():
+            normed = block.norm1(self.pre[layer])
+            crossed = block.norm2(self.mid[layer])
+        return self._recorded(block.self_attn, normed, normed), self._recorded(
+            block.cross_attn, crossed, self.memory
+        )
+
+    def encoder_layer(self, layer: int):
+        block = self.encoder[layer]
+        with torch.no_grad():
+            normed = block.norm1(self.enc_pre[layer])
+        return self._recorded(block.attn, normed, normed)
+
+
+def _row(inputs: AttentionInputs, t: int) -> torch.Tensor:
+    """[head, key] of query row ``t``, computed from the recorded inputs as the pass computed it."""
+    return inputs.compute(rows=slice(t, t + 1))[1][:, 0]
+
+
+def build_seq2seq_flow(
+    model,
+    src: list[int],
+    ids: list[int],
+    tokens: list[str],
+    source_tokens: list[str],
+    position: int,
+    threshold: float,
+    token_name: Callable[[int], str] = str,
+) -> FlowGraph:
+    """The information-flow graph of a Pre-LN encoder–decoder: from decoder position ``position``'s last
+    state down through the decoder (self-attention, cross-attention and MLP edges; a cross-attention edge
+    j → t: source token j's encoder output carried to t), then from the source positions the
+    cross-attention edges reach, down through the encoder (its graph starts at its last layer's state,
+    which its final norm turns into the memory). ``ids`` are the decoder's input (prefix and output)."""
+    problem = flow_problem(model.cfg)
+    if problem is not None:
+        raise FlowNotApplicable(problem)
+    if not 0 <= position < len(ids):
+        raise ValueError(f"position {position} is outside 0..{len(ids) - 1}")
+    if not 0.0 < threshold < 0.5:
+        raise ValueError(f"the threshold must lie between 0 and 0.5, got {threshold}")
+    start = time.perf_counter()
+    stream = _Seq2SeqStream(model, torch.tensor([src]), torch.tensor([ids[: position + 1]]), position)
+    pass_seconds = time.perf_counter() - start
+    predicted = int(stream.log_probs.argmax())
+    edges: list[tuple[int, int, int, int, float, int, int]] = []  # layer, kind, src, dst, weight, head, stack
+    reached, sources = {position}, set()  # decoder positions reached after a layer; source positions
+    rows_computed = 0
+    for layer in range(stream.n_layers - 1, -1, -1):
+        (self_in, f_self), (cross_in, f_cross) = stream.decoder_layer(layer)
+        below: set[int] = set()
+        for t in sorted(reached):
+            kept = _mlp_row(stream.mid2[layer][t].float(), stream.post[layer][t].float(), threshold)
+            edges += [(layer, kind, t, t, w, -1, 0) for kind, w in kept]
+            if not kept:
+                continue
+            # cross-attention: the state after it = the state after self-attention + each (source, head) part
+            weight, head, w_res = _row_parts(
+                stream.mid[layer][t].float(),
+                _row(cross_in, t),
+                f_cross,
+                stream.mid2[layer][t].float(),
+                threshold,
+            )
+            rows_computed += 1
+            for j in torch.nonzero(weight > threshold).flatten().tolist():
+                sources.add(j)
+                edges.append((layer, 4, j, t, float(weight[j]), int(head[j]), 0))
+            if w_res <= threshold:
+                continue
+            edges.append((layer, 5, t, t, w_res, -1, 0))
+            # self-attention, causal: keys 0..t, the later ones zero parts
+            alpha = _row(self_in, t)[:, : t + 1]
+            weight, head, w_res = _row_parts(
+                stream.pre[layer][t].float(),
+                alpha,
+                f_self,
+                stream.mid[layer][t].float(),
+                threshold,
+                hidden=alpha.shape[0] * (position - t),
+            )
+            rows_computed += 1
+            merged = weight.clone()
+            merged[t] += w_res  # the residual and the token's own attention meet at one node
+            for j in torch.nonzero(merged > threshold).flatten().tolist():
+                below.add(j)
+                if float(weight[j]) > 0:
+                    edges.append((layer, 0, j, t, float(weight[j]), int(head[j]), 0))
+            if merged[t] > threshold and w_res > 0:
+                edges.append((layer, 1, t, t, w_res, -1, 0))
+        reached = below
+    for layer in range(stream.n_enc - 1, -1, -1):  # the encoder, from the source positions reached
+        inputs, f = stream.encoder_layer(layer)
+        below = set()
+        for j in sorted(sources):
+            kept = _mlp_row(stream.enc_mid[layer][j].float(), stream.enc_post[layer][j].float(), threshold)
+            edges += [(layer, kind, j, j, w, -1, 1) for kind, w in kept]
+            if not kept:
+                continue
+            weight, head, w_res = _row_parts(
+                stream.enc_pre[layer][j].float(),
+                _row(inputs, j),
+                f,
+                stream.enc_mid[layer][j].float(),
+                threshold,
+            )
+            rows_computed += 1
+            merged = weight.clone()
+            merged[j] += w_res
+            for i in torch.nonzero(merged > threshold).flatten().tolist():
+                below.add(i)
+                if float(weight[i]) > 0:
+                    edges.append((layer, 0, i, j, float(weight[i]), int(head[i]), 1))
+            if merged[j] > threshold and w_res > 0:
+                edges.append((layer, 1, j, j, w_res, -1, 1))
+        sources = below
+    arr = np.array(edges, dtype=np.float64).reshape(-1, 7)
+    return FlowGraph(
+        tokens=list(tokens[: position + 1]),
+        position=position,
+        n_layers=stream.n_layers,
+        threshold=threshold,
+        predicted_id=predicted,
+        predicted_token=token_name(predicted),
+        log_prob=float(stream.log_probs[predicted]),
+        layer=arr[:, 0].astype(np.int32),
+        kind=arr[:, 1].astype(np.int8),
+        source=arr[:, 2].astype(np.int32),
+        target=arr[:, 3].astype(np.int32),
+        importance=arr[:, 4].astype(np.float32),
+        head=arr[:, 5].astype(np.int32),
+        rows_computed=rows_computed,
+        seconds=time.perf_counter() - start,
+        pass_seconds=pass_seconds,
+        source_tokens=list(source_tokens),
+        stack=arr[:, 6].astype(np.int8),
+        n_enc_layers=stream.n_enc,
+    )
+
+
 def _prompt(bundle: Bundle, text: str) -> tuple[list[int], list[str]]:
     prepared = bundle.task.prepare(text, bundle.cfg.max_len, None)
     return list(prepared.prefix), bundle.tokenizer.tokens(prepared.prefix)
 
 
+@dataclass(frozen=True)
+class _Translation:
+    """An encoder–decoder's input for the graph: the source, and the decoder's input (its prefix and the
+    greedy translation but its last token, so the last position's state predicts that token)."""
+
+    src: list[int]
+    ids: list[int]
+    tokens: list[str]
+    source_tokens: list[str]
+
+
+def _translation(bundle: Bundle, text: str, direction: str | None) -> _Translation:
+    prepared = bundle.task.prepare(text, bundle.cfg.max_len, direction)
+    tok = bundle.tokenizer
+    output = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+    ids = list(prepared.prefix) + list(output[:-1])
+    return _Translation(list(prepared.source_ids), ids, tok.tokens(ids), tok.tokens(prepared.source_ids))
+
+
 @entry
 def flow_graph(
-    bundle: Bundle, text: str, position: int | None = None, threshold: float = DEFAULT_THRESHOLD
+    bundle: Bundle,
+    text: str,
+    position: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    direction: str | None = None,
 ) -> FlowGraph:
     """The information-flow graph of ``text``'s prompt from ``position`` (None: the last prompt token,
-    whose state predicts the next token). FlowNotApplicable (reason key) for a model it does not fit."""
+    whose state predicts the next token). For a Pre-LN encoder–decoder, ``text`` is the source (in
+    ``direction``) and the positions are the decoder's: its prefix and greedy translation, the last
+    position predicting the translation's last token. FlowNotApplicable (reason key) for a model it does
+    not fit."""
     problem = flow_problem(bundle.cfg)
     if problem is not None:
         raise FlowNotApplicable(problem)
-    ids, tokens = _prompt(bundle, text)
-    position = len(ids) - 1 if position is None else int(position)
     with bundle.model.lock:
-        return build_flow(bundle.model, ids, tokens, position, threshold, bundle.tokenizer.id_to_token)
+        if bundle.cfg.decoder_only:
+            ids, tokens = _prompt(bundle, text)
+            position = len(ids) - 1 if position is None else int(position)
+            return build_flow(bundle.model, ids, tokens, position, threshold, bundle.tokenizer.id_to_token)
+        run = _translation(bundle, text, direction)
+        position = len(run.ids) - 1 if position is None else int(position)
+        return build_seq2seq_flow(
+            bundle.model,
+            run.src,
+            run.ids,
+            run.tokens,
+            run.source_tokens,
+            position,
+            threshold,
+            bundle.tokenizer.id_to_token,
+        )
 
 
 def _knocked_out(layer: int, source: int, target: int):
@@ -390,25 +681,37 @@ def _knocked_out(layer: int, source: int, target: int):
 
 
 def knockout_effects(
-    model, ids: list[int], position: int, predicted_id: int, links: Sequence[tuple[int, int, int]]
+    model,
+    ids: list[int],
+    position: int,
+    predicted_id: int,
+    links: Sequence[tuple],
+    src: list[int] | None = None,
 ) -> list[float]:
-    """For each (layer, source, target): the change of log p(predicted_id) after ``position`` when the
-    attention from target to source is knocked out at that layer (every head; rows renormalised)."""
+    """For each (layer, source, target[, kind]): the change of log p(predicted_id) after ``position`` when
+    the attention from target to source is knocked out at that layer (every head; rows renormalised);
+    kind (decoder, cross or encoder; default decoder) names the attention. ``src``: an encoder–decoder's
+    source (``ids`` are then the decoder's input)."""
     x = torch.tensor([ids[: position + 1]])
+    source = None if src is None else torch.tensor([src])
 
     def log_prob() -> float:
         with torch.no_grad():
-            logits = model(x, logits_from=position)
+            logits = (
+                model(x, logits_from=position) if source is None else model(source, x, logits_from=position)
+            )
         return float(torch.log_softmax(logits[0, 0].double(), -1)[predicted_id])
 
     base = log_prob()
     out = []
-    for layer, source, target in links:
-        hook = hook_name("decoder", int(layer), "pattern")
+    for link in links:
+        layer, source_pos, target = (int(v) for v in link[:3])
+        kind = str(link[3]) if len(link) > 3 else "decoder"
+        hook = hook_name(kind, layer, "pattern")
         edit = HookFunction(
             hook,
-            _knocked_out(int(layer), int(source), int(target)),
-            what=f"attention {target}→{source} knocked out",
+            _knocked_out(layer, source_pos, target),
+            what=f"{kind} attention {target}→{source_pos} knocked out",
         )
         with intervene(model, edit):
             out.append(log_prob() - base)
@@ -426,6 +729,7 @@ class EdgeCheck:
     effect: np.ndarray  # change of log p(predicted token); negative: the prediction got less likely
     spearman: float  # rank correlation of importance and -effect (NaN below 3 edges)
     seconds: float
+    kinds: tuple[str, ...] = ()  # each edge's attention kind (decoder, cross, encoder)
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -456,27 +760,42 @@ def check_edges(
     position: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     top: int = KNOCKOUT_EDGES,
-    links: tuple[tuple[int, int, int], ...] | None = None,
+    links: tuple[tuple, ...] | None = None,
+    direction: str | None = None,
 ) -> EdgeCheck:
     """Knock out the ``top`` most important attention edges of the graph one at a time (or ``links``,
-    (layer, source, target) each) and measure the change of the predicted token's log-probability."""
-    graph = flow_graph(bundle, text, position, threshold)
-    ids, _ = _prompt(bundle, text)
+    (layer, source, target[, kind]) each) and measure the change of the predicted token's log-probability.
+    An encoder–decoder's edges may be self-, cross- or encoder attention."""
+    graph = flow_graph(bundle, text, position, threshold, direction)
+    if bundle.cfg.decoder_only:
+        ids, src = _prompt(bundle, text)[0], None
+    else:
+        with bundle.model.lock:
+            run = _translation(bundle, text, direction)
+        ids, src = run.ids, run.src
     idx = graph.attention_edges()
+    known = {
+        (int(graph.layer[i]), int(graph.source[i]), int(graph.target[i]), graph.attention_kind(i)): float(
+            graph.importance[i]
+        )
+        for i in idx
+    }
     if links is None:
         idx = idx[:top]
-        links = tuple((int(graph.layer[i]), int(graph.source[i]), int(graph.target[i])) for i in idx)
+        links = tuple(
+            (int(graph.layer[i]), int(graph.source[i]), int(graph.target[i]), graph.attention_kind(i))
+            for i in idx
+        )
         importance = graph.importance[idx]
     else:
-        lookup = {
-            (int(graph.layer[i]), int(graph.source[i]), int(graph.target[i])): float(graph.importance[i])
-            for i in idx
-        }
-        importance = np.array([lookup.get(tuple(map(int, link)), 0.0) for link in links], np.float32)
+        links = tuple((*map(int, link[:3]), str(link[3]) if len(link) > 3 else "decoder") for link in links)
+        importance = np.array([known.get(link, 0.0) for link in links], np.float32)
     start = time.perf_counter()
     with bundle.model.lock:
-        effects = np.array(knockout_effects(bundle.model, ids, graph.position, graph.predicted_id, links))
-    arr = np.array(links, dtype=np.int32).reshape(-1, 3)
+        effects = np.array(
+            knockout_effects(bundle.model, ids, graph.position, graph.predicted_id, links, src)
+        )
+    arr = np.array([link[:3] for link in links], dtype=np.int32).reshape(-1, 3)
     return EdgeCheck(
         arr[:, 0],
         arr[:, 1],
@@ -485,4 +804,5 @@ def check_edges(
         effects,
         spearman(np.asarray(importance), -effects),
         time.perf_counter() - start,
+        kinds=tuple(link[3] for link in links),
     )

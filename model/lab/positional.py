@@ -53,14 +53,16 @@ def position_table(bundle: Bundle, n_pos: int, d_model: int) -> tuple[np.ndarray
 
 
 @entry(models=0)
-def rope_frequencies(d_head: int, base: float = 10000.0, factor: float = 1.0) -> np.ndarray:
+def rope_frequencies(d_head: int, base: float = 10000.0, factor: float = 1.0,
+                     pairs: tuple[float, ...] = ()) -> np.ndarray:
     """The model's rotation angle per position step of each pair (radians, ``[d_head/2]``), for RoPE
     base ``base`` (the model's ``rope_theta``: SmolLM2 uses 100,000) and linear scaling ``factor``
-    (Gemma 3's global layers). ``d_head``: the dims that turn (partial rotary: the first part of a head).
+    (Gemma 3's global layers); ``pairs``: longrope's factor of each pair (Phi-3), its angle divided by it.
+    ``d_head``: the dims that turn (partial rotary: the first part of a head).
 
     Read from ``rope_angles`` itself: the angle of position 1 (every angle is below π).
     """
-    cos, sin = rope_angles(2, d_head, base, factor=factor)
+    cos, sin = rope_angles(2, d_head, base, factor=factor, pair_factors=tuple(pairs))
     return np.arctan2(sin[1].double().numpy(), cos[1].double().numpy())
 
 
@@ -73,17 +75,18 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotary_dims: 
 
 @entry(models=0)
 def rope_scores(d_head: int, n_pos: int, seed: int = 0, base: float = 10000.0, rotary_dims: int | None = None,
-                factor: float = 1.0) -> np.ndarray:
+                factor: float = 1.0, pairs: tuple[float, ...] = (), scale: float = 1.0) -> np.ndarray:
     """q · k (float32 ``[m, n]``) for one random q rotated to position m and one random k rotated to n.
 
     Uses the model's ``rope_angles`` and ``apply_rope``; the result depends on m − n only.
     ``rotary_dims`` (None: all of d_head): only the first dims turn (partial rotary, Pythia and Phi-3),
-    the rest add the same q · k at every pair of positions.
+    the rest add the same q · k at every pair of positions. ``pairs`` and ``scale``: longrope's factors
+    and attention factor (Phi-3), as the model's attention applies them.
     """
     turned = d_head if rotary_dims is None else int(rotary_dims)
     g = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, d_head, generator=g)
-    cos, sin = rope_angles(n_pos, turned, base, factor=factor)  # [pos, turned/2]
+    cos, sin = rope_angles(n_pos, turned, base, factor=factor, pair_factors=tuple(pairs), scale=scale)
     q_rot = _rotate(q.expand(1, n_pos, 1, d_head), cos, sin, turned)[0, :, 0]  # [pos, d_head]
     k_rot = _rotate(k.expand(1, n_pos, 1, d_head), cos, sin, turned)[0, :, 0]
     return (q_rot @ k_rot.T).numpy()

@@ -65,6 +65,11 @@ class LayerTensors:
     rotary_dims: int = 0  # dims of each head that turn, the first ones in (even, odd) pairs; the rest pass
     rope_base: float = 10000.0
     rope_factor: float = 1.0  # linear RoPE scaling: positions divided by it
+    # longrope (Phi-3): the factors this sequence was rotated with (each pair's angle divided by its own)
+    # and the attention factor (cos and sin times it); ((), 1.0) for plain RoPE
+    rope_pairs: tuple[float, ...] = ()
+    rope_scale: float = 1.0
+    rope_switch: int = 0  # longrope: the longest sequence the short factors serve (0: no longrope)
 
     @property
     def q_before_rotation(self) -> np.ndarray | None:
@@ -101,8 +106,11 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, mod
         module = model.get_submodule(hook_name(k, layer, "q").rsplit(".", 1)[0])
         divisor, window, norm = float(module.divisor), int(module.window), _qk_norm(module)
         if module.rotary:
+            length = int(activations[hook_name(k, layer, "q")].shape[1])  # the pass's whole sequence
+            pairs, scale = module.rope_pass(length)
             rotation = dict(rotary_dims=int(module.rotary_dims), rope_base=float(module.rope_theta),
-                            rope_factor=float(module.rope_factor))
+                            rope_factor=float(module.rope_factor), rope_pairs=tuple(pairs),
+                            rope_scale=float(scale), rope_switch=module.longrope[2] if module.longrope else 0)
 
     def get(what: str) -> np.ndarray:
         return np.asarray(activations[hook_name(k, layer, what)][0])

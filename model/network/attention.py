@@ -91,9 +91,14 @@ class MultiHeadAttention(nn.Module):
         d = cfg.d_model
         self.rope_theta, self.rope_factor = cfg.rope_theta, 1.0
         self.window = 0  # > 0: a sliding window of that many keys (local layers; with the causal mask)
+        # Phi-3's longrope (cfg.rope_short_factors ...): (short, long, switch length, attention factor)
+        self.longrope: tuple[tuple[float, ...], tuple[float, ...], int, float] | None = None
         if layer is not None and causal:
             self.rope_theta, self.rope_factor = cfg.layer_rope(layer)
             self.window = cfg.layer_window(layer)
+            if cfg.longrope:
+                self.longrope = (cfg.rope_short_factors, cfg.rope_long_factors, cfg.rope_switch_len,
+                                 cfg.rope_attention_factor)
         # scores = Q K^T / divisor: sqrt(d_head), or the config's own (Gemma 3: sqrt(query_pre_attn_scalar))
         self.divisor = math.sqrt(cfg.d_head) if cfg.score_divisor is None else float(cfg.score_divisor)
         self.rotary_dims = cfg.rotary_dims  # d_head, or the first part of it (partial rotary, Pythia)
@@ -248,13 +253,25 @@ class MultiHeadAttention(nn.Module):
     def _rotates(self) -> bool:
         return self.edits is None or self.edits.rotary
 
+    def rope_pass(self, length: int) -> tuple[tuple[float, ...], float]:
+        """(per-pair factors, cos/sin scale) of a pass over a sequence of ``length`` positions: longrope's
+        short factors up to its switch length, its long ones beyond (the whole sequence, as transformers
+        recomputes it); ((), 1.0) for plain RoPE."""
+        if self.longrope is None:
+            return (), 1.0
+        short, long, switch, scale = self.longrope
+        return (long if length > switch else short), scale
+
     def _rotate(self, q: torch.Tensor, k: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor]:
         """q and k rotated by their absolute positions (from `offset` on). Unrotated (edit: RoPE off),
         they still pass the rotation hooks, so pages reading them keep working."""
         if self._rotates():
             dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
-            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device, f))
-            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device, f))
+            pairs, scale = self.rope_pass(offset + q.shape[1])  # longrope: by the whole sequence's length
+            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device, f, pairs,
+                                                              scale))
+            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device, f, pairs,
+                                                              scale))
             if dh == self.d_head:
                 q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
                 k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]

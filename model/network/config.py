@@ -18,7 +18,8 @@ NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
 #: How a sinusoidal table lays out its sines and cosines: interleaved (sin, cos, sin, cos, ...: the paper,
-#: this project's models) or in two halves, every sine then every cosine (Marian, model/store/formats/marian.py).
+#: this project's models) or in two halves, every sine then every cosine (Marian,
+#: model/store/formats/marian.py).
 SINUSOID_LAYOUTS = ("interleaved", "halves")
 #: Norms on the queries and keys before RoPE: none, per head over d_head (Qwen3, Gemma 3), or over the
 #: whole projection before the head split (OLMo 2).
@@ -146,6 +147,13 @@ class ModelConfig:
     score_divisor: float | None = None
     rope_local_theta: float | None = None  # RoPE base on local layers (Gemma 3: 10,000); None = rope_theta
     rope_linear_factor: float = 1.0  # global layers' RoPE positions divided by it (linear RoPE scaling)
+    # Phi-3's longrope: the frequency of rotated pair i divided by its own factor, the short ones while
+    # the whole sequence has at most rope_switch_len positions (original_max_position_embeddings), the
+    # long ones beyond it; cos and sin both times rope_attention_factor. () = plain RoPE.
+    rope_short_factors: tuple[float, ...] = ()
+    rope_long_factors: tuple[float, ...] = ()
+    rope_switch_len: int = 0
+    rope_attention_factor: float = 1.0
     # token embeddings * embed_scale (with scale_embeddings); None = sqrt(d_model). Gemma computes
     # sqrt(d_model) in the embedding's dtype (bfloat16: 55.5 for sqrt(3072) = 55.43).
     embed_scale: float | None = None
@@ -258,9 +266,51 @@ class ModelConfig:
                 problems.append(f"{name} must be > {1 if name == 'rope_local_theta' else 0} (got {value})")
         if not self.rope_linear_factor > 0:
             problems.append(f"rope_linear_factor must be > 0 (got {self.rope_linear_factor})")
+        problems += self._longrope_problems()
         if not self.logit_softcap >= 0:
             problems.append(f"logit_softcap must be >= 0 (got {self.logit_softcap})")
         return problems
+
+    def _longrope_problems(self) -> list[str]:
+        """The longrope factors: both or neither, one positive number per rotated pair, a switch length."""
+        for name in ("rope_short_factors", "rope_long_factors"):  # JSON gives lists: kept as tuples
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
+        short, long = self.rope_short_factors, self.rope_long_factors
+        if not isinstance(short, tuple) or not isinstance(long, tuple):
+            return ["rope_short_factors and rope_long_factors must be lists of numbers"]
+        if not short and not long:
+            alone = self.rope_attention_factor != 1.0
+            return ["rope_attention_factor needs longrope factors"] if alone else []
+        problems = []
+        pairs = self.rotary_dims // 2
+        for name, factors in (("rope_short_factors", short), ("rope_long_factors", long)):
+            if len(factors) != pairs:
+                problems.append(f"{name} must hold one factor per rotated pair ({pairs}, got {len(factors)})")
+            elif not all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 and x < float("inf")
+                         for x in factors):
+                problems.append(f"{name} must be finite numbers > 0")
+        if self.rope_switch_len < 1:
+            problems.append(f"rope_switch_len must be >= 1 with longrope factors (got "
+                            f"{self.rope_switch_len})")
+        if not 0 < self.rope_attention_factor < float("inf"):
+            problems.append(f"rope_attention_factor must be > 0 (got {self.rope_attention_factor})")
+        if self.pos_encoding != "rope":
+            problems.append("longrope factors need pos_encoding 'rope'")
+        return problems
+
+    @property
+    def longrope(self) -> bool:
+        return bool(self.rope_short_factors)
+
+    def rope_factors_for(self, length: int) -> tuple[tuple[float, ...], str]:
+        """(per-pair factors, "short" or "long") of a pass over a sequence of ``length`` positions, as
+        transformers picks them: long once the sequence passes rope_switch_len. ((), "") without longrope."""
+        if not self.longrope:
+            return (), ""
+        if length > self.rope_switch_len:
+            return self.rope_long_factors, "long"
+        return self.rope_short_factors, "short"
 
     def layer_window(self, layer: int) -> int:
         """The sliding window of decoder layer ``layer`` (0: global, the whole causal past)."""

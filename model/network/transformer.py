@@ -139,6 +139,10 @@ class Decoder(nn.Module):
         # causal mask, softmax over queries, a head's mean over positions): cached keys and values of
         # earlier positions would be stale, so incremental decoding recomputes the whole prefix.
         self.recompute = False
+        # Longrope (Phi-3): once a continued sequence passes cfg.rope_switch_len, every position is
+        # rotated with the long factors, so the cache built with the short ones is dropped and the
+        # whole sequence computed again (as transformers' Phi-3 does when generating). 0 = no switch.
+        self.switch_len = cfg.rope_switch_len if cfg.longrope else 0
 
     def forward(
         self,
@@ -158,6 +162,17 @@ class Decoder(nn.Module):
             full = tgt if prev is None else torch.cat([prev, tgt], dim=1)  # [batch, offset + new_pos]
             caches[0]["ids"] = full
             return self.forward(full, memory, tgt_pad, src_pad)[:, -tgt.shape[1] :]
+        if caches and self.switch_len and offset <= self.switch_len:
+            prev = caches[0].get("ids") if offset else None
+            if offset and prev is None:
+                raise ValueError("a longrope cache must hold the ids so far (built by this decoder)")
+            full = tgt if prev is None else torch.cat([prev, tgt], dim=1)  # [batch, offset + new_pos]
+            if offset and full.shape[1] > self.switch_len:
+                for cache in caches:  # keys rotated with the short factors: computed again with the long
+                    cache.clear()
+                return self.forward(full, memory, tgt_pad, src_pad, caches)[:, -tgt.shape[1] :]
+            if full.shape[1] <= self.switch_len:  # the ids are needed until the switch only
+                caches[0]["ids"] = full
         y = self.embed(tgt, offset)
         for i, block in enumerate(self.blocks):
             y = block(y, memory, tgt_pad, src_pad, None if caches is None else caches[i])

@@ -16,6 +16,13 @@ EN = {
     "flow.embeddings": "embeddings",
     "flow.importance": "importance in the graph",
     "flow.effect": "change of log p(prediction) when knocked out",
+    "flow.hover.cross_attention": "layer {layer} · cross-attention head {head} (strongest): {dst} reads the "
+    "source's {src}<br>importance {importance}",
+    "flow.hover.cross_residual": "layer {layer}: {dst} keeps its residual past cross-attention<br>importance "
+    "{importance}",
+    "flow.encoder": "encoder",
+    "flow.side.source": "source (encoder)",
+    "flow.side.target": "translation (decoder)",
 }
 
 ZH = {
@@ -34,4 +41,10 @@ ZH = {
     "flow.embeddings": "嵌入",
     "flow.importance": "在图中的重要性",
     "flow.effect": "敲除后 log p(预测) 的变化",
+    "flow.hover.cross_attention": "第 {layer} 层 · 交叉注意力的第 {head} 个注意力头（最强）：{dst} 读取源句的 {src}<br>"
+    "重要性 {importance}",
+    "flow.hover.cross_residual": "第 {layer} 层：{dst} 经交叉注意力旁的残差连接保留自身<br>重要性 {importance}",
+    "flow.encoder": "编码器",
+    "flow.side.source": "源句（编码器）",
+    "flow.side.target": "译文（解码器）",
 }

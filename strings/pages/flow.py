@@ -30,14 +30,19 @@ EN = {
     "\"Information flow routes\", as the LLM Transparency Tool computes it), each part's importance is how much "
     "closer it brings the sum: max(‖whole‖₁ − ‖whole − part‖₁, ε), divided by the sum over the parts. Parts "
     "above the threshold are kept and the graph is followed from the chosen position down to the embeddings.",
-    "flow.not_applicable.encoder": "This page needs a decoder-only language model with a Pre-LN residual stream. "
-    "This is an encoder (MiniLM and e5 normalise after each sum, Post-LN), where the parts no longer add up to "
-    "the stream, so the page draws no graph rather than a wrong one.",
-    "flow.not_applicable.encoder_decoder": "This page needs a decoder-only language model with a Pre-LN "
-    "residual stream. For a translation model the decoder's cross-attention edges into the encoder are not "
-    "drawn yet, so the page draws no graph rather than half of one.",
-    "flow.not_applicable.post_ln": "This model normalises after each sum (Post-LN): the parts no longer add "
-    "up to the residual stream, so the page draws no graph rather than a wrong one.",
+    "flow.not_applicable.encoder": "This page needs a language model or a translation model with a Pre-LN "
+    "residual stream. This is an encoder alone (MiniLM, e5): it makes no prediction for the graph to explain, "
+    "and it normalises after each sum (Post-LN), where the parts no longer add up to the stream.",
+    "flow.seq2seq_note": "A translation model: the positions are the decoder's (its start and the greedy "
+    "translation; the last one predicts the translation's last token). Cross-attention edges come from the "
+    "source's {n_source} tokens on the left, from their encoder output, and the encoder's own graph ({n_enc} "
+    "layers) is drawn above those tokens, down to its embeddings.",
+    "flow.kind.decoder": "self-attention",
+    "flow.kind.cross": "cross-attention",
+    "flow.kind.encoder": "encoder attention",
+    "flow.not_applicable.post_ln": "This model normalises after each sum (Post-LN, as Marian and BART "
+    "translation models do): the parts no longer add up to the residual stream, so the page draws no graph "
+    "rather than a wrong one.",
     "flow.not_applicable.post_norm": "This model normalises each sublayer's output before adding it (Gemma 3, "
     "OLMo 2): the parts of attention are rescaled by a norm of their sum, so the page draws no graph rather "
     "than a wrong one.",
@@ -109,11 +114,15 @@ ZH = {
     "和前馈网络（MLP）算出的内容。按照费兰多与沃伊塔的信息流路径方法（Ferrando, Voita 2024），并照大语言模型透明度工具（LLM Transparency Tool）的算法，"
     "每一部分的重要性是它让总和接近多少：`max(‖整体‖₁ − ‖整体 − 部分‖₁, ε)`，再除以各部分之和。高于阈值的部分被保留，"
     "图从所选位置一路向下追到嵌入。",
-    "flow.not_applicable.encoder": "本页需要一个残差连接为 Pre-LN 的仅解码器语言模型。这是一个编码器（MiniLM、e5 "
-    "等编码器在每次相加后归一化，即 Post-LN），各部分不再加起来等于残差流，所以本页不画图，而不是画一张错的图。",
-    "flow.not_applicable.encoder_decoder": "本页需要一个残差连接为 Pre-LN 的仅解码器语言模型。对翻译模型，解码器进入"
-    "编码器的交叉注意力边尚未绘制，所以本页不画图，而不是只画一半。",
-    "flow.not_applicable.post_ln": "这个模型在每次相加后归一化（Post-LN）：各部分不再加起来等于残差连接上的残差流，所以本页不画图，"
+    "flow.not_applicable.encoder": "本页需要一个残差连接为 Pre-LN 的语言模型或翻译模型。这只是一个编码器（MiniLM、e5）："
+    "它不做可供本图解释的预测，而且在每次相加后归一化（Post-LN），各部分不再加起来等于残差流。",
+    "flow.seq2seq_note": "这是一个翻译模型：位置是解码器的（起始符和贪心解码的译文；最后一个位置预测译文的最后一个 token）。"
+    "交叉注意力边来自左边源句的 {n_source} 个 token 的编码器输出，编码器自己的图（{n_enc} 层）画在这些 token 上方，"
+    "一直追到它的嵌入。",
+    "flow.kind.decoder": "自注意力",
+    "flow.kind.cross": "交叉注意力",
+    "flow.kind.encoder": "编码器注意力",
+    "flow.not_applicable.post_ln": "这个模型在每次相加后归一化（Post-LN，`Marian` 和 `BART` 翻译模型也是如此）：各部分不再加起来等于残差连接上的残差流，所以本页不画图，"
     "而不是画一张错的图。",
     "flow.not_applicable.post_norm": "这个模型在相加前先对每个子层的输出做归一化，如某些模型（Gemma 3, OLMo 2）：注意力的各部分"
     "被其总和的范数重新缩放，所以本页不画图，而不是画一张错的图。",

@@ -76,6 +76,19 @@ EN = {
     "a positional vector of about {pe}: the position would drown the word. Both bars come from the hooks "
     "`encoder.embed.hook_embed` and `encoder.embed.hook_pos_embed`.",
     # partial rotary (Pythia, Phi-3) and each layer's own base (Gemma 3)
+    "positional.rope.longrope_header": "Longrope: the frequencies depend on the sequence's length",
+    "positional.rope.longrope": "This model (Phi-3's *longrope*) divides each pair's frequency by a factor of "
+    "its own: the **short** factors while the whole sequence has at most {switch} positions (its "
+    "original_max_position_embeddings), the **long** factors beyond that, for every position at once. cos and "
+    "sin are also multiplied by {scale}, so every q · k is {squared} times larger. When decoding passes "
+    "{switch} positions, the keys computed with the short factors are dropped and the whole sequence is "
+    "computed again with the long ones, as transformers does.",
+    "positional.rope.longrope_short": "longrope: short factors (sequence {n} ≤ {switch})",
+    "positional.rope.longrope_long": "longrope: long factors (sequence {n} > {switch})",
+    "positional.rope.longrope_none": "longrope: short factors up to {switch} positions, long ones beyond (no "
+    "sentence yet: the figures below use the short ones).",
+    "positional.rope.longrope_factors": "Short factors: {short}{more} · long factors: {long}{more}. The figures "
+    "below use the factors of this sentence.",
     "positional.rope.partial_header": "Partial rotary: only part of each head turns",
     "positional.rope.partial": "This model turns only the **first {r} of the {d_head} dimensions** of each "
     "head ({share:.0%}), in {pairs} pairs; dimensions {r}…{end} pass through RoPE **unchanged**. Their share of "
@@ -163,6 +176,17 @@ ZH = {
     "positional.norms.why": "为什么要缩放：token 嵌入先乘以 √d_model = {scale}，再加上位置编码。"
     "如果不缩放，这个句子的词向量长度只有约 {word}，而位置向量约为 {pe}：位置会淹没词本身。"
     "两组柱子都来自编码器输入处的钩子 `encoder.embed.hook_embed` 和 `encoder.embed.hook_pos_embed`。",
+    "positional.rope.longrope_header": "`longrope`：频率取决于序列的长度",
+    "positional.rope.longrope": "这个模型（`Phi-3` 的 `longrope`）把每一对维度的频率除以它自己的因子："
+    "整个序列不超过 {switch} 个位置（它的 original_max_position_embeddings）时用**短**因子，超过时对所有位置"
+    "一起改用**长**因子。`cos` 和 `sin` 还都乘以 {scale}，所以每个 q · k 放大 {squared} 倍。解码超过 {switch} 个"
+    "位置时，用短因子算出的键会被丢弃，整个序列用长因子重新计算，和 `transformers` 的做法一样。",
+    "positional.rope.longrope_short": "`longrope`：短因子（序列 {n} ≤ {switch}）",
+    "positional.rope.longrope_long": "`longrope`：长因子（序列 {n} > {switch}）",
+    "positional.rope.longrope_none": "`longrope`：不超过 {switch} 个位置用短因子，超过用长因子"
+    "（还没有句子：下面的图用短因子）。",
+    "positional.rope.longrope_factors": "短因子：{short}{more} · 长因子：{long}{more}。"
+    "下面的图用这个句子的因子。",
     "positional.rope.partial_header": "部分旋转（partial rotary）：每个头只有一部分会旋转",
     "positional.rope.partial": "这个模型只旋转每个头 {d_head} 个维度中的**前 {r} 个**（{share:.0%}），共 {pairs} 对；"
     "维度 {r}…{end} 经过旋转位置嵌入时**保持不变**。它们对 q · k 的贡献不管两个 token 在哪里都一样："

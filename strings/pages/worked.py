@@ -102,6 +102,10 @@ EN = {
     "angle p × {base}^(−2i/{r}){factor}. Dimensions {r}…{end} pass **unchanged**: they carry no position at "
     "all.",
     "worked.rotate.factor": " ÷ {factor} (linear RoPE scaling on this layer)",
+    "worked.rotate.longrope_short": "longrope: short factors (sequence {n} ≤ {switch}): each pair's angle also "
+    "÷ its own factor, and the turned pairs × {scale} (the attention factor)",
+    "worked.rotate.longrope_long": "longrope: long factors (sequence {n} > {switch}): each pair's angle also "
+    "÷ its own factor, and the turned pairs × {scale} (the attention factor)",
     "worked.rotate.pairs": "The pairs are this app's (even, odd) order: a Hugging Face checkpoint pairs "
     "dimension i with i + {half} (rotate-half); its q and k rows were interleaved when the model was read, "
     "so the scores are the same.",
@@ -195,6 +199,10 @@ ZH = {
     "两两成对 (0, 1)、(2, 3)……直到 ({last_a}, {last_b})，第 i 对在位置 p 旋转的角度是 p × {base}^(−2i/{r}){factor}。"
     "维度 {r}…{end} **原样通过**：它们完全不带位置信息。",
     "worked.rotate.factor": " ÷ {factor}（这一层的线性 RoPE 缩放）",
+    "worked.rotate.longrope_short": "`longrope`：短因子（序列 {n} ≤ {switch}）：每一对的角度还要 ÷ 它自己的因子，"
+    "旋转后的维度再 × {scale}（注意力因子）",
+    "worked.rotate.longrope_long": "`longrope`：长因子（序列 {n} > {switch}）：每一对的角度还要 ÷ 它自己的因子，"
+    "旋转后的维度再 × {scale}（注意力因子）",
     "worked.rotate.pairs": "这里的配对是本应用的（偶数, 奇数）顺序：`Hugging Face` 的检查点把维度 i 和 i + {half} 配对"
     "（rotate-half）；读入模型时已把它的 q 和 k 的行交错重排，所以分数完全相同。",
     "worked.rotate.row.before": "q · 旋转之前",

@@ -61,11 +61,26 @@ def test_the_flow_page_draws_the_graph_the_lab_builds(lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("model,reason", [("minilm", "encoder"), ("default", "encoder_decoder")])
+@pytest.mark.parametrize("model,reason", [("minilm", "encoder"), ("variant-post-ln", "post_ln")])
 def test_models_it_does_not_fit_get_one_line(model, reason, lang):
     at = _open("flow", model, lang)
     assert tr(lang, f"flow.not_applicable.{reason}").replace("\\", "") in infos(at)
     assert not _figures(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_flow_page_draws_a_translation_models_graph_with_its_cross_attention_edges(lang):
+    at = _open("flow", "default", lang, thr=5)
+    graph = flow_graph(load_model("default"), PROMPT, None, 0.05, None)
+    figure = _figures(at)[0]
+    edges = next(t for t in figure["data"] if t.get("name") == "edges")
+    assert len(_array(edges["x"])) == len(graph.layer) > 0
+    assert {4, 5} <= set(graph.kind.tolist()) and 1 in set(graph.stack.tolist())
+    note = tr(lang, "flow.seq2seq_note", n_source=len(graph.source_tokens), n_enc=graph.n_enc_layers)
+    assert note.replace("\\", "") in [c.value.replace("\\", "") for c in at.caption]
+    texts = [a["text"] for a in figure["layout"].get("annotations", [])]
+    assert any(tr(lang, "flow.side.source") in x for x in texts)  # the source's own column group
+    assert len(at.dataframe) >= 1  # the knock-out table, cross-attention edges among the checked ones
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -8,7 +8,8 @@ the (even, odd) pairs our RoPE rotates. The other families keep Hugging Face's r
 (llama.cpp rotates them in halves), so they get the permutation a Hugging Face folder gets
 (hf_decoder.py), QK-norm weights too. Qwen3 and Gemma 3 state their head width
 (``attention.key_length``); Gemma's norms are stored with llama.cpp's +1 already added, which is what
-our norm holds; Phi-3's q, k and v come fused in ``attn_qkv`` and its gate and up in ``ffn_up``.
+our norm holds; Phi-3's q, k and v come fused in ``attn_qkv`` and its gate and up in ``ffn_up``, and its
+longrope factors in ``rope_factors_short`` / ``rope_factors_long``.
 The tokenizer (byte-level BPE, or SentencePiece for Gemma and Phi-3) and the chat template come from
 the file's metadata.
 
@@ -21,9 +22,11 @@ transformers' own reading of the same file (measured), where float32 matches it.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save
@@ -108,16 +111,50 @@ def _family_style(g: GGUFFile, arch: str, d_model: int, heads: int, head_dim: in
                     rope_local_theta=10_000.0, rope_linear_factor=factor, scale_embeddings=True,
                     embed_scale=float(d_model) ** 0.5, logit_softcap=cap)
     if arch == "phi3":
-        if "rope_factors_long.weight" in g.tensors or "rope_factors_short.weight" in g.tensors:
-            raise GGUFError(f"{g.path}: not supported: Phi-3's longrope (rope_factors_long / _short tensors); "
-                            "only plain RoPE")
         window = g._typed("phi3.attention.sliding_window", int, 0)
         rope_dims = g._typed("phi3.rope.dimension_count", int, head_dim)
         if window < 0 or not 0 < rope_dims <= head_dim or rope_dims % 2:
             raise GGUFError(f"{g.path}: phi3's sliding_window ({window}) or rope.dimension_count "
                             f"({rope_dims}) is out of range")
-        return dict(sliding_window=window, rotary_fraction=rope_dims / head_dim)
+        return dict(sliding_window=window, rotary_fraction=rope_dims / head_dim, **_longrope(g, rope_dims))
     return {}
+
+
+_LONGROPE_TENSORS = ("rope_factors_short.weight", "rope_factors_long.weight")
+
+
+def _longrope(g: GGUFFile, rope_dims: int) -> dict:
+    """Phi-3's longrope as llama.cpp's converter stores it: the short and long factors as two tensors of
+    one value per rotated pair, ``phi3.rope.scaling.original_context_length`` (where the factors switch)
+    and ``.attn_factor`` (else sqrt(1 + ln(context / original) / ln(original)), as transformers derives
+    it). The factors switch by the sequence's length, as transformers does (llama.cpp picks them once,
+    by the context size it runs with). {} for plain RoPE."""
+    present = [n for n in _LONGROPE_TENSORS if n in g.tensors]
+    if not present:
+        return {}
+    if len(present) == 1:
+        raise GGUFError(f"{g.path}: Phi-3's longrope needs both rope_factors_short and rope_factors_long "
+                        f"(only {present[0]})")
+    factors = []
+    for name in _LONGROPE_TENSORS:
+        if g.tensors[name].shape != (rope_dims // 2,):  # checked before anything is read
+            raise GGUFError(f"{g.path}: {name} has shape {list(g.tensors[name].shape)}, not one factor per "
+                            f"rotated pair [{rope_dims // 2}]")
+        values = g.tensor(name)
+        if not (values > 0).all() or not np.isfinite(values).all():
+            raise GGUFError(f"{g.path}: {name} must hold finite factors > 0")
+        factors.append(tuple(float(x) for x in values))
+    original = g._typed("phi3.rope.scaling.original_context_length", int)
+    context = g._typed("phi3.context_length", int)
+    if original < 2:
+        raise GGUFError(f"{g.path}: phi3.rope.scaling.original_context_length must be >= 2 (got {original})")
+    scale = context / original
+    derived = 1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(original))
+    attention = g._typed("phi3.rope.scaling.attn_factor", float, derived)
+    if not 0 < attention < float("inf"):
+        raise GGUFError(f"{g.path}: phi3.rope.scaling.attn_factor must be > 0 (got {attention})")
+    return dict(rope_short_factors=factors[0], rope_long_factors=factors[1], rope_switch_len=original,
+                rope_attention_factor=attention)
 
 
 def gguf_config(g: GGUFFile) -> tuple[ModelConfig, list[str]]:
@@ -140,7 +177,8 @@ def gguf_config(g: GGUFFile) -> tuple[ModelConfig, list[str]]:
                         "that carries its tokenizer can be read")
     pad = g.special_token_ids().get("padding", g.special_token_ids().get("eos", 0))
     style = dict(norm="rmsnorm", norm_eps=figures.norm_epsilon, activation="silu", gated_ffn=True,
-                 pos_encoding="rope", rope_theta=figures.rope_freq_base, qkv_bias="blk.0.attn_q.bias" in g.tensors,
+                 pos_encoding="rope", rope_theta=figures.rope_freq_base,
+                 qkv_bias="blk.0.attn_q.bias" in g.tensors,
                  out_bias=False, ffn_bias=False, tie_embeddings="output.weight" not in g.tensors,
                  scale_embeddings=False)
     style.update(_family_style(g, arch, d_model, heads, head_dim, figures.block_count))

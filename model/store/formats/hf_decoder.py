@@ -18,6 +18,7 @@ v in one ``qkv_proj`` laid out [Q | K | V] (whole projections, not per head) and
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import torch
@@ -47,17 +48,19 @@ def _int(hf: dict, key: str, default=None):
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _rope_theta(hf: dict, where: Path) -> float:
-    """RoPE base from config.json: ``rope_theta``, or (newer transformers) ``rope_parameters``."""
+def _rope_theta(hf: dict, where: Path, allowed: tuple[str, ...] = ("default",)) -> float:
+    """RoPE base from config.json: ``rope_theta``, or (newer transformers) ``rope_parameters``;
+    ``allowed``: the RoPE types read (Phi-3 adds longrope, read by :func:`_longrope`)."""
     found = {key: hf[key] for key in ("rope_parameters", "rope_scaling") if hf.get(key)}
     for key, value in found.items():
         if not isinstance(value, dict):
             raise DecoderFormatError(f"{where}: {key} must be an object")
         # Both are read: a default rope_parameters beside a yarn rope_scaling was loaded as plain RoPE.
         kind = value.get("rope_type", value.get("type", "default"))
-        if kind != "default":
+        if kind not in allowed:
+            only = "plain RoPE" + (" or longrope" if "longrope" in allowed else "")
             raise DecoderFormatError(f"{where}: not supported: RoPE scaling {str(kind)[:40]!r} in {key} "
-                                     "(only plain RoPE)")
+                                     f"(only {only})")
     params = found.get("rope_parameters") or found.get("rope_scaling") or {}
     theta = params.get("rope_theta", hf.get("rope_theta", hf.get("rotary_emb_base", 10000.0)))
     return float(theta) if isinstance(theta, int | float) and not isinstance(theta, bool) else 10000.0
@@ -210,6 +213,46 @@ def _phi3_sizes(hf: dict, where: Path) -> dict:
     return dict(sliding_window=window or 0, rotary_fraction=float(fraction))
 
 
+#: RoPE types Phi-3 reads as longrope ("su" and "yarn": older Phi-3 configs, renamed by transformers)
+_PHI3_ROPE = ("default", "longrope", "su", "yarn")
+
+
+def _factors(params: dict, key: str, pairs: int, where: Path) -> tuple[float, ...]:
+    value = params.get(key)
+    if not isinstance(value, list) or len(value) != pairs or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < float("inf") for x in value):
+        got = f"{len(value)} values" if isinstance(value, list) else str(value)[:40]
+        raise DecoderFormatError(f"{where}: longrope's {key} must list {pairs} numbers > 0, one per rotated "
+                                 f"pair (got {got})")
+    return tuple(float(x) for x in value)
+
+
+def _longrope(hf: dict, where: Path, rotary_dims: int) -> dict:
+    """Phi-3's longrope options (none for plain RoPE): short_factor and long_factor, one per rotated
+    pair; the switch at original_max_position_embeddings; the attention factor, given or
+    sqrt(1 + ln(factor) / ln(original)) with factor max_position_embeddings / original (1 when <= 1)."""
+    params = hf.get("rope_parameters") or hf.get("rope_scaling") or {}
+    if not isinstance(params, dict) or params.get("rope_type", params.get("type", "default")) == "default":
+        return {}
+    pairs = rotary_dims // 2
+    short = _factors(params, "short_factor", pairs, where)
+    long = _factors(params, "long_factor", pairs, where)
+    original = params.get("original_max_position_embeddings", hf.get("original_max_position_embeddings"))
+    if not isinstance(original, int) or isinstance(original, bool) or original < 2:
+        raise DecoderFormatError(f"{where}: longrope needs original_max_position_embeddings, an integer >= 2 "
+                                 f"(got {str(original)[:40]!r})")
+    factor = _number(params, "factor", where)
+    if factor is None:
+        factor = _number(hf, "max_position_embeddings", where, original) / original
+    scale = _number(params, "attention_factor", where)
+    if scale is None:
+        scale = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    if not 0 < scale < float("inf"):
+        raise DecoderFormatError(f"{where}: longrope's attention_factor must be > 0 (got {scale})")
+    return dict(rope_short_factors=short, rope_long_factors=long, rope_switch_len=original,
+                rope_attention_factor=float(scale))
+
+
 def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
     """Our ModelConfig for a decoder-only config.json, and notes (a clamped context, ...)."""
     kind = hf.get("model_type")
@@ -279,13 +322,18 @@ def decoder_config(hf: dict, where: Path) -> tuple[ModelConfig, list[str]]:
         else:
             qkv = kind == "qwen2" or bool(hf.get("attention_bias"))
             out = kind == "qwen3" and bool(hf.get("attention_bias"))  # Qwen3's bias covers o_proj too
+            theta = _rope_theta(hf, where, _PHI3_ROPE if kind == "phi3" else ("default",))
             style = dict(norm="rmsnorm", norm_eps=float(hf.get("rms_norm_eps", 1e-6)), activation="silu",
-                         gated_ffn=True, pos_encoding="rope", rope_theta=_rope_theta(hf, where), qkv_bias=qkv,
+                         gated_ffn=True, pos_encoding="rope", rope_theta=theta, qkv_bias=qkv,
                          out_bias=out, ffn_bias=False, tie_embeddings=bool(hf.get("tie_word_embeddings")))
             if kind == "qwen3":
                 style["qk_norm"] = "head"
             elif kind == "olmo2":
                 style.update(qk_norm="full", branch_norm="after")
+            elif kind == "phi3":
+                even = d_model // heads if isinstance(heads, int) and heads > 0 else 0
+                width = sizes.get("head_dim") or even
+                style.update(_longrope(hf, where, int(width * sizes["rotary_fraction"])))
         return ModelConfig(**sizes, **common, **style), notes
     except KeyError as e:
         raise DecoderFormatError(f"{where} has no {e.args[0]!r}") from e

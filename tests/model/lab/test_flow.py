@@ -270,7 +270,8 @@ def test_the_graph_refuses_what_does_not_add_up(kind, reason, tmp_path):
 def test_post_ln_encoders_and_translation_models_are_refused():
     from model.lab.flow import flow_problem
 
-    assert flow_problem(tiny_config()) == "encoder_decoder"
+    assert flow_problem(tiny_config()) is None  # Pre-LN translation: tests/model/lab/test_flow_seq2seq.py
+    assert flow_problem(tiny_config(norm_first=False)) == "post_ln"
     assert flow_problem(tiny_config(encoder_only=True, n_dec_layers=0, norm_first=False)) == "encoder"
     assert flow_problem(tiny_config(decoder_only=True, n_enc_layers=0, norm_first=False)) == "post_ln"
 

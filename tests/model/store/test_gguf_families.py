@@ -13,6 +13,7 @@ their +1; Phi-3's fused ``qkv_proj`` and ``gate_up_proj`` kept fused (``attn_qkv
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,16 @@ def write_gguf(hf, arch: str, path: Path, pieces, extra: dict | None = None) -> 
         w.add_sliding_window(c.sliding_window)
     rot = getattr(c, "partial_rotary_factor", None) or (c.rope_parameters or {}).get("partial_rotary_factor", 1.0)
     w.add_rope_dimension_count(int(head_dim * rot))
+    rope = c.rope_parameters or {}
+    if arch == "phi3" and rope.get("rope_type") == "longrope":  # llama.cpp: the factors as two tensors
+        original = rope["original_max_position_embeddings"]
+        ratio = c.max_position_embeddings / original
+        w.add_rope_scaling_orig_ctx_len(original)
+        attention = math.sqrt(1 + math.log(ratio) / math.log(original)) if ratio > 1 else 1.0
+        w.add_rope_scaling_attn_factors(attention)
+        extra = {"rope_factors_long.weight": np.array(rope["long_factor"], dtype=np.float32),
+                 "rope_factors_short.weight": np.array(rope["short_factor"], dtype=np.float32),
+                 **(extra or {})}
     add_tokenizer(w, arch, pieces, c.vocab_size)
     renames = {**_RENAMES, **_GEMMA_RENAMES} if arch == "gemma3" else _RENAMES
     for name, t in hf.state_dict().items():
@@ -341,14 +352,46 @@ def test_a_gguf_whose_key_length_disagrees_with_its_tensors_is_one_line(tmp_path
         load_user_model(tmp_path / "bad.gguf")
 
 
-def test_a_phi3_gguf_with_longrope_factors_and_a_gemma3_gguf_without_its_window_are_one_line(tmp_path, pieces):
+LONGROPE = {"rope_type": "longrope", "rope_theta": 500.0, "short_factor": [1.0, 1.2, 1.5, 2.0],
+            "long_factor": [1.5, 3.0, 6.0, 12.0], "original_max_position_embeddings": 16,
+            "partial_rotary_factor": 1.0}
+
+
+def test_a_phi3_gguf_with_longrope_equals_its_folder_either_side_of_the_switch(tmp_path, pieces):
+    hf = _build("phi3", tmp_path, pieces, rope_parameters=dict(LONGROPE), original_max_position_embeddings=16)
+    ours = load_user_model(tmp_path / "gguf" / "tiny-phi3.gguf")
+    folder = HF_DECODER.load(tmp_path / "hf")
+    for key in ("rope_short_factors", "rope_long_factors", "rope_switch_len", "rope_attention_factor"):
+        assert getattr(ours.cfg, key) == pytest.approx(getattr(folder.cfg, key), abs=1e-6), key
+    assert ours.cfg.rope_switch_len == 16 and ours.cfg.rope_attention_factor == pytest.approx(math.sqrt(1.5))
+    for length in (10, 20):  # short factors, then long ones
+        ids = torch.randint(3, 90, (2, length), generator=torch.Generator().manual_seed(length))
+        with torch.no_grad():
+            patterns, logits = _compare(ours.model, folder.model, ids)
+            gap = float((ours.model(ids) - hf(ids).logits).abs().max())
+        print(f"gguf phi3 longrope at {length} vs folder: patterns {patterns:.2e}, logits {logits:.2e}; "
+              f"vs transformers {gap:.2e}")
+        assert patterns <= 1e-5 and logits <= 1e-4 and gap <= 1e-4
+
+
+def test_a_phi3_gguf_with_half_its_longrope_and_a_gemma3_gguf_without_its_window_are_one_line(tmp_path, pieces):
     hf = _build("phi3", tmp_path / "phi3", pieces)
     half = np.ones(4, dtype=np.float32)  # one factor per rotated pair (d_head 8)
-    longrope = write_gguf(hf, "phi3", tmp_path / "long.gguf", pieces,
-                          extra={"rope_factors_long.weight": half, "rope_factors_short.weight": half})
+    one = write_gguf(hf, "phi3", tmp_path / "one.gguf", pieces, extra={"rope_factors_long.weight": half})
     with pytest.raises(UserModelError) as err:
-        load_user_model(longrope)
-    assert "\n" not in str(err.value) and "not supported: Phi-3's longrope" in str(err.value), err.value
+        load_user_model(one)
+    assert "\n" not in str(err.value)
+    assert "needs both rope_factors_short and rope_factors_long" in str(err.value)
+    both = write_gguf(hf, "phi3", tmp_path / "long.gguf", pieces,
+                      extra={"rope_factors_long.weight": half, "rope_factors_short.weight": half})
+    with pytest.raises(UserModelError) as err:  # the factors without the length they switch at
+        load_user_model(both)
+    assert "\n" not in str(err.value) and "phi3.rope.scaling.original_context_length" in str(err.value)
+    wrong = write_gguf(hf, "phi3", tmp_path / "wrong.gguf", pieces,
+                       extra={"rope_factors_long.weight": np.ones(3, dtype=np.float32),
+                              "rope_factors_short.weight": half})
+    with pytest.raises(UserModelError, match="not one factor per rotated pair"):
+        load_user_model(wrong)
     _build("gemma3", tmp_path / "gemma3", pieces)
     gemma = tmp_path / "gemma3" / "gguf" / "tiny-gemma3.gguf"
     bad = _rewrite(gemma, b"gemma3.attention.sliding_window", b"gemma3.attention.sliding_xxxxxx", tmp_path / "w.gguf")
