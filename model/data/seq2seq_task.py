@@ -80,8 +80,17 @@ class Seq2SeqTask:
             shown = " ".join(repr(c) for c in unknown[:10])
             notes.append(Message("unknown_characters", {"count": len(unknown), "shown": shown}, "warning"))
         source = [*frame.source_before, *ids, *frame.source_after]
+        shown = self._prefix_pieces(frame, ids)
         return Prepared(text, source, tok.tokens(source), list(frame.decoder_prefix), direction, notes,
-                        truncated_from)
+                        truncated_from, source_prefix=shown, source_prefix_start=len(frame.source_before))
+
+    def _prefix_pieces(self, frame: Frame, ids: list[int]) -> int:
+        """How many of the source's first pieces are the frame's text prefix (0 when the prefix's own
+        pieces are not where the whole text's cut begins)."""
+        if not frame.text_prefix:
+            return 0
+        alone = self.tokenizer.encode(frame.text_prefix.rstrip())
+        return len(alone) if ids[: len(alone)] == alone else 0
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A typed reference as the decoder reads it after its prefix (the end token is the caller's)."""
