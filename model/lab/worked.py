@@ -20,8 +20,9 @@ from ..store.bundle import Bundle
 from . import entry
 
 #: The hooks of one attention module the hand computation reads (rot_*: RoPE models only; *_normed:
-#: QK-norm models only, Qwen3, Gemma 3, OLMo 2).
-LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "scores", "pattern", "z")
+#: QK-norm models only, Qwen3, Gemma 3, OLMo 2; position_bias: T5's self-attentions only).
+LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "position_bias", "scores",
+               "pattern", "z")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class LayerTensors:
     rotary_dims: int = 0  # dims of each head that turn, the first ones in (even, odd) pairs; the rest pass
     rope_base: float = 10000.0
     rope_factor: float = 1.0  # linear RoPE scaling: positions divided by it
+    # T5: the relative position bias the layer added to its scaled scores (hook_position_bias)
+    position_bias: np.ndarray | None = None  # [head, query_pos, key_pos]
 
     @property
     def q_before_rotation(self) -> np.ndarray | None:
@@ -127,6 +130,7 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, mod
         q_normed=maybe("q_normed"),
         k_normed=maybe("k_normed"),
         qk_norm=norm,
+        position_bias=maybe("position_bias"),
         **rotation,
     )
 
