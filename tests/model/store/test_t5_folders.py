@@ -211,3 +211,48 @@ def test_chinese_source_is_read(built):
     task = built["1.0"][3].task
     p = task.prepare(ZH[0], 64)
     assert p.direction == "en->de" and p.source_ids[-1] == 1
+
+
+def test_worked_example_adds_the_bias_and_matches_the_recorded_weights(built):
+    """The worked example's hand computation (viz.work_row in float64) with the '+ position bias' column
+    gives hook_scores and hook_pattern back, in the encoder and the decoder."""
+    import viz
+    from model.lab.worked import layer_tensors_for
+
+    bundle = built["1.1"][3]
+    for kind, layer in (("encoder", 1), ("decoder", 0)):
+        data = layer_tensors_for(bundle, EN[1], "en->de", kind, layer)
+        assert data.position_bias is not None and data.divisor == 1.0
+        for head in range(data.n_heads):
+            for query in range(data.q.shape[0]):
+                row = viz.work_row(data.q, data.k, data.v, head, query, causal=data.causal, scale=data.divisor,
+                                   bias=data.position_bias[head, query])
+                seen = ~row.mask
+                assert abs(row.masked[seen] - data.scores[head, query][seen]).max() < 1e-5
+                assert abs(row.weights - data.pattern[head, query]).max() < 1e-5
+        table = viz.steps_table(row, [str(i) for i in range(data.k.shape[0])])
+        assert table.attrs["columns"]["bias"] == "+ position bias"
+        without = viz.work_row(data.q, data.k, data.v, 0, query, causal=data.causal, scale=data.divisor)
+        assert abs(without.weights - data.pattern[0, query]).max() > 1e-3  # the bias matters
+    cross = layer_tensors_for(bundle, EN[1], "en->de", "cross", 0)
+    assert cross.position_bias is None
+
+
+def test_positional_lab_reads_each_stacks_bias(built):
+    from model.lab.positional import position_biases
+
+    bundle = built["1.0"][3]
+    found = {b.stack: b for b in position_biases(bundle, 30)}
+    assert set(found) == {"encoder", "decoder"}
+    enc, dec = found["encoder"], found["decoder"]
+    assert enc.distance[0] == -30 and enc.distance[-1] == 30 and dec.distance[-1] == 0
+    table = bundle.model.encoder.blocks[0].attn.rel_bias.weight.detach().numpy()
+    assert abs(enc.bias - table[enc.buckets].T).max() == 0  # each distance reads its bucket's row
+    # bidirectional: bucket 4 (a later key at distance 0) is never reached, as in T5; causal: all 8
+    assert set(enc.buckets.tolist()) == set(range(8)) - {4} and set(dec.buckets.tolist()) == set(range(8))
+    p = bundle.task.prepare(EN[0], 64, "en->de")
+    with torch.no_grad():
+        _, cache = bundle.model.run_with_cache(torch.tensor([p.source_ids]), torch.tensor([p.prefix + [5, 6]]))
+    hooked = cache[hook_name("decoder", 1, "position_bias")][0]  # [head, query, key]
+    for q in range(hooked.shape[1]):
+        assert torch.allclose(hooked[:, q, : q + 1], torch.from_numpy(dec.bias[:, -q - 1:]))
