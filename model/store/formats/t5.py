@@ -43,7 +43,8 @@ MODEL_TYPES = ("t5",)
 FEED_FORWARD = {"relu": ("relu", False), "gated-gelu": ("gelu_tanh", True), "gelu": ("gelu", False),
                 "gated-relu": ("relu", True), "gated-silu": ("silu", True)}
 EXAMPLE = "The house is wonderful."
-#: The longest input we let a T5 read: relative positions set no limit, memory does.
+#: The longest input and output a T5 reads when its config.json names no ``n_positions`` (flan-t5's say 512):
+#: relative positions set no limit, but a decoder that never writes </s> decodes up to here.
 MAX_LEN = 512
 #: "translate English to German: " -> ("English", "German")
 _TRANSLATE = re.compile(r"translate (\w+) to (\w+): $")
@@ -68,6 +69,7 @@ def t5_config(hf: dict, where: Path) -> ModelConfig:
         if sizes[key] is None:
             raise Seq2SeqFormatError(f"{where} has no {key!r}")
     dec_layers = whole(hf, "num_decoder_layers", where, sizes["num_layers"])
+    max_len = whole(hf, "n_positions", where, MAX_LEN)
     eps = hf.get("layer_norm_epsilon", 1e-6)
     tied = hf.get("tie_word_embeddings", True) is not False
     try:
@@ -76,7 +78,7 @@ def t5_config(hf: dict, where: Path) -> ModelConfig:
             head_dim=sizes["d_kv"], d_ff=sizes["d_ff"], n_enc_layers=sizes["num_layers"], n_dec_layers=dec_layers,
             dropout=0.0, norm_first=True, norm="rmsnorm", norm_eps=eps, activation=activation, gated_ffn=gated,
             pos_encoding="relative", relative_buckets=sizes["relative_attention_num_buckets"],
-            relative_max_distance=sizes["relative_attention_max_distance"], max_len=MAX_LEN,
+            relative_max_distance=sizes["relative_attention_max_distance"], max_len=max_len,
             tie_embeddings=tied, output_scale=sizes["d_model"] ** -0.5 if tied else 1.0,
             pad_id=whole(hf, "pad_token_id", where, 0), scale_embeddings=False, score_divisor=1.0,
             qkv_bias=False, out_bias=False, ffn_bias=False, mask_target_padding=False)
