@@ -156,8 +156,9 @@ elif cfg.pos_encoding == "relative":
     reach = min(int(n_pos), cfg.relative_max_distance + 8)  # a few distances past the last bucket's start
     for column, found in zip(st.columns(2), lab.positional.position_biases(view.model, reach), strict=False):
         with column:
-            chart(viz.relative_bias_curves(found.distance, found.bias, stack=found.stack, buckets=found.buckets,
-                                           lang=lang), key=f"pe_rel_bias_{found.stack}")
+            figure = viz.relative_bias_curves(found.distance, found.bias, stack=found.stack,
+                                              buckets=found.buckets, lang=lang)
+            chart(figure, key=f"pe_rel_bias_{found.stack}")
     st.caption(t("positional.relative.caption"))
 
 # --------------------------------------------------------------------------- magnitudes on the sentence

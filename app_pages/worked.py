@@ -202,8 +202,8 @@ diffs = {
 if row.bias is not None:  # score + bias against hook_scores, where the query may look
     seen = ~row.mask
     recorded = data.scores[head, query].astype(np.float64)
-    diffs = {"raw": diffs["raw"], "scores": float(np.max(np.abs(row.masked[seen] - recorded[seen]), initial=0.0)),
-             "pattern": diffs["pattern"], "z": diffs["z"]}
+    off = float(np.max(np.abs(row.masked[seen] - recorded[seen]), initial=0.0))
+    diffs = {"raw": diffs["raw"], "scores": off, "pattern": diffs["pattern"], "z": diffs["z"]}
 for column, (name, diff) in zip(st.columns(len(diffs)), diffs.items(), strict=True):
     column.metric(t(f"worked.check_{name}"), f"{diff:.2e}")
 z_bound = TOLERANCE * max(1.0, float(np.max(np.abs(row.v))))

@@ -44,9 +44,10 @@ FLAN_T5_SMALL = dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_laye
                      num_heads=6, relative_attention_num_buckets=32, relative_attention_max_distance=128,
                      feed_forward_proj="gated-gelu", layer_norm_epsilon=1e-6, pad_token_id=0, eos_token_id=1,
                      decoder_start_token_id=0, tie_word_embeddings=False,
-                     task_specific_params={"translation_en_to_de": {"prefix": "translate English to German: "}})
-T5_TEXT = ("Tomorrow morning we take the train to Beijing to see my friend, and then we visit the museum together "
-           "to look at old books and the history of printing.")
+                     task_specific_params={"translation_en_to_de":
+                                           {"prefix": "translate English to German: "}})
+T5_TEXT = ("Tomorrow morning we take the train to Beijing to see my friend, and then we visit the museum "
+           "together to look at old books and the history of printing.")
 
 
 def build() -> Path:
@@ -101,7 +102,8 @@ def build_t5() -> Path:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     corpus = folder / "corpus.txt"
-    corpus.write_text("\n".join([T5_TEXT, "translate English to German: I ate an apple."] * 20), encoding="utf-8")
+    lines = [T5_TEXT, "translate English to German: I ate an apple."] * 20
+    corpus.write_text("\n".join(lines), encoding="utf-8")
     spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spiece"), vocab_size=150,
                                    character_coverage=1.0, hard_vocab_limit=False, minloglevel=2, pad_id=0,
                                    eos_id=1, unk_id=2, bos_id=-1)

@@ -19,7 +19,8 @@ from viz.positional_marks import past_max_shapes, signed_heatmap
 def relative_bias_curves(distance: np.ndarray, bias: np.ndarray, *, stack: str = "encoder",
                          buckets: np.ndarray | None = None, title: str = "", lang: str = "en") -> go.Figure:
     """One line per head: the bias it adds to a score (``bias`` [head, n]) against the distance key − query
-    (``distance`` [n]); steps where neighbouring distances share a bucket. ``stack``: "encoder" or "decoder"."""
+    (``distance`` [n]); steps where neighbouring distances share a bucket. ``stack``: "encoder" or
+    "decoder"."""
     d = as_array(distance, 1, "distance", dims="[n]", dtype=np.float64)
     b = as_array(bias, 2, "bias", dims="[head, n]", dtype=np.float64)
     if b.shape[1] != d.shape[0]:
@@ -36,7 +37,8 @@ def relative_bias_curves(distance: np.ndarray, bias: np.ndarray, *, stack: str =
             + "<br>" + label(lang, "hover.value", name=label(lang, "pe.rel_bias"), value="%{y:.3f}")
             + "<extra></extra>"))
     fig.add_vline(x=0, line={"color": theme.DIMMED_TICK, "dash": "dot"})
-    theme.apply_theme(fig, theme.pick_title(title, label(lang, f"pe.rel_title_{stack}")), height=420, width=680)
+    title = theme.pick_title(title, label(lang, f"pe.rel_title_{stack}"))
+    theme.apply_theme(fig, title, height=420, width=680)
     fig.update_layout(
         xaxis={"title": {"text": label(lang, "pe.rel_distance")}},
         yaxis={"title": {"text": label(lang, "pe.rel_bias")}},

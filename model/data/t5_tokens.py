@@ -18,8 +18,8 @@ from pathlib import Path
 from tokenizers import Tokenizer, models
 
 from .spm_vocab import WORD_START, read_spm
-from .tokenizers import FramedTokenizer
 from .tokenizer_files import read_tokenizer
+from .tokenizers import FramedTokenizer
 
 #: T5's roles: the decoder starts from <pad> (no start token), and it has no mask token.
 T5_SPECIALS = {"pad": "<pad>", "unk": "<unk>", "cls": "<pad>", "sep": "</s>", "mask": "<pad>"}
@@ -113,7 +113,8 @@ class T5SpmTokenizer:
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``: padding, </s>, <unk> and sentinels dropped."""
-        kept = [int(i) for i in ids if 0 <= int(i) < self._n and int(i) not in self._specials and int(i) != self._unk]
+        dropped = self._specials | {self._unk}
+        kept = [int(i) for i in ids if 0 <= int(i) < self._n and int(i) not in dropped]
         return self._sp.DecodeIds(kept)
 
     def save(self, path: Path | str) -> None:

@@ -152,7 +152,9 @@ class MultiHeadAttention(nn.Module):
         """The relative position bias this layer adds (its own, or its stack's first layer's); None: none."""
         if not self.relative:
             return None
-        return self.rel_bias if self.rel_bias is not None else (self._bias_from[0] if self._bias_from else None)
+        if self.rel_bias is not None:
+            return self.rel_bias
+        return self._bias_from[0] if self._bias_from else None
 
     def forward(
         self,
@@ -424,7 +426,8 @@ class _Steps:
         a, SC = self.attn, self.SC
         self._step("scores = Q K^T", [qt, kt_all], raw, [self.QT, self.KT_ALL], SC, a.hook_raw_scores)
         if a._scales() and a.divisor == 1.0:
-            self._step("not scaled (the config's divisor is 1: T5 folds it into its weights)", raw, scaled, SC, SC)
+            why = "not scaled (the config's divisor is 1: T5 folds it into its weights)"
+            self._step(why, raw, scaled, SC, SC)
         elif a._scales() and a.divisor != math.sqrt(a.d_head):
             self._step(f"scale by 1 / {a.divisor:.6g} (the config's, not sqrt(d_head))", raw, scaled, SC, SC)
         elif a._scales():

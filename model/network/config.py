@@ -276,8 +276,8 @@ class ModelConfig:
             if self.relative_buckets < 4:
                 problems.append(f"relative_buckets must be >= 4 (got {self.relative_buckets})")
             elif self.relative_max_distance <= self.relative_buckets // 4:
-                problems.append(f"relative_max_distance ({self.relative_max_distance}) must be above a quarter of "
-                                f"relative_buckets ({self.relative_buckets})")
+                problems.append(f"relative_max_distance ({self.relative_max_distance}) must be above a "
+                                f"quarter of relative_buckets ({self.relative_buckets})")
         if not self.output_scale > 0:
             problems.append(f"output_scale must be > 0 (got {self.output_scale})")
         if not self.logit_softcap >= 0:

@@ -67,7 +67,8 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return out
 
 
-def relative_buckets(distance: torch.Tensor, bidirectional: bool, n_buckets: int, max_distance: int) -> torch.Tensor:
+def relative_buckets(distance: torch.Tensor, bidirectional: bool, n_buckets: int,
+                     max_distance: int) -> torch.Tensor:
     """The bucket of each distance (key position - query position), as T5 sorts them. Bidirectional (the
     encoder): half the buckets for keys after the query, half for keys at or before it; causal (the
     decoder): every bucket for the past, a later key falls in bucket 0 (the mask hides it anyway). Within a

@@ -5,9 +5,9 @@ An analysis cannot keep every head's L x L pattern of a long input (SmolLM2's 27
 hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attention module hands over
 instead what grows with the model's width x L: its queries and keys as the scores multiplied them
 (after RoPE), what it divided them by (sqrt(d_head), or the config's own), a description of its mask
-(causal, a sliding window, padding) and, for T5, its relative position bias table (buckets x heads). :class:`AttentionInputs`
-rebuilds one head's (or one block of query rows') scores and pattern from them with the same functions
-the forward pass used (:func:`~model.network.masking.build_mask`,
+(causal, a sliding window, padding) and, for T5, its relative position bias table (buckets x heads).
+:class:`AttentionInputs` rebuilds one head's (or one block of query rows') scores and pattern from them
+with the same functions the forward pass used (:func:`~model.network.masking.build_mask`,
 :func:`~model.network.masking.masked_softmax`).
 
 Dimensions: batch, head (query heads), kv_head (key heads, fewer under grouped-query attention),
@@ -170,7 +170,8 @@ def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
 
 def record(path: str, qt: torch.Tensor, kt: torch.Tensor, divisor: float, causal: str, offset: int,
            softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None,
-           window: int = 0, value_norms: torch.Tensor | None = None, relative: RelativeBias | None = None) -> None:
+           window: int = 0, value_norms: torch.Tensor | None = None,
+           relative: RelativeBias | None = None) -> None:
     """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
     d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window;
     value_norms [batch, head, key_pos] (AttentionInputs.value_norms); relative: T5's position bias."""

@@ -96,10 +96,11 @@ class Unembed(nn.Linear):
     """The output projection d_model -> vocab (no bias), with Gemma's final_logit_softcapping when
     ``softcap`` > 0: logits = tanh(logits / c) * c, so every reader of model.unembed (decoding, the
     lens, ablation) gets the model's own logits. ``bias``: one number added to each logit (Marian's and
-    BART's final_logits_bias), also seen by every reader; ``scale``: the hidden state times it first (T5 with a
-    tied embedding: d_model^-0.5)."""
+    BART's final_logits_bias), also seen by every reader; ``scale``: the hidden state times it first (T5
+    with a tied embedding: d_model^-0.5)."""
 
-    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0, bias: bool = False, scale: float = 1.0):
+    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0, bias: bool = False,
+                 scale: float = 1.0):
         super().__init__(d_model, vocab, bias=bias)
         if bias:
             nn.init.zeros_(self.bias)

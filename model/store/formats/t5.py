@@ -59,7 +59,7 @@ def t5_config(hf: dict, where: Path) -> ModelConfig:
     if proj not in FEED_FORWARD:
         raise Seq2SeqFormatError(f"{where}: not supported: feed_forward_proj {str(proj)[:40]!r}")
     if hf.get("is_decoder") or hf.get("is_encoder_decoder") is False:
-        raise Seq2SeqFormatError(f"{where}: not supported: a T5 stack alone (is_decoder / is_encoder_decoder)")
+        raise Seq2SeqFormatError(f"{where}: not supported: a T5 stack alone (is_decoder, is_encoder_decoder)")
     activation, gated = FEED_FORWARD[proj]
     sizes = {}
     for key, default in (("vocab_size", None), ("d_model", None), ("d_kv", None), ("d_ff", None),
@@ -75,8 +75,9 @@ def t5_config(hf: dict, where: Path) -> ModelConfig:
     try:
         return ModelConfig(
             vocab_size=sizes["vocab_size"], d_model=sizes["d_model"], n_heads=sizes["num_heads"],
-            head_dim=sizes["d_kv"], d_ff=sizes["d_ff"], n_enc_layers=sizes["num_layers"], n_dec_layers=dec_layers,
-            dropout=0.0, norm_first=True, norm="rmsnorm", norm_eps=eps, activation=activation, gated_ffn=gated,
+            head_dim=sizes["d_kv"], d_ff=sizes["d_ff"], n_enc_layers=sizes["num_layers"],
+            n_dec_layers=dec_layers, dropout=0.0, norm_first=True, norm="rmsnorm", norm_eps=eps,
+            activation=activation, gated_ffn=gated,
             pos_encoding="relative", relative_buckets=sizes["relative_attention_num_buckets"],
             relative_max_distance=sizes["relative_attention_max_distance"], max_len=max_len,
             tie_embeddings=tied, output_scale=sizes["d_model"] ** -0.5 if tied else 1.0,
@@ -104,7 +105,8 @@ def t5_name_map(cfg: ModelConfig) -> Mapped:
             for w in "qkvo":
                 names[f"{ours}.{self_attn}.W_{w}.weight"] = (f"{theirs}.0.SelfAttention.{w}.weight", None)
                 if stack == "decoder":
-                    names[f"{ours}.cross_attn.W_{w}.weight"] = (f"{theirs}.1.EncDecAttention.{w}.weight", None)
+                    cross = f"{theirs}.1.EncDecAttention.{w}.weight"
+                    names[f"{ours}.cross_attn.W_{w}.weight"] = (cross, None)
             names[f"{ours}.norm1.weight"] = (f"{theirs}.0.layer_norm.weight", None)
             last = 2 if stack == "decoder" else 1
             if stack == "decoder":
@@ -129,20 +131,22 @@ def _tokenizer(folder: Path, cfg: ModelConfig):
     try:
         if json_file.is_file():
             if json_file.stat().st_size > MAX_JSON_BYTES:
-                raise Seq2SeqFormatError(f"{json_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; not reading it")
+                raise Seq2SeqFormatError(f"{json_file} is larger than {MAX_JSON_BYTES // 2**20} MiB; "
+                                         "not reading it")
             tokenizer, read = T5FileTokenizer.load(json_file), json_file
         elif spm_file.is_file():
             tokenizer, read = T5SpmTokenizer.load(spm_file, cfg.vocab_size), spm_file
         else:
-            raise Seq2SeqFormatError(f"{folder}: neither tokenizer.json nor spiece.model (T5's tokenizer) is there")
+            raise Seq2SeqFormatError(f"{folder}: neither tokenizer.json nor spiece.model (T5's tokenizer) "
+                                     "is there")
     except (ValueError, OSError) as e:
         raise Seq2SeqFormatError(str(e)[:300]) from e
     if tokenizer.vocab_size > cfg.vocab_size:
         raise Seq2SeqFormatError(f"{read} has {tokenizer.vocab_size} tokens but config.json's vocab_size is "
                                  f"{cfg.vocab_size}")
     if tokenizer.pad_id != cfg.pad_id:
-        raise Seq2SeqFormatError(f"{folder / 'config.json'}: pad_token_id {cfg.pad_id} is not the tokenizer's "
-                                 f"<pad> {tokenizer.pad_id}")
+        raise Seq2SeqFormatError(f"{folder / 'config.json'}: pad_token_id {cfg.pad_id} is not the "
+                                 f"tokenizer's <pad> {tokenizer.pad_id}")
     return tokenizer
 
 
@@ -178,13 +182,15 @@ def load_t5_folder(path: Path | str, name: str | None = None, example: str | Non
     tokenizer = _tokenizer(folder, cfg)
     eos = whole(hf, "eos_token_id", where, tokenizer.eos_id, cfg.vocab_size)
     if eos != tokenizer.eos_id:
-        raise Seq2SeqFormatError(f"{where}: eos_token_id {eos} is not the tokenizer's </s> {tokenizer.eos_id}")
+        raise Seq2SeqFormatError(f"{where}: eos_token_id {eos} is not the tokenizer's </s> "
+                                 f"{tokenizer.eos_id}")
     start = decoder_start(hf, where, cfg.vocab_size, cfg.pad_id)
     weights = refuse_pickles(folder)
     mapping = t5_name_map(cfg)
     stored = check_mapped(weights, cfg, mapping, _ignored(cfg))
     model = read_mapped(weights, cfg, mapping, stored)
-    notes = [] if cfg.tie_embeddings else ["untied output projection (lm_head.weight), no d_model^-0.5 scaling"]
+    untied = "untied output projection (lm_head.weight), no d_model^-0.5 scaling"
+    notes = [] if cfg.tie_embeddings else [untied]
     return seq2seq_bundle(folder, name, hf, cfg, model, tokenizer, t5_frames(tokenizer, hf, start),
                           example or EXAMPLE, "t5", notes, limit=limit)
 

@@ -156,8 +156,8 @@ T5_TASKS = {"translation_en_to_de": {"prefix": "translate English to German: "},
 
 def t5_spiece(path: Path) -> Path:
     """A T5-style SentencePiece model: <pad> 0, </s> 1, <unk> 2, no <s>."""
-    return _spm(path, EN * 2 + ZH + ["translate English to German: the house", "translate English to French:"],
-                160, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+    prefixes = ["translate English to German: the house", "translate English to French:"]
+    return _spm(path, EN * 2 + ZH + prefixes, 160, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
 
 
 def t5_folder(root: Path, version: str = "1.1", tokenizer: str = "json") -> tuple[Path, object, object]:

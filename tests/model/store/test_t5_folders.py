@@ -1,8 +1,9 @@
 """T5 folders (v1.0: ReLU, tied output with the d_model^-0.5 rescaling; v1.1 / Flan-T5: gated GELU, an output
 projection of its own), opened through the user-model loader and held to ``transformers``.
 
-Each is a tiny random model built from a ``transformers`` config (seeded, no hub; heads 6 wide on a width of 32,
-so the head width is its own) with a SentencePiece model trained here (tests/model/store/seq2seq_folders.py).
+Each is a tiny random model built from a ``transformers`` config (seeded, no hub; heads 6 wide on a width
+of 32, so the head width is its own) with a SentencePiece model trained here
+(tests/model/store/seq2seq_folders.py).
 On teacher-forced pairs every encoder, decoder and cross-attention pattern is within 1e-5 of ``transformers``'
 eager pass and the logits within 1e-4; greedy decoding equals ``generate(num_beams=1)``; the tokenizer gives
 ``transformers``' ids, from tokenizer.json and from spiece.model alone.
@@ -58,16 +59,19 @@ def test_config_reads_each_version(built):
         assert cfg.pos_encoding == "relative" and cfg.d_head == 6 and cfg.n_heads * cfg.d_head != cfg.d_model
         assert cfg.norm == "rmsnorm" and cfg.score_divisor == 1.0 and not cfg.scale_embeddings
     assert v10.tie_embeddings and v10.output_scale == pytest.approx(32**-0.5) and not v10.gated_ffn
-    assert not v11.tie_embeddings and v11.output_scale == 1.0 and v11.gated_ffn and v11.activation == "gelu_tanh"
+    assert not v11.tie_embeddings and v11.output_scale == 1.0
+    assert v11.gated_ffn and v11.activation == "gelu_tanh"
     model = built["1.0"][3].model
     first = model.encoder.blocks[0].attn.rel_bias
     assert all(b.attn.position_bias_table() is first for b in model.encoder.blocks)
-    assert model.decoder.blocks[1].self_attn.position_bias_table() is model.decoder.blocks[0].self_attn.rel_bias
+    decoder = model.decoder.blocks
+    assert decoder[1].self_attn.position_bias_table() is decoder[0].self_attn.rel_bias
     assert model.decoder.blocks[0].cross_attn.position_bias_table() is None
 
 
 def _pairs():
-    return list(zip(EN[:5], ["Das Haus ist gut.", "Ich esse.", "Er liest.", "Wir gehen.", "Die Katze."], strict=True))
+    german = ["Das Haus ist gut.", "Ich esse.", "Er liest.", "Wir gehen.", "Die Katze."]
+    return list(zip(EN[:5], german, strict=True))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -111,8 +115,8 @@ def test_position_bias_hook_is_added_to_the_scores(built):
 
 
 def _generate(hf, src: list[int], prefix: list[int], new: int) -> list[int]:
-    out = hf.generate(torch.tensor([src]), decoder_input_ids=torch.tensor([prefix]), num_beams=1, do_sample=False,
-                      max_new_tokens=new, min_length=0, eos_token_id=hf.config.eos_token_id)
+    out = hf.generate(torch.tensor([src]), decoder_input_ids=torch.tensor([prefix]), num_beams=1,
+                      do_sample=False, max_new_tokens=new, min_length=0, eos_token_id=hf.config.eos_token_id)
     ids = out[0, len(prefix):].tolist()
     eos = hf.config.eos_token_id
     return ids[: ids.index(eos)] if eos in ids else ids
@@ -183,14 +187,16 @@ def _drop_head(folder):
 
 
 HOSTILE = {
-    "unknown feed-forward": ("1.0", lambda f: _edit_config(f, feed_forward_proj="gated-tanh"), "feed_forward_proj"),
+    "unknown feed-forward": ("1.0", lambda f: _edit_config(f, feed_forward_proj="gated-tanh"),
+                             "feed_forward_proj"),
     "wrong head width": ("1.0", lambda f: _edit_config(f, d_kv=8), "does not match"),
     "no tokenizer": ("1.0", lambda f: [(f / n).unlink() for n in ("tokenizer.json", "spiece.model")],
                      "spiece.model"),
     "garbage spiece": ("1.0", lambda f: ((f / "tokenizer.json").unlink(),
                                          (f / "spiece.model").write_bytes(b"\x00nope" * 9)), "spiece.model"),
     "untied without its head": ("1.1", _drop_head, "lm_head.weight"),
-    "huge buckets": ("1.0", lambda f: _edit_config(f, relative_attention_num_buckets=10**7), "relative_buckets"),
+    "huge buckets": ("1.0", lambda f: _edit_config(f, relative_attention_num_buckets=10**7),
+                     "relative_buckets"),
     "pad not the tokenizer's": ("1.0", lambda f: _edit_config(f, pad_token_id=3), "pad_token_id"),
 }
 
@@ -225,8 +231,8 @@ def test_worked_example_adds_the_bias_and_matches_the_recorded_weights(built):
         assert data.position_bias is not None and data.divisor == 1.0
         for head in range(data.n_heads):
             for query in range(data.q.shape[0]):
-                row = viz.work_row(data.q, data.k, data.v, head, query, causal=data.causal, scale=data.divisor,
-                                   bias=data.position_bias[head, query])
+                row = viz.work_row(data.q, data.k, data.v, head, query, causal=data.causal,
+                                   scale=data.divisor, bias=data.position_bias[head, query])
                 seen = ~row.mask
                 assert abs(row.masked[seen] - data.scores[head, query][seen]).max() < 1e-5
                 assert abs(row.weights - data.pattern[head, query]).max() < 1e-5
@@ -252,7 +258,8 @@ def test_positional_lab_reads_each_stacks_bias(built):
     assert set(enc.buckets.tolist()) == set(range(8)) - {4} and set(dec.buckets.tolist()) == set(range(8))
     p = bundle.task.prepare(EN[0], 64, "en->de")
     with torch.no_grad():
-        _, cache = bundle.model.run_with_cache(torch.tensor([p.source_ids]), torch.tensor([p.prefix + [5, 6]]))
+        src, tgt = torch.tensor([p.source_ids]), torch.tensor([p.prefix + [5, 6]])
+        _, cache = bundle.model.run_with_cache(src, tgt)
     hooked = cache[hook_name("decoder", 1, "position_bias")][0]  # [head, query, key]
     for q in range(hooked.shape[1]):
         assert torch.allclose(hooked[:, q, : q + 1], torch.from_numpy(dec.bias[:, -q - 1:]))
