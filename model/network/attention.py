@@ -45,6 +45,7 @@ class AttentionEdits:
     softmax_dim: int = -1  # -1: over keys (intact); -2: over queries
     causal: str = "on"  # causal modules only: "on", "off" or "reversed" (hide the past, not the future)
     rotary: bool = True  # rotary modules only: rotate q and k by position
+    position_bias: bool = True  # relative-bias modules only (T5): add the position bias to the scores
     heads: tuple[HeadEdit, ...] = ()
     # True when the query axis of z (`value` rows) must match exactly: the encoder always sees the whole
     # source, while decoder queries grow step by step, so there a longer `value` gives its first rows.
@@ -194,9 +195,10 @@ class MultiHeadAttention(nn.Module):
         table = self.position_bias_table()
         bias = None
         if table is not None:  # [1, head, query_pos, key_pos]: T5's relative position bias
-            bias = self.hook_position_bias(table(Lq, k.shape[1], offset))
+            bias = table(Lq, k.shape[1], offset)
+            bias = self.hook_position_bias(bias if self._adds_bias() else torch.zeros_like(bias))
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
-            relative = None if table is None else recorded.RelativeBias(
+            relative = None if table is None or not self._adds_bias() else recorded.RelativeBias(
                 table.weight.detach().float().cpu().numpy(), table.bidirectional, table.max_distance)
             recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
                             offset, self._softmax_dim(), key_padding, q_pad, self._window(),
@@ -303,6 +305,10 @@ class MultiHeadAttention(nn.Module):
                 q = torch.cat([apply_rope(q[..., :dh], cos_q, sin_q), q[..., dh:]], dim=-1)
                 k = torch.cat([apply_rope(k[..., :dh], cos_k, sin_k), k[..., dh:]], dim=-1)
         return self.hook_rot_q(q), self.hook_rot_k(k)
+
+    def _adds_bias(self) -> bool:
+        """Whether the relative position bias joins the scores (an edit can set it to 0)."""
+        return self.edits is None or self.edits.position_bias
 
     def _scales(self) -> bool:
         return self.scale_scores and (self.edits is None or self.edits.scale)
@@ -437,7 +443,8 @@ class _Steps:
             self._step(f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
         bias, biased = relative
         if bias is not None:
-            self._step("+ relative position bias (broadcast over batch)", [scaled, bias], biased,
+            what = "+ relative position bias" if a._adds_bias() else "+ relative position bias set to 0 (edit)"
+            self._step(f"{what} (broadcast over batch)", [scaled, bias], biased,
                        [SC, ("1", "h", self.SC[2], self.SC[3])], SC, a.hook_position_bias)
             scaled = biased
         window = f"sliding window of {a._window()}" if a._window() else ""

@@ -263,3 +263,27 @@ def test_positional_lab_reads_each_stacks_bias(built):
     hooked = cache[hook_name("decoder", 1, "position_bias")][0]  # [head, query, key]
     for q in range(hooked.shape[1]):
         assert torch.allclose(hooked[:, q, : q + 1], torch.from_numpy(dec.bias[:, -q - 1:]))
+
+
+def test_no_positional_encoding_removes_the_bias(built):
+    """The ablation "no positional encoding" on a T5 sets its relative position bias to 0 (its only position
+    signal): hook_position_bias is 0 and hook_scores is the raw q·k; the intact pass is back afterwards."""
+    from model.run.interventions import NoPositionalEncoding, intervene
+
+    model, task = built["1.0"][3].model, built["1.0"][3].task
+    p = task.prepare(EN[3], 64, "en->de")
+    src, tgt = torch.tensor([p.source_ids]), torch.tensor([p.prefix + [5, 6, 7]])
+    with torch.no_grad():
+        before, _ = model.run_with_cache(src, tgt)
+        with intervene(model, NoPositionalEncoding()), record_attention() as recorded:
+            edited, cache = model.run_with_cache(src, tgt)
+        after, _ = model.run_with_cache(src, tgt)
+    for kind, i in (("encoder", 0), ("decoder", 1)):
+        assert cache[hook_name(kind, i, "position_bias")].abs().max() == 0
+        scores, raw = cache[hook_name(kind, i, "scores")], cache[hook_name(kind, i, "raw_scores")]
+        seen = torch.isfinite(scores)
+        assert torch.equal(scores[seen], raw[seen])
+        name = hook_name(kind, i, "pattern")
+        _, again = recorded[name.rsplit(".", 1)[0]].compute()
+        assert (again - cache[name][0]).abs().max() < 1e-6
+    assert (edited - before).abs().max() > 1e-3 and torch.equal(before, after)
