@@ -443,7 +443,7 @@ class _Steps:
             self._step(f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
         bias, biased = relative
         if bias is not None:
-            what = "+ relative position bias" if a._adds_bias() else "+ relative position bias set to 0 (edit)"
+            what = "+ relative position bias" + ("" if a._adds_bias() else " set to 0 (edit)")
             self._step(f"{what} (broadcast over batch)", [scaled, bias], biased,
                        [SC, ("1", "h", self.SC[2], self.SC[3])], SC, a.hook_position_bias)
             scaled = biased
