@@ -287,3 +287,23 @@ def test_no_positional_encoding_removes_the_bias(built):
         _, again = recorded[name.rsplit(".", 1)[0]].compute()
         assert (again - cache[name][0]).abs().max() < 1e-6
     assert (edited - before).abs().max() > 1e-3 and torch.equal(before, after)
+
+
+def test_a_zipped_folder_with_spiece_model_only_opens(tmp_path):
+    """An upload keeps spiece.model (the .model suffix), so a T5 zip without tokenizer.json opens."""
+    import io
+    import zipfile
+
+    from model.store.upload_files import extract_zip
+
+    folder, _, _ = t5_folder(tmp_path, "1.1", "spm")
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as z:
+        for p in sorted(folder.iterdir()):
+            z.writestr(f"{folder.name}/{p.name}", p.read_bytes())
+    data.seek(0)
+    dest = tmp_path / "unpacked"  # extract_zip makes it
+    extract_zip(data, dest, "t5.zip")
+    assert (dest / "spiece.model").is_file() and not (dest / "tokenizer.json").exists()
+    task = load_user_model(dest).task
+    assert task.directions == ["en->de", "en->fr"] and task.prepare(EN[0], 64).source_ids[-1] == 1
