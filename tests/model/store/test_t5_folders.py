@@ -136,6 +136,37 @@ def test_greedy_decoding_equals_generate(built, version):
     assert max(lengths) >= 6  # the comparison covers decoding steps past the first few
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_beam_search_invariants(built, version):
+    """Width 1 is greedy decoding; a finished hypothesis' logp is its teacher-forced log-probability;
+    hypotheses come best first; a wider beam never scores below the greedy one (ours lets finished
+    hypotheses leave the beam, generate refills it: their outputs may differ)."""
+    from model.decoding.beam import beam_search
+
+    model, task = built[version][3].model, built[version][3].task
+    eos = task.tokenizer.eos_id
+    for text in EN[:2]:
+        p = task.prepare(text, model.cfg.max_len, "en->de")
+        greedy = greedy_decode(model, [p.source_ids], [p.prefix], eos, 8)[0]
+        assert beam_search(model, [p.source_ids], [p.prefix], eos, width=1, max_new=8)[0].best.ids == greedy
+        result = beam_search(model, [p.source_ids], [p.prefix], eos, width=4, max_new=8,
+                             length_penalty=0.0)[0]
+        scores = [h.score for h in result.finished]
+        assert scores == sorted(scores, reverse=True)
+        for hyp in result.finished[:4]:
+            ids = p.prefix + hyp.ids + ([eos] if hyp.ended else [])
+            with torch.no_grad():
+                logits = model(torch.tensor([p.source_ids]), torch.tensor([ids[:-1]]))
+            logp = torch.log_softmax(model.named_logits(logits[0]), -1)
+            start = len(p.prefix) - 1
+            forced = sum(logp[start + j, t].item() for j, t in enumerate(ids[len(p.prefix):]))
+            assert forced == pytest.approx(hyp.logp, abs=1e-4)
+        greedy_logp = beam_search(model, [p.source_ids], [p.prefix], eos, width=1, max_new=8,
+                                  length_penalty=0.0)[0].best.score
+        # the same ids can come out of a batch of 4 and of 1 a few float32 roundings apart (2.9e-6 seen)
+        assert result.best.score >= greedy_logp - 1e-5
+
+
 @pytest.mark.parametrize("source", ["json", "spm"])
 def test_tokenizer_ids_equal_transformers(tmp_path, source):
     import transformers
