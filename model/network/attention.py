@@ -164,9 +164,13 @@ class MultiHeadAttention(nn.Module):
         key_padding: torch.Tensor | None = None,
         cache: dict[str, torch.Tensor] | None = None,
         query_padding: torch.Tensor | None = None,
+        memory_cache: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """cache (self-attention only): keys/values of earlier positions, extended in place, so
         greedy decoding feeds one new token per step instead of the whole prefix.
+        memory_cache (cross-attention only, while decoding step by step): the keys and values of the
+        encoder output, computed (through hook_k and hook_v) at the first step and read at the later ones,
+        whose encoder output is the same; decoding prunes and reorders them with the batch.
         query_padding (cross-attention; self-attention uses key_padding): [batch, query_pos], read
         only by a softmax over queries, which must not spread weight onto padding rows."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
@@ -175,8 +179,13 @@ class MultiHeadAttention(nn.Module):
         steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
-        k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
-        v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        if memory_cache is not None and "cross_k" in memory_cache:  # decoding: the encoder output's, kept
+            k, v = memory_cache["cross_k"], memory_cache["cross_v"]
+        else:
+            k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+            v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+            if memory_cache is not None:
+                memory_cache["cross_k"], memory_cache["cross_v"] = k, v
         steps.heads(q, k, v)
         if self.q_norm is not None:
             q, k = self._normalise(q, k, steps)  # QK-norm, through hook_q_normed and hook_k_normed

@@ -200,6 +200,8 @@ class DecoderBlock(_Block):
         y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
         if self.cross_attn is None:  # decoder-only
             return self.hook_resid_post(self._sublayer(y, self.norm2, self.mlp, "FFN"))
-        attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad)
+        # while decoding, the block's cache also keeps the encoder output's keys and values
+        attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad,
+                                                  memory_cache=cache)
         y = self.hook_resid_mid2(self._sublayer(y, self.norm2, attend_source, "cross-attention"))
         return self.hook_resid_post(self._sublayer(y, self.norm3, self.mlp, "FFN"))

@@ -108,7 +108,15 @@ class RelativePositionBias(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.randn(n_buckets, n_heads) * 0.02)  # [bucket, head]
         self.bidirectional, self.max_distance = bidirectional, max_distance
+        self._last: tuple | None = None  # (sizes, weight version, bias): every layer of a pass reads one bias
 
     def forward(self, n_query: int, n_key: int, offset: int = 0) -> torch.Tensor:
-        """[1, head, query_pos, key_pos], broadcast over the batch."""
-        return relative_bias(self.weight, n_query, n_key, offset, self.bidirectional, self.max_distance)[None]
+        """[1, head, query_pos, key_pos], broadcast over the batch. Outside autograd the last one is kept,
+        so the layers of one pass (and one decoding step) build it once, as T5 does; a change of the
+        table (its version) builds it again."""
+        key = (n_query, n_key, offset, self.weight._version, self.weight.data_ptr())
+        if not torch.is_grad_enabled() and self._last is not None and self._last[0] == key:
+            return self._last[1]
+        bias = relative_bias(self.weight, n_query, n_key, offset, self.bidirectional, self.max_distance)[None]
+        self._last = None if torch.is_grad_enabled() else (key, bias)
+        return bias
