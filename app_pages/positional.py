@@ -19,7 +19,7 @@ view = current_view()
 cfg = G.config(view.model)
 lang = current_lang()
 page_header(t("page.positional.title"), t("positional.intro"))
-KINDS_EXPLAINED = ("sinusoidal", "learned", "rope", "none")
+KINDS_EXPLAINED = ("sinusoidal", "learned", "rope", "relative", "none")
 kind_note = t(f"positional.kind.{cfg.pos_encoding}") if cfg.pos_encoding in KINDS_EXPLAINED else ""
 st.info(t("positional.setting", value=cfg.pos_encoding, note=kind_note))
 
@@ -181,6 +181,16 @@ if cfg.pos_encoding == "rope":
     _rope_bases(rotations)
 elif cfg.pos_encoding == "learned":
     st.caption(t("positional.learned_note", max_len=cfg.max_len, d_model=cfg.d_model))
+elif cfg.pos_encoding == "relative":
+    st.subheader(t("positional.relative.header"))
+    st.markdown(t("positional.relative.intro", far=cfg.relative_max_distance, buckets=cfg.relative_buckets))
+    reach = min(int(n_pos), cfg.relative_max_distance + 8)  # a few distances past the last bucket's start
+    for column, found in zip(st.columns(2), lab.positional.position_biases(view.model, reach), strict=False):
+        with column:
+            figure = viz.relative_bias_curves(found.distance, found.bias, stack=found.stack,
+                                              buckets=found.buckets, lang=lang)
+            chart(figure, key=f"pe_rel_bias_{found.stack}")
+    st.caption(t("positional.relative.caption"))
 
 # --------------------------------------------------------------------------- magnitudes on the sentence
 
@@ -203,6 +213,8 @@ if vectors is not None:
         which = "no_pos" if cfg.pos_encoding == "rope" else "no_pos_none"
         if cfg.decoder_only or not cfg.scale_embeddings:  # its decoder reads the input; no √d_model scale
             which = f"{which}_lm"
+        if cfg.pos_encoding == "relative":
+            which = "no_pos_relative"
         st.markdown(t(f"positional.norms.{which}", scale=f"{scale:.1f}"))
     else:
         ratio = vectors.pos_norm / vectors.embed_norm

@@ -59,8 +59,9 @@ key = right.selectbox(t("worked.key"), list(range(n_k)), key="worked_key",
                       help=t("worked.key_help"))
 set_url_param("key", key)
 
+bias = None if data.position_bias is None else data.position_bias[head, query]  # T5: [key_pos]
 row = viz.work_row(data.q, data.k, data.v, head, query, key, causal=data.causal, scale=data.divisor,
-                   window=data.window)
+                   window=data.window, bias=bias)
 q_tok, k_tok = escape_md(labels_q[query]), escape_md(labels_k[key])
 
 
@@ -179,6 +180,9 @@ scaling = t("worked.scaling.own" if own_scale else "worked.scaling.sqrt", d_head
             scale=f"{row.scale:.4f}")
 st.markdown(t("worked.step3_text", scaling=scaling, mask_note=mask_note,
               top=f"{row.max_score:.4f}", total=f"{row.total:.4f}"))
+if row.bias is not None:  # T5: the relative position bias joins the scores before the mask
+    st.markdown(t("worked.bias_text", k_tok=k_tok, bias=f"{row.bias[key]:+.4f}",
+                  distance=key - query))
 show_table(viz.steps_table(row, keys, lang=lang), highlight=key)
 st.caption(t("worked.steps_caption"))
 if row.mask[key]:
@@ -201,7 +205,12 @@ diffs = {
     "pattern": float(np.max(np.abs(row.weights - data.pattern[head, query].astype(np.float64)))),
     "z": float(np.max(np.abs(row.z - data.z[query, head].astype(np.float64)))),
 }
-for column, (name, diff) in zip(st.columns(3), diffs.items(), strict=True):
+if row.bias is not None:  # score + bias against hook_scores, where the query may look
+    seen = ~row.mask
+    recorded = data.scores[head, query].astype(np.float64)
+    off = float(np.max(np.abs(row.masked[seen] - recorded[seen]), initial=0.0))
+    diffs = {"raw": diffs["raw"], "scores": off, "pattern": diffs["pattern"], "z": diffs["z"]}
+for column, (name, diff) in zip(st.columns(len(diffs)), diffs.items(), strict=True):
     column.metric(t(f"worked.check_{name}"), f"{diff:.2e}")
 z_bound = TOLERANCE * max(1.0, float(np.max(np.abs(row.v))))
 if diffs["pattern"] <= TOLERANCE and diffs["z"] <= z_bound:

@@ -85,6 +85,9 @@ def model_parameters(cfg) -> list[tuple[str, str, int]]:
     parts = [("embed", "V·d_model", vocab * d)]
     if cfg.pos_encoding == "learned":
         parts.append(("positions", _times(n_stacks, "max_len·d_model"), n_stacks * cfg.max_len * d))
+    if cfg.pos_encoding == "relative":  # T5: one [buckets, h] table per stack, in its first layer
+        count = n_stacks * cfg.relative_buckets * cfg.n_heads
+        parts.append(("rel_bias", _times(n_stacks, "buckets·h"), count))
     if cfg.token_types:
         parts.append(("token_types", _times(n_stacks, "types·d_model"), n_stacks * cfg.token_types * d))
     width, value = _norm(cfg, "d_model", d)

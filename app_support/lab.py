@@ -205,6 +205,7 @@ class positional:
     """``model.lab.positional``."""
 
     layer_rotations = served(_positional.layer_rotations)
+    position_biases = served(_positional.position_biases)
     position_table = served(_positional.position_table)
     rope_frequencies = served(_positional.rope_frequencies)
     rope_scores = served(_positional.rope_scores)

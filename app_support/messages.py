@@ -14,7 +14,7 @@ import streamlit as st
 
 from app_support import gateway as G
 from app_support import lab
-from app_support.i18n import current_lang, note, t
+from app_support.i18n import current_lang, direction_label, note, t
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
 from app_support.url_state import stop_page
@@ -64,7 +64,8 @@ def show_io(view: View, result: Analysis) -> None:
         st.markdown(md_output(result.output_text))
     with cols[2]:
         st.caption(t("io.tokens"))
-        direction = f" · {t('direction.' + result.prepared.direction)}" if result.prepared.direction else ""
+        direction = f" · {direction_label(current_lang(), result.prepared.direction)}" \
+            if result.prepared.direction else ""
         st.markdown(f"{len(result.source_tokens)} → {len(result.target_tokens)}{escape_md(direction)}")
 
 

@@ -20,7 +20,17 @@ from app_support import gateway as G
 from app_support import models as M
 from app_support import pages
 from app_support import strategy as decoding
-from app_support.i18n import LANG_KEY, LANG_LABELS, LANGS, current_lang, note, t, text, valid_lang
+from app_support.i18n import (
+    LANG_KEY,
+    LANG_LABELS,
+    LANGS,
+    current_lang,
+    direction_label,
+    note,
+    t,
+    text,
+    valid_lang,
+)
 from app_support.token_display import AS_TOKENIZED, SPECIALS, TokenDisplay, word_marker, words_key
 from app_support.ui import escape_md, inject_css
 from app_support.url_state import note_clipped
@@ -152,16 +162,6 @@ def _sentence_box(name: str, bundle: Bundle) -> None:
               type="tertiary")
 
 
-def direction_label(lang: str, direction: str) -> str:
-    """The direction's own words ("中文 → English"), or its two language codes ("zh → fra") for a direction of
-    a foreign translation model that the string tables do not name."""
-    try:
-        return text(lang, f"direction.{direction}")
-    except KeyError:
-        source, _, target = direction.partition("->")
-        return text(lang, "direction.codes", a=source, b=target)
-
-
 def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
     """The translation direction, for a model that translates (the prompt's form, raw or chat, for a
     chat language model); the directions it offers."""
@@ -169,7 +169,7 @@ def _direction_choice(bundle: Bundle, lang: str) -> tuple[str, ...]:
     if directions and bundle.cfg.decoder_only:
         clamp_choice("dir", list(directions), directions[0])
         st.radio(t("sidebar.form"), list(directions), key="dir", help=t("sidebar.form_help"),
-                 format_func=lambda d: text(lang, f"direction.{d}"))
+                 format_func=lambda d: direction_label(lang, d))
     elif bundle.cfg.decoder_only and getattr(bundle.task, "chat_reason", None):
         st.caption(t("sidebar.no_chat_form", reason=escape_md(bundle.task.chat_reason)))
     elif directions:

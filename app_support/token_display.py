@@ -125,11 +125,12 @@ def _grouping(tokens: list[str], special: np.ndarray, prefix: np.ndarray, displa
 
 def _side_marks(result: Analysis, side: str) -> tuple[np.ndarray, np.ndarray]:
     """(special, prefix) bool per position of one side: the tokens the model adds, and the fixed text
-    it reads before the user's (right after the start token, on the source side only)."""
+    it reads before the user's (right after the start token, or first without one; source side only)."""
     special = np.array(result.source_special if side == "source" else result.target_special, dtype=bool)
     prefix = np.zeros_like(special)
     if side == "source":
-        prefix[1:1 + result.prepared.source_prefix] = True
+        start = getattr(result.prepared, "source_prefix_start", 1)
+        prefix[start:start + result.prepared.source_prefix] = True
     return special, prefix
 
 

@@ -1,13 +1,16 @@
-"""A translation model at a realistic size: random weights with the real shape of Helsinki-NLP/opus-mt-zh-en
-(Marian: d_model 512, 6 + 6 layers, 8 heads, d_ff 2048, 65,001 tokens), opened by our loader beside
-``transformers``, one torch thread, in one run.
+"""Translation models at a realistic size: random weights with the real shape of Helsinki-NLP/opus-mt-zh-en
+(Marian: d_model 512, 6 + 6 layers, 8 heads, d_ff 2048, 65,001 tokens) and of google/flan-t5-small (T5 v1.1:
+d_model 512, 8 + 8 layers, 6 heads of 64, gated-GELU d_ff 1024, relative position bias, 32,128 tokens), each
+opened by our loader beside ``transformers``, one torch thread, in one run.
 
-    .venv/bin/python bench/bench_translation_families.py [--tokens 64] [--rounds 3]
+    .venv/bin/python bench/bench_translation_families.py [--family marian|t5|all] [--tokens 64] [--rounds 3]
 
-The model is built once (seeded random weights, ``save_pretrained``) under ``.cache/bench_models/`` (not in
-git) with a small SentencePiece model trained here and a vocab.json padded to the real 65,001 ids; its
-final_logits_bias keeps </s> and <pad> from being chosen, so both sides write exactly N tokens. Rows
-(medians over the rounds):
+Each model is built once (seeded random weights, ``save_pretrained``) under ``.cache/bench_models/`` (not in
+git) with a small SentencePiece model trained here. Marian: a vocab.json padded to the real 65,001 ids; its
+final_logits_bias keeps </s> and <pad> from being chosen, so both sides write exactly N tokens. Flan-T5:
+spiece.model alone (no tokenizer.json); its untied lm_head.weight holds the embedding's values (the installed
+transformers ties the two), and </s> is not held back, so the line "tokens written" says how many each wrote.
+Rows (medians over the rounds):
   load (s)                 ours: ``--model-dir`` (``load_user_model``); transformers: ``from_pretrained``
   resident memory (GB)     the process's growth from before each loads its copy to after its passes
   N-token translation (s)  ours: ``analyze`` (greedy decoding of N tokens, then the hooked pass that records
@@ -36,6 +39,15 @@ OPUS_MT_ZH_EN = dict(vocab_size=65001, decoder_vocab_size=65001, d_model=512, en
                      decoder_ffn_dim=2048, max_position_embeddings=512, activation_function="swish",
                      scale_embedding=True, pad_token_id=65000, decoder_start_token_id=65000, eos_token_id=0)
 TEXT = "我们明天早上坐火车去北京看我的朋友，然后一起去博物馆参观古代的书籍和印刷术的历史。"
+#: config.json of google/flan-t5-small (sizes and options), weights random.
+FLAN_T5_SMALL = dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_layers=8, num_decoder_layers=8,
+                     num_heads=6, relative_attention_num_buckets=32, relative_attention_max_distance=128,
+                     feed_forward_proj="gated-gelu", layer_norm_epsilon=1e-6, pad_token_id=0, eos_token_id=1,
+                     decoder_start_token_id=0, tie_word_embeddings=False,
+                     task_specific_params={"translation_en_to_de":
+                                           {"prefix": "translate English to German: "}})
+T5_TEXT = ("Tomorrow morning we take the train to Beijing to see my friend, and then we visit the museum "
+           "together to look at old books and the history of printing.")
 
 
 def build() -> Path:
@@ -78,6 +90,38 @@ def build() -> Path:
     return folder
 
 
+def build_t5() -> Path:
+    """The flan-t5-small-shaped folder, built once: spiece.model only, lm_head.weight written by hand."""
+    import sentencepiece as spm
+    import torch
+    import transformers
+    from safetensors.torch import load_file, save_file
+
+    folder = CACHE / "flan-t5-small-shape"
+    if (folder / "model.safetensors").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = folder / "corpus.txt"
+    lines = [T5_TEXT, "translate English to German: I ate an apple."] * 20
+    corpus.write_text("\n".join(lines), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "spiece"), vocab_size=150,
+                                   character_coverage=1.0, hard_vocab_limit=False, minloglevel=2, pad_id=0,
+                                   eos_id=1, unk_id=2, bos_id=-1)
+    (folder / "spiece.vocab").unlink()
+    corpus.unlink()
+    torch.manual_seed(0)
+    config = transformers.T5Config(**FLAN_T5_SMALL)
+    model = transformers.T5ForConditionalGeneration(config)
+    model.save_pretrained(folder, safe_serialization=True)
+    saved = json.loads((folder / "config.json").read_text())
+    saved["tie_word_embeddings"] = False  # what flan-t5-small's config.json says
+    (folder / "config.json").write_text(json.dumps(saved))
+    state = load_file(str(folder / "model.safetensors"))
+    state["lm_head.weight"] = state["shared.weight"].clone()
+    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
 def _rss_gb() -> float:
     import psutil
 
@@ -93,14 +137,16 @@ def _timed(fn, rounds: int):
     return statistics.median(times), result
 
 
-def measure(tokens: int, rounds: int) -> dict[str, float]:
+def measure(tokens: int, rounds: int, family: str = "marian") -> dict[str, float]:
     import torch
     import transformers
 
     from model.run.analysis import analyze, attention_only
     from model.store.user_folders import load_user_model
 
-    folder = build()
+    t5 = family == "t5"
+    folder = build_t5() if t5 else build()
+    text = T5_TEXT if t5 else TEXT
     (folder / "model.safetensors").read_bytes()  # in the page cache for both loaders, not only the second
     gc.collect()
     before = _rss_gb()
@@ -108,21 +154,23 @@ def measure(tokens: int, rounds: int) -> dict[str, float]:
     ours = load_user_model(folder)
     out = {"load ours": time.perf_counter() - start}
     out["translation ours"], analysis = _timed(
-        lambda: analyze(ours, TEXT, max_new=tokens, keep=attention_only), rounds)
+        lambda: analyze(ours, text, max_new=tokens, keep=attention_only), rounds)
     out["memory ours"] = _rss_gb() - before
     out["tokens ours"] = float(len(analysis.target_tokens) - len(analysis.prepared.prefix))
     src = torch.tensor([analysis.prepared.source_ids])
     gc.collect()
     before = _rss_gb()
     start = time.perf_counter()
-    theirs = transformers.MarianMTModel.from_pretrained(folder, attn_implementation="eager",
-                                                        dtype=torch.float32).eval()
+    kind = transformers.T5ForConditionalGeneration if t5 else transformers.MarianMTModel
+    theirs = kind.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
+    start_ids = torch.tensor([analysis.prepared.prefix])
     out["load transformers"] = time.perf_counter() - start
 
     def translate():
         with torch.no_grad():
-            generated = theirs.generate(src, num_beams=1, do_sample=False, max_new_tokens=tokens, min_length=0,
-                                        bad_words_ids=None, forced_eos_token_id=None)
+            generated = theirs.generate(src, decoder_input_ids=start_ids, num_beams=1, do_sample=False,
+                                        max_new_tokens=tokens, min_length=0, bad_words_ids=None,
+                                        forced_eos_token_id=None)
             theirs(input_ids=src, decoder_input_ids=generated, output_attentions=True)
         return generated
 
@@ -136,19 +184,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--family", choices=("marian", "t5", "all"), default="all")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
-    m = measure(args.tokens, args.rounds)
-    print(f"opus-mt-zh-en shape, random weights; one torch thread; medians of {args.rounds}; "
-          f"tokens written: ours {int(m['tokens ours'])}, transformers {int(m['tokens transformers'])}")
-    print(f"{'row':<28} {'ours':>9} {'transformers':>13} {'ratio':>7}")
-    for row, key in (("load (s)", "load"), ("resident memory (GB)", "memory"),
-                     (f"{args.tokens}-token translation (s)", "translation")):
-        a, b = m[f"{key} ours"], m[f"{key} transformers"]
-        print(f"{row:<28} {a:9.2f} {b:13.2f} {a / b if b else float('nan'):7.2f}")
+    shapes = {"marian": "opus-mt-zh-en", "t5": "flan-t5-small"}
+    for family in (("marian", "t5") if args.family == "all" else (args.family,)):
+        m = measure(args.tokens, args.rounds, family)
+        print(f"{shapes[family]} shape, random weights; one torch thread; medians of {args.rounds}; "
+              f"tokens written: ours {int(m['tokens ours'])}, transformers {int(m['tokens transformers'])}")
+        print(f"{'row':<28} {'ours':>9} {'transformers':>13} {'ratio':>7}")
+        for row, key in (("load (s)", "load"), ("resident memory (GB)", "memory"),
+                         (f"{args.tokens}-token translation (s)", "translation")):
+            a, b = m[f"{key} ours"], m[f"{key} transformers"]
+            print(f"{row:<28} {a:9.2f} {b:13.2f} {a / b if b else float('nan'):7.2f}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from viz._validate import as_array, check_index
 from viz.labels import label
 from viz.positional_marks import PAST_MAX_FILL, PAST_MAX_LINE, past_max_shapes, signed_heatmap
 from viz.relative_positions import (
+    relative_bias_curves,
     rope_frequency_bars,
     rope_score_heatmap,
     shift_error_curve,
@@ -33,6 +34,7 @@ __all__ = [
     "pe_dimension_curves",
     "pe_heatmap",
     "pe_similarity_by_distance",
+    "relative_bias_curves",
     "rope_frequency_bars",
     "rope_score_heatmap",
     "shift_error_curve",

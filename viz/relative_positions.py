@@ -1,6 +1,7 @@
 """Relative positions: the matrix M_k that shifts a sinusoidal encoding by k positions
-(PE(pos + k) = M_k · PE(pos)) and how far that holds, and RoPE's rotations: the angle per step of
-each dimension pair and the score of a fixed q and k rotated to every pair of positions."""
+(PE(pos + k) = M_k · PE(pos)) and how far that holds, RoPE's rotations: the angle per step of
+each dimension pair and the score of a fixed q and k rotated to every pair of positions, and T5's
+relative position bias: what each head adds to a score against the distance key − query."""
 
 from __future__ import annotations
 
@@ -11,6 +12,40 @@ from viz import theme
 from viz._validate import as_array
 from viz.labels import label
 from viz.positional_marks import past_max_shapes, signed_heatmap
+
+# --------------------------------------------------------------------------- T5's relative position bias
+
+
+def relative_bias_curves(distance: np.ndarray, bias: np.ndarray, *, stack: str = "encoder",
+                         buckets: np.ndarray | None = None, title: str = "", lang: str = "en") -> go.Figure:
+    """One line per head: the bias it adds to a score (``bias`` [head, n]) against the distance key − query
+    (``distance`` [n]); steps where neighbouring distances share a bucket. ``stack``: "encoder" or
+    "decoder"."""
+    d = as_array(distance, 1, "distance", dims="[n]", dtype=np.float64)
+    b = as_array(bias, 2, "bias", dims="[head, n]", dtype=np.float64)
+    if b.shape[1] != d.shape[0]:
+        raise ValueError(f"bias has {b.shape[1]} distances, distance {d.shape[0]}")
+    bucket = None if buckets is None else as_array(buckets, 1, "buckets", dims="[n]", dtype=np.float64)
+    fig = go.Figure()
+    for h in range(b.shape[0]):
+        name = label(lang, "pe.rel_head", head=h)
+        fig.add_trace(go.Scatter(
+            x=d, y=b[h], mode="lines", name=name, line={"width": 2, "shape": "hv"},
+            customdata=bucket if bucket is not None else np.zeros_like(d),
+            hovertemplate=name + "<br>" + label(lang, "pe.rel_distance_hover", distance="%{x}")
+            + (" · " + label(lang, "pe.rel_bucket", bucket="%{customdata}") if bucket is not None else "")
+            + "<br>" + label(lang, "hover.value", name=label(lang, "pe.rel_bias"), value="%{y:.3f}")
+            + "<extra></extra>"))
+    fig.add_vline(x=0, line={"color": theme.DIMMED_TICK, "dash": "dot"})
+    title = theme.pick_title(title, label(lang, f"pe.rel_title_{stack}"))
+    theme.apply_theme(fig, title, height=420, width=680)
+    fig.update_layout(
+        xaxis={"title": {"text": label(lang, "pe.rel_distance")}},
+        yaxis={"title": {"text": label(lang, "pe.rel_bias")}},
+        legend={"title": {"text": label(lang, "axis.head")}},
+    )
+    return fig
+
 
 # --------------------------------------------------------------------------- shifting a sinusoidal encoding
 

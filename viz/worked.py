@@ -1,8 +1,9 @@
 """Worked example: one query's attention computed by hand, step by step, from a head's q, k and v.
 
 :func:`work_row` redoes what ``model/network/attention.py`` does for one query position of one head,
-in numpy float64: the dot product with every key, the division by sqrt(d_head), the mask, the
-softmax in two steps and the weighted sum of the value vectors. The other functions turn its
+in numpy float64: the dot product with every key, the division by sqrt(d_head), T5's relative position
+bias where the model adds one, the mask, the softmax in two steps and the weighted sum of the value
+vectors. The other functions turn its
 result into small tables and figures (words in ``lang``). No torch, no streamlit.
 
 Shapes follow the model's hooks: ``q`` is ``[query_pos, head, d_head]``, ``k`` and ``v`` are
@@ -82,6 +83,7 @@ class WorkedRow:
     weights: np.ndarray  # [key_pos], exps / total (the attention weights), 0 where masked
     weighted: np.ndarray  # [key_pos, d_head], weights[j] * v[j]
     z: np.ndarray  # [d_head], the weighted sum of the value vectors
+    bias: np.ndarray | None = None  # [key_pos], T5's relative position bias added to ``scaled``; None: none
 
     @property
     def d_head(self) -> int:
@@ -100,6 +102,7 @@ def work_row(
     mask: np.ndarray | None = None,
     scale: float | None = None,
     window: int = 0,
+    bias: np.ndarray | None = None,
 ) -> WorkedRow:
     """One query's attention in head ``head``, by hand in float64.
 
@@ -107,7 +110,8 @@ def work_row(
     RoPE models: the scores are made from those). ``causal``: the query at position ``query`` may
     not look at later keys (decoder self-attention). ``mask``: extra [key_pos] bool, True = masked.
     ``scale``: what the scores are divided by (None: sqrt(d_head)). ``window`` (> 0, with ``causal``):
-    a sliding window, the query sees its last ``window`` keys, itself included.
+    a sliding window, the query sees its last ``window`` keys, itself included. ``bias`` [key_pos]:
+    a relative position bias (T5) added to the scaled scores before the mask.
     """
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
@@ -126,6 +130,11 @@ def work_row(
     dots = ks @ qv
     scale = math.sqrt(d) if scale is None else float(scale)
     scaled = dots / scale
+    if bias is not None:
+        bias = np.asarray(bias, dtype=np.float64)
+        if bias.shape != (n_k,):
+            raise ValueError(f"bias must be [key_pos={n_k}], got {list(bias.shape)}")
+    biased = scaled if bias is None else scaled + bias
     hidden = np.zeros(n_k, dtype=bool)
     if causal:
         hidden |= np.arange(n_k) > query
@@ -133,7 +142,7 @@ def work_row(
             hidden |= np.arange(n_k) <= query - window
     if mask is not None:
         hidden |= np.asarray(mask, dtype=bool)
-    masked = np.where(hidden, -np.inf, scaled)
+    masked = np.where(hidden, -np.inf, biased)
     if hidden.all():  # nothing to look at: every weight is 0, as in the model's masked softmax
         top, exps = float("nan"), np.zeros(n_k)
     else:
@@ -143,7 +152,7 @@ def work_row(
     weights = exps / total if total > 0 else np.zeros(n_k)
     weighted = weights[:, None] * vs
     return WorkedRow(head, g, query, key, qv, ks, vs, products, dots, scale, scaled, hidden, masked, top,
-                     exps, total, weights, weighted, weighted.sum(axis=0))
+                     exps, total, weights, weighted, weighted.sum(axis=0), bias)
 
 
 # --------------------------------------------------------------------------- before the scores
@@ -262,19 +271,26 @@ STEP_COLUMNS = ("dot", "scaled", "masked", "exp", "weight")
 
 
 def steps_table(row: WorkedRow, key_tokens: Sequence[str], *, lang: str = "en") -> pd.DataFrame:
-    """One row per key: q·k, ÷ sqrt(d_head), after the mask (-inf), exp(score − max), weight.
+    """One row per key: q·k, ÷ sqrt(d_head), + the position bias (T5 only), after the mask (-inf),
+    exp(score − max), weight.
 
     Column names in ``lang``; the stable names are in ``attrs["columns"]`` (``STEP_COLUMNS``).
     """
     if len(key_tokens) != row.dots.shape[0]:
         raise ValueError(f"{row.dots.shape[0]} keys but {len(key_tokens)} key tokens were given")
-    values = (row.dots, row.scaled, row.masked, row.exps, row.weights)
+    values = [row.dots, row.scaled, row.masked, row.exps, row.weights]
+    columns = list(STEP_COLUMNS)
     own = not math.isclose(row.scale, math.sqrt(row.d_head), rel_tol=1e-12)
     names = [label(lang, f"worked.col.{c}", d=row.d_head) for c in STEP_COLUMNS]
     if own:  # the layer's own divisor, not sqrt(d_head)
         names[1] = label(lang, "worked.col.scaled_by", s=f"{row.scale:.4g}")
+    if row.bias is not None:  # T5: the relative position bias, then the mask on score + bias
+        values.insert(2, row.bias)
+        columns.insert(2, "bias")
+        names.insert(2, label(lang, "worked.col.bias"))
+        names[3] = label(lang, "worked.col.masked_biased")
     frame = pd.DataFrame(dict(zip(names, values, strict=True)), index=position_labels(key_tokens))
-    frame.attrs["columns"] = dict(zip(STEP_COLUMNS, names, strict=True))
+    frame.attrs["columns"] = dict(zip(columns, names, strict=True))
     return frame
 
 

@@ -15,7 +15,7 @@ from strings import DEFAULT_LANG, LANGS, MESSAGES, ORIGIN, STRINGS, message_text
 
 __all__ = [
     "DEFAULT_LANG", "LANGS", "LANG_KEY", "LANG_LABELS", "MESSAGES", "ORIGIN", "STRINGS", "current_lang",
-    "message_text", "note", "preferred_lang", "t", "text", "valid_lang",
+    "direction_label", "message_text", "note", "preferred_lang", "t", "text", "valid_lang",
 ]
 
 #: How each language names itself in the switch.
@@ -71,6 +71,16 @@ def current_lang() -> str:
 def t(key: str, **params: object) -> str:
     """The text of ``key`` in the session's language."""
     return text(current_lang(), key, **params)
+
+
+def direction_label(lang: str, direction: str) -> str:
+    """The direction's own words ("中文 → English"), or its two language codes ("en → de") for a direction of
+    a foreign translation model that the string tables do not name."""
+    try:
+        return text(lang, f"direction.{direction}")
+    except KeyError:
+        source, _, target = direction.partition("->")
+        return text(lang, "direction.codes", a=source, b=target)
 
 
 def note(message: Message) -> str:

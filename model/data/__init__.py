@@ -2,8 +2,9 @@
 
     tasks.py                 the tasks (synthetic and translation) and their training pairs
     prepared.py              what every task hands the model (:class:`Prepared`) and the error for bad input
-    seq2seq_task.py          the translation task of a pretrained encoder-decoder (Marian, BART, mBART)
+    seq2seq_task.py          the translation task of a pretrained encoder-decoder (Marian, BART, mBART, T5)
     spm_vocab.py             Marian's tokenizer: SentencePiece pieces, ids from vocab.json
+    t5_tokens.py             T5's tokenizer: tokenizer.json, or spiece.model with its sentinels
     lm_task.py               continuing a text: the task of a decoder-only language model
     lm_training.py           the language-modelling tasks our own decoder-only models are trained on
     chat_form.py             the chat form of a prompt, from the model's own chat template

@@ -34,6 +34,9 @@ class Prepared:
     # Source tokens right after the start token that are a fixed text the model reads before the
     # user's (e5's "query: "): the pages can hide them with the special tokens.
     source_prefix: int = 0
+    # Where those tokens start: 1, after the start token (e5); 0 for a source without one (T5's task
+    # prefix, "translate English to German: ").
+    source_prefix_start: int = 1
 
 
 def check_text(text: str) -> str:

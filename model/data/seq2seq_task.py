@@ -7,6 +7,8 @@ and the decoder's first ids, so a family only says where its language codes go.
     BART          source: <s> pieces </s>           decoder: </s> <s> (decoder start, forced first token)
     mBART-50      source: en_XX pieces </s>         decoder: </s> zh_CN (the target's code is forced first)
     mBART (cc25)  source: pieces </s> en_XX         decoder: zh_CN
+    T5            source: "translate English to German: " + text, cut as one text, </s>
+                                                    decoder: <pad> (decoder_start_token_id)
 
 Nothing here is trained: ``examples`` has no pairs. The tokenizer reads the source; ``target_encode`` (Marian:
 the target's own SentencePiece model) reads a typed reference.
@@ -29,6 +31,9 @@ class Frame:
     source_before: tuple[int, ...] = ()
     source_after: tuple[int, ...] = ()
     decoder_prefix: tuple[int, ...] = field(default=())
+    #: Text put before the source text, which the tokenizer then cuts as one text (T5's task prefix); its
+    #: pieces are the source's first tokens, shown like any other.
+    text_prefix: str = ""
 
 
 class Seq2SeqTask:
@@ -62,7 +67,7 @@ class Seq2SeqTask:
         tok = self.tokenizer
         direction, frame = self.frame(direction)
         notes: list[Message] = []
-        ids = tok.encode(text)
+        ids = tok.encode(frame.text_prefix + text)
         limit = max_len - len(frame.source_before) - len(frame.source_after)
         truncated_from = None
         if len(ids) > limit:
@@ -75,8 +80,17 @@ class Seq2SeqTask:
             shown = " ".join(repr(c) for c in unknown[:10])
             notes.append(Message("unknown_characters", {"count": len(unknown), "shown": shown}, "warning"))
         source = [*frame.source_before, *ids, *frame.source_after]
+        shown = self._prefix_pieces(frame, ids)
         return Prepared(text, source, tok.tokens(source), list(frame.decoder_prefix), direction, notes,
-                        truncated_from)
+                        truncated_from, source_prefix=shown, source_prefix_start=len(frame.source_before))
+
+    def _prefix_pieces(self, frame: Frame, ids: list[int]) -> int:
+        """How many of the source's first pieces are the frame's text prefix (0 when the prefix's own
+        pieces are not where the whole text's cut begins)."""
+        if not frame.text_prefix:
+            return 0
+        alone = self.tokenizer.encode(frame.text_prefix.rstrip())
+        return len(alone) if ids[: len(alone)] == alone else 0
 
     def target_ids(self, text: str, direction: str | None = None) -> tuple[list[int], list[Message]]:
         """A typed reference as the decoder reads it after its prefix (the end token is the caller's)."""
@@ -94,7 +108,8 @@ class Seq2SeqTask:
 
     def to_dict(self) -> dict:
         frames = {d: {"source_before": list(f.source_before), "source_after": list(f.source_after),
-                      "decoder_prefix": list(f.decoder_prefix)} for d, f in self.frames.items()}
+                      "decoder_prefix": list(f.decoder_prefix), "text_prefix": f.text_prefix}
+                  for d, f in self.frames.items()}
         return {"type": "seq2seq", "family": self.family, "frames": frames, "example": self.example}
 
     def save_tokenizer(self, directory: Path) -> None:

@@ -3,6 +3,8 @@
 * The position table: the model's own learned one, or the sinusoidal table at the size asked for.
 * RoPE, with the model's own functions (``rope_angles``, ``apply_rope``): the rotation angle per
   position step of each pair, and q · k for one q and one k moved to every pair of positions.
+* T5's relative position bias, read from each stack's table with the model's own bucketing
+  (``relative_bias``): the number each head adds to a score, against the distance key − query.
 * The two vectors added at the input for a sentence, read from the real hooks
   ``encoder.embed.hook_embed`` and ``encoder.embed.hook_pos_embed`` (a decoder-only model's input is
   its decoder's: ``decoder.embed.…``).
@@ -19,7 +21,7 @@ import numpy as np
 import torch
 
 from ..decoding.strategy import Strategy
-from ..network.positional import apply_rope, rope_angles, sinusoidal_table
+from ..network.positional import apply_rope, relative_bias, relative_buckets, rope_angles, sinusoidal_table
 from ..run.analysis import analyze
 from ..store.bundle import Bundle
 from . import entry
@@ -116,6 +118,46 @@ def layer_rotations(bundle: Bundle) -> list[LayerRotation]:
             return []
         found.append(LayerRotation(i, int(module.rotary_dims), float(module.rope_theta),
                                    float(module.rope_factor), int(module.window)))
+    return found
+
+
+# --------------------------------------------------------------------------- relative position bias (T5)
+
+
+@dataclass(frozen=True)
+class PositionBias:
+    """One stack's relative position bias: what each head adds to a score at each distance."""
+
+    stack: str  # "encoder" or "decoder"
+    distance: np.ndarray  # [n] key position - query position (the decoder's: 0 and below, its past)
+    bias: np.ndarray  # [head, n] float32
+    buckets: np.ndarray  # [n] the bucket each distance falls in
+    bidirectional: bool
+
+
+@entry
+def position_biases(bundle: Bundle, reach: int) -> list[PositionBias]:
+    """Each stack's relative position bias over distances -reach .. reach (the decoder's past only, where
+    later keys are masked), from the table its first layer holds; [] for a model without one."""
+    found = []
+    for stack in ("encoder", "decoder"):
+        module = getattr(bundle.model, stack, None)
+        first = module.blocks[0] if module is not None and len(module.blocks) else None
+        attn = None if first is None else (first.attn if stack == "encoder" else first.self_attn)
+        table = None if attn is None else attn.position_bias_table()
+        if table is None:
+            continue
+        reach = max(1, int(reach))
+        # query at position reach, keys at 0 .. 2 * reach: distances -reach .. reach in one row
+        keys = 2 * reach + 1 if table.bidirectional else reach + 1
+        with torch.no_grad():
+            row = relative_bias(table.weight.detach().float(), 1, keys, reach, table.bidirectional,
+                                table.max_distance)[:, 0]  # [head, keys]
+        distance = np.arange(keys) - reach
+
+        buckets = relative_buckets(torch.from_numpy(distance), table.bidirectional, table.weight.shape[0],
+                                   table.max_distance).numpy()
+        found.append(PositionBias(stack, distance, row.numpy().copy(), buckets, table.bidirectional))
     return found
 
 

@@ -275,7 +275,7 @@ def word_states(bundle: Bundle, word: str, sentences: tuple[str, ...]) -> WordSt
             continue
         ids = list(prepared.prefix if cfg.decoder_only else prepared.source_ids)
         # e5 reads the user's text after <s> and its prefix ("query: "): the word is looked for after them
-        skip = 1 + prepared.source_prefix if prepared.source_prefix else 0
+        skip = prepared.source_prefix_start + prepared.source_prefix if prepared.source_prefix else 0
         pos, count, first = find_word(tok, ids, word, skip)
         if not pos:
             users_text = prepared.text.removeprefix(getattr(bundle.task, "prefix", ""))

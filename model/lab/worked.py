@@ -20,8 +20,9 @@ from ..store.bundle import Bundle
 from . import entry
 
 #: The hooks of one attention module the hand computation reads (rot_*: RoPE models only; *_normed:
-#: QK-norm models only, Qwen3, Gemma 3, OLMo 2).
-LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "scores", "pattern", "z")
+#: QK-norm models only, Qwen3, Gemma 3, OLMo 2; position_bias: T5's self-attentions only).
+LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "position_bias", "scores",
+               "pattern", "z")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class LayerTensors:
     rope_pairs: tuple[float, ...] = ()
     rope_scale: float = 1.0
     rope_switch: int = 0  # longrope: the longest sequence the short factors serve (0: no longrope)
+    # T5: the relative position bias the layer added to its scaled scores (hook_position_bias)
+    position_bias: np.ndarray | None = None  # [head, query_pos, key_pos]
 
     @property
     def q_before_rotation(self) -> np.ndarray | None:
@@ -135,6 +138,7 @@ def layer_tensors(activations: dict[str, np.ndarray], kind: str, layer: int, mod
         q_normed=maybe("q_normed"),
         k_normed=maybe("k_normed"),
         qk_norm=norm,
+        position_bias=maybe("position_bias"),
         **rotation,
     )
 

@@ -1,6 +1,7 @@
 """Multi-head attention, written out step by step so the weights exist and can be hooked.
 
-scores = Q K^T / sqrt(d_head); masked positions -> -inf; pattern = softmax over keys; z = pattern @ V.
+scores = Q K^T / sqrt(d_head) (+ a relative position bias, T5); masked positions -> -inf; pattern = softmax
+over keys; z = pattern @ V.
 Grouped-query attention: n_kv_heads key/value heads, each shared by n_heads / n_kv_heads query heads
 (n_kv_heads = 1 is multi-query attention).
 
@@ -23,7 +24,7 @@ from .config import FUSED_FROM_CELLS, ModelConfig
 from .hooks import HookPoint
 from .masking import build_mask, masked_softmax
 from .norms import make_norm
-from .positional import apply_rope, rope_angles
+from .positional import RelativePositionBias, apply_rope, rope_angles
 from .trace import record, tracing
 
 
@@ -44,6 +45,7 @@ class AttentionEdits:
     softmax_dim: int = -1  # -1: over keys (intact); -2: over queries
     causal: str = "on"  # causal modules only: "on", "off" or "reversed" (hide the past, not the future)
     rotary: bool = True  # rotary modules only: rotate q and k by position
+    position_bias: bool = True  # relative-bias modules only (T5): add the position bias to the scores
     heads: tuple[HeadEdit, ...] = ()
     # True when the query axis of z (`value` rows) must match exactly: the encoder always sees the whole
     # source, while decoder queries grow step by step, so there a longer `value` gives its first rows.
@@ -77,9 +79,11 @@ def edit_heads(z: torch.Tensor, edits: AttentionEdits, offset: int) -> torch.Ten
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, query_len: str, key_len: str, causal: bool, rotary: bool,
-                 layer: int | None = None):
+                 layer: int | None = None, relative: bool = False):
         """layer: the decoder layer's index, for its own sliding window and RoPE (cfg.layer_window,
-        cfg.layer_rope); None (encoder, cross-attention): global, cfg.rope_theta."""
+        cfg.layer_rope); None (encoder, cross-attention): global, cfg.rope_theta. relative: a self-attention
+        of a pos_encoding "relative" model, which adds its stack's position bias to the scores (the first
+        layer's table: :meth:`share_position_bias`)."""
         super().__init__()
         self.n_heads, self.n_kv_heads, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
         self.d_model = cfg.d_model
@@ -116,6 +120,14 @@ class MultiHeadAttention(nn.Module):
             self.q_norm = make_norm(cfg, self.n_heads * self.d_head if full else self.d_head)
             self.k_norm = make_norm(cfg, self.n_kv_heads * self.d_head if full else self.d_head)
         self.dropout = nn.Dropout(cfg.dropout)
+        # T5: the first layer of a stack holds the bias table (rel_bias), the later ones read it through
+        # _bias_from, a list so the module is registered once, on the first layer.
+        self.relative = relative
+        self.rel_bias: RelativePositionBias | None = None
+        self._bias_from: list[RelativePositionBias] = []
+        if relative and not layer:
+            self.rel_bias = RelativePositionBias(cfg.relative_buckets, self.n_heads, not causal,
+                                                 cfg.relative_max_distance)
         self.hook_q = HookPoint()  # [batch, query_pos, head, d_head], the projection split into heads
         self.hook_k = HookPoint()  # [batch, key_pos, kv_head, d_head]
         self.hook_v = HookPoint()  # [batch, key_pos, kv_head, d_head]
@@ -126,12 +138,29 @@ class MultiHeadAttention(nn.Module):
             self.hook_rot_q = HookPoint()  # q after the rotary position rotation
             self.hook_rot_k = HookPoint()
         self.hook_raw_scores = HookPoint()  # [batch, head, query_pos, key_pos], Q K^T: unscaled, unmasked
+        if relative:
+            self.hook_position_bias = HookPoint()  # [1, head, query_pos, key_pos], added to the scaled scores
         self.hook_scores = HookPoint()  # [batch, head, query_pos, key_pos], scaled, -inf where masked
         self.hook_pattern = HookPoint()  # [batch, head, query_pos, key_pos], softmax over key_pos
         self.hook_z = HookPoint()  # [batch, query_pos, head, d_head], weighted sum of values
         self.hook_out = HookPoint()  # [batch, query_pos, d_model], after W_o
         self.path = ""  # set by the model: module path for the shape trace
         self.edits: AttentionEdits | None = None  # None = the intact computation (the fast path)
+
+    def share_position_bias(self, first: MultiHeadAttention) -> None:
+        """Read the relative position bias of ``first`` (layer 0 of the same stack), as T5 does."""
+        if first.rel_bias is None:
+            raise ValueError("the first layer holds no relative position bias")
+        if first is not self:
+            self._bias_from = [first.rel_bias]
+
+    def position_bias_table(self) -> RelativePositionBias | None:
+        """The relative position bias this layer adds (its own, or its stack's first layer's); None: none."""
+        if not self.relative:
+            return None
+        if self.rel_bias is not None:
+            return self.rel_bias
+        return self._bias_from[0] if self._bias_from else None
 
     def forward(
         self,
@@ -140,9 +169,13 @@ class MultiHeadAttention(nn.Module):
         key_padding: torch.Tensor | None = None,
         cache: dict[str, torch.Tensor] | None = None,
         query_padding: torch.Tensor | None = None,
+        memory_cache: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """cache (self-attention only): keys/values of earlier positions, extended in place, so
         greedy decoding feeds one new token per step instead of the whole prefix.
+        memory_cache (cross-attention only, while decoding step by step): the keys and values of the
+        encoder output, computed (through hook_k and hook_v) at the first step and read at the later ones,
+        whose encoder output is the same; decoding prunes and reorders them with the batch.
         query_padding (cross-attention; self-attention uses key_padding): [batch, query_pos], read
         only by a softmax over queries, which must not spread weight onto padding rows."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
@@ -151,8 +184,13 @@ class MultiHeadAttention(nn.Module):
         steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
-        k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
-        v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+        if memory_cache is not None and "cross_k" in memory_cache:  # decoding: the encoder output's, kept
+            k, v = memory_cache["cross_k"], memory_cache["cross_v"]
+        else:
+            k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+            v = self.hook_v(self.W_v(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
+            if memory_cache is not None:
+                memory_cache["cross_k"], memory_cache["cross_v"] = k, v
         steps.heads(q, k, v)
         if self.q_norm is not None:
             q, k = self._normalise(q, k, steps)  # QK-norm, through hook_q_normed and hook_k_normed
@@ -168,22 +206,30 @@ class MultiHeadAttention(nn.Module):
         steps.heads_first((q, k, v), (qt, kt, vt))
 
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
+        table = self.position_bias_table()
+        bias = None
+        if table is not None:  # [1, head, query_pos, key_pos]: T5's relative position bias
+            bias = table(Lq, k.shape[1], offset)
+            bias = self.hook_position_bias(bias if self._adds_bias() else torch.zeros_like(bias))
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
+            relative = None if table is None or not self._adds_bias() else recorded.RelativeBias(
+                table.weight.detach().float().cpu().numpy(), table.bidirectional, table.max_distance)
             recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
                             offset, self._softmax_dim(), key_padding, q_pad, self._window(),
-                            value_norms=self._value_norms(vt))
+                            value_norms=self._value_norms(vt), relative=relative)
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
-            zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]
+            zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
             steps.fused(qt, kt, vt, zt)
         else:
             kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
             steps.share(kt, kt_all)
             raw = self.hook_raw_scores(qt @ kt_all.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
             scaled = self._scale(raw)  # raw / sqrt(d_head)
-            scores = self.hook_scores(scaled if mask is None else scaled.masked_fill(mask, float("-inf")))
+            biased = scaled if bias is None else scaled + bias  # + the relative position bias (T5)
+            scores = self.hook_scores(biased if mask is None else biased.masked_fill(mask, float("-inf")))
             pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
-            steps.scores(qt, kt_all, raw, scaled, scores, pattern)
+            steps.scores(qt, kt_all, raw, scaled, scores, pattern, (bias, biased))
             zt = self.dropout(pattern) @ vt_all  # [batch, head, query_pos, d_head]
             steps.weighted_sum(pattern, vt_all, zt)
         z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
@@ -206,9 +252,15 @@ class MultiHeadAttention(nn.Module):
         points = (self.hook_raw_scores, self.hook_scores, self.hook_pattern)
         return all(p.sink is None and not p.fns for p in points)
 
-    def _fused(self, qt: torch.Tensor, kt: torch.Tensor, vt: torch.Tensor, mask) -> torch.Tensor:
-        """softmax(Q K^T / sqrt(d_head), masked) V in one kernel, which never holds the L x L weights."""
+    def _fused(self, qt: torch.Tensor, kt: torch.Tensor, vt: torch.Tensor, mask, bias=None) -> torch.Tensor:
+        """softmax(Q K^T / sqrt(d_head), masked) V in one kernel, which never holds the L x L weights; a
+        relative position bias goes in as the kernel's additive mask (-inf where masked)."""
         n_query, n_key = qt.shape[2], kt.shape[2]
+        if bias is not None:
+            allowed = bias if mask is None else bias.masked_fill(mask, float("-inf"))
+            return torch.nn.functional.scaled_dot_product_attention(
+                qt, kt, vt, attn_mask=allowed, scale=1.0 / self.divisor if self._scales() else 1.0,
+                enable_gqa=self.n_kv_heads != self.n_heads)
         causal = mask is not None and n_query == n_key and self._causal_mode() == "causal"
         causal = causal and not self._window()  # a sliding window is more than the kernel's causal mask
         allowed = None if mask is None or causal else ~mask  # the kernel's mask says where a query may look
@@ -279,6 +331,10 @@ class MultiHeadAttention(nn.Module):
                 q = torch.cat([apply_rope(q[..., :dh], cos_q, sin_q), q[..., dh:]], dim=-1)
                 k = torch.cat([apply_rope(k[..., :dh], cos_k, sin_k), k[..., dh:]], dim=-1)
         return self.hook_rot_q(q), self.hook_rot_k(k)
+
+    def _adds_bias(self) -> bool:
+        """Whether the relative position bias joins the scores (an edit can set it to 0)."""
+        return self.edits is None or self.edits.position_bias
 
     def _scales(self) -> bool:
         return self.scale_scores and (self.edits is None or self.edits.scale)
@@ -397,17 +453,26 @@ class _Steps:
             op = f"share each K/V head with {a.n_heads // a.n_kv_heads} query heads (GQA)"
             self._step(op, kt, kt_all, self.KT, self.KT_ALL)
 
-    def scores(self, qt, kt_all, raw, scaled, scores, pattern) -> None:
-        """Q K^T, the scaling, the mask and the softmax."""
+    def scores(self, qt, kt_all, raw, scaled, scores, pattern, relative=(None, None)) -> None:
+        """Q K^T, the scaling, the relative position bias (T5), the mask and the softmax."""
         a, SC = self.attn, self.SC
         self._step("scores = Q K^T", [qt, kt_all], raw, [self.QT, self.KT_ALL], SC, a.hook_raw_scores)
-        if a._scales() and a.divisor != math.sqrt(a.d_head):
+        if a._scales() and a.divisor == 1.0:
+            why = "not scaled (the config's divisor is 1: T5 folds it into its weights)"
+            self._step(why, raw, scaled, SC, SC)
+        elif a._scales() and a.divisor != math.sqrt(a.d_head):
             self._step(f"scale by 1 / {a.divisor:.6g} (the config's, not sqrt(d_head))", raw, scaled, SC, SC)
         elif a._scales():
             self._step("scale by 1 / sqrt(d_head)", raw, scaled, SC, SC)
         else:
             why = "edit" if a.scale_scores else "trained without it"
             self._step(f"not scaled ({why}: no 1 / sqrt(d_head))", raw, scaled, SC, SC)
+        bias, biased = relative
+        if bias is not None:
+            what = "+ relative position bias" + ("" if a._adds_bias() else " set to 0 (edit)")
+            self._step(f"{what} (broadcast over batch)", [scaled, bias], biased,
+                       [SC, ("1", "h", self.SC[2], self.SC[3])], SC, a.hook_position_bias)
+            scaled = biased
         window = f"sliding window of {a._window()}" if a._window() else ""
         what = " + ".join(m for m in (a._causal_mode(), window, "padding" if self.padded else "") if m)
         self._step(f"mask ({what or 'none'}) -> -inf", scaled, scores, SC, SC, a.hook_scores)

@@ -16,7 +16,9 @@ from typing import Any
 
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
-POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+#: "relative": no table on the embeddings; each self-attention adds a learned bias per head and bucketed
+#: distance to its scores (T5, model/network/positional.py's RelativePositionBias).
+POS_ENCODINGS = ("sinusoidal", "learned", "rope", "relative", "none")
 #: How a sinusoidal table lays out its sines and cosines: interleaved (sin, cos, sin, cos, ...: the paper,
 #: this project's models) or in two halves, every sine then every cosine (Marian,
 #: model/store/formats/marian.py).
@@ -46,6 +48,8 @@ SIZE_LIMITS = {
     "max_len": 8192,
     "token_types": 1024,
     "head_dim": 1024,
+    "relative_buckets": 1024,
+    "relative_max_distance": 1_000_000,
 }
 
 
@@ -91,7 +95,8 @@ class ModelConfig:
     norm_first: bool = True
     norm: str = "layernorm"  # "layernorm" or "rmsnorm"
     activation: str = "relu"  # FFN non-linearity: "relu" (paper), "gelu", "gelu_tanh" (GPT-2), "silu"
-    pos_encoding: str = "sinusoidal"  # "sinusoidal" (paper), "learned", "rope" (rotary, on q/k) or "none"
+    # "sinusoidal" (paper), "learned", "rope" (rotary, on q/k), "relative" (a bias on the scores) or "none"
+    pos_encoding: str = "sinusoidal"
     max_len: int = 64  # longest sequence the model accepts, specials included
     tie_embeddings: bool = True  # one matrix for source, target embeddings and the output projection
     pad_id: int = 0  # token id that padding masks hide
@@ -165,6 +170,15 @@ class ModelConfig:
     # from it); its causal mask already hides a right-padded batch's padding. Source padding is still
     # hidden (cfg.mask_padding).
     mask_target_padding: bool = True
+    # Relative position bias (pos_encoding "relative", T5): distances key - query sorted into this many
+    # buckets (exact up to a quarter of them when bidirectional, then logarithmic up to the max distance,
+    # beyond it the last bucket); the encoder's buckets are bidirectional, the decoder's causal ones see
+    # only the past. One table [buckets, head] per stack, held by its first layer and read by all.
+    relative_buckets: int = 32
+    relative_max_distance: int = 128
+    # The decoder's last hidden state times this before the output projection (T5 with a tied
+    # embedding: d_model^-0.5); 1.0 = none.
+    output_scale: float = 1.0
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -267,6 +281,14 @@ class ModelConfig:
         if not self.rope_linear_factor > 0:
             problems.append(f"rope_linear_factor must be > 0 (got {self.rope_linear_factor})")
         problems += self._longrope_problems()
+        if self.pos_encoding == "relative":
+            if self.relative_buckets < 4:
+                problems.append(f"relative_buckets must be >= 4 (got {self.relative_buckets})")
+            elif self.relative_max_distance <= self.relative_buckets // 4:
+                problems.append(f"relative_max_distance ({self.relative_max_distance}) must be above a "
+                                f"quarter of relative_buckets ({self.relative_buckets})")
+        if not self.output_scale > 0:
+            problems.append(f"output_scale must be > 0 (got {self.output_scale})")
         if not self.logit_softcap >= 0:
             problems.append(f"logit_softcap must be >= 0 (got {self.logit_softcap})")
         return problems

@@ -129,12 +129,14 @@ class _Block(nn.Module):
 
 
 class EncoderBlock(_Block):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, layer: int = 0):
         super().__init__()
         self.norm_first, self.pos, self.path = cfg.norm_first, "L_src", ""
         self.residual = cfg.residual
-        rotary = cfg.pos_encoding == "rope"
-        self.attn = MultiHeadAttention(cfg, "L_src", "L_src", causal=False, rotary=rotary)
+        rotary, relative = cfg.pos_encoding == "rope", cfg.pos_encoding == "relative"
+        # layer: its index; the first holds a relative position bias (T5) that the others read
+        self.attn = MultiHeadAttention(cfg, "L_src", "L_src", causal=False, rotary=rotary, layer=layer,
+                                       relative=relative)
         self.mlp = FeedForward(cfg, "L_src")
         self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
         self.branch_norm, self.parallel = cfg.branch_norm, cfg.parallel_residual
@@ -161,11 +163,12 @@ class DecoderBlock(_Block):
         self.residual = cfg.residual
         rotary = cfg.pos_encoding == "rope"
         # layer: its index, for a local layer's sliding window and RoPE (Gemma 3's local and global layers)
-        self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary, layer=layer)
+        self.self_attn = MultiHeadAttention(cfg, "L_tgt", "L_tgt", causal=True, rotary=rotary, layer=layer,
+                                            relative=cfg.pos_encoding == "relative")
         # A decoder-only model (cfg.decoder_only) has no source: no cross-attention, and norm2 is the
         # FFN's norm (GPT-2's ln_2, Llama's post_attention_layernorm).
         cross = not cfg.decoder_only
-        # Positions of source and target are unrelated, so no rotation in cross-attention.
+        # Positions of source and target are unrelated, so no rotation (nor relative bias) in cross-attention.
         self.cross_attn = (
             MultiHeadAttention(cfg, "L_tgt", "L_src", causal=False, rotary=False) if cross else None
         )
@@ -197,6 +200,8 @@ class DecoderBlock(_Block):
         y = self.hook_resid_mid(self._sublayer(y, self.norm1, attend_self, "masked self-attention"))
         if self.cross_attn is None:  # decoder-only
             return self.hook_resid_post(self._sublayer(y, self.norm2, self.mlp, "FFN"))
-        attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad)
+        # while decoding, the block's cache also keeps the encoder output's keys and values
+        attend_source = lambda h: self.cross_attn(h, memory, src_pad, query_padding=tgt_pad,
+                                                  memory_cache=cache)
         y = self.hook_resid_mid2(self._sublayer(y, self.norm2, attend_source, "cross-attention"))
         return self.hook_resid_post(self._sublayer(y, self.norm3, self.mlp, "FFN"))

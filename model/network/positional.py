@@ -1,4 +1,5 @@
-"""Positional information: sinusoidal and learned tables (added to embeddings) and rotary (RoPE)."""
+"""Positional information: sinusoidal and learned tables (added to embeddings), rotary (RoPE) and T5's
+relative position bias (added to the attention scores)."""
 
 from __future__ import annotations
 
@@ -73,3 +74,58 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     out[..., 0::2] = x_even * cos - x_odd * sin
     out[..., 1::2] = x_even * sin + x_odd * cos
     return out
+
+
+def relative_buckets(distance: torch.Tensor, bidirectional: bool, n_buckets: int,
+                     max_distance: int) -> torch.Tensor:
+    """The bucket of each distance (key position - query position), as T5 sorts them. Bidirectional (the
+    encoder): half the buckets for keys after the query, half for keys at or before it; causal (the
+    decoder): every bucket for the past, a later key falls in bucket 0 (the mask hides it anyway). Within a
+    half, distances below half its buckets each get their own; larger ones share logarithmically wider
+    buckets up to ``max_distance``; beyond it, the last bucket."""
+    buckets = torch.zeros_like(distance)
+    if bidirectional:
+        n_buckets //= 2
+        buckets = buckets + (distance > 0).long() * n_buckets
+        distance = distance.abs()
+    else:
+        distance = -distance.clamp(max=0)
+    exact = n_buckets // 2
+    # the same float steps as T5's own code, so a distance at a bucket edge lands where it lands there
+    wide = exact + (torch.log(distance.float() / exact) / math.log(max_distance / exact)
+                    * (n_buckets - exact)).to(torch.long)
+    wide = wide.clamp(max=n_buckets - 1)
+    return buckets + torch.where(distance < exact, distance, wide)
+
+
+def relative_bias(table: torch.Tensor, n_query: int, n_key: int, offset: int, bidirectional: bool,
+                  max_distance: int, rows: slice = slice(None)) -> torch.Tensor:
+    """[head, query rows, key_pos]: table [buckets, head] read at the bucket of each (query, key) distance;
+    query i sits at position offset + i (decoding from a cache), ``rows`` a block of the queries."""
+    start, stop, _ = rows.indices(n_query)
+    query = torch.arange(start, stop, device=table.device)[:, None] + offset  # [rows, 1]
+    key = torch.arange(n_key, device=table.device)[None, :]  # [1, key_pos]
+    index = relative_buckets(key - query, bidirectional, table.shape[0], max_distance)  # [rows, key_pos]
+    return table[index].permute(2, 0, 1)  # [head, rows, key_pos]
+
+
+class RelativePositionBias(nn.Module):
+    """T5's relative position bias: one learned number per head and distance bucket, added to the scores
+    (pos_encoding "relative"). The first self-attention of a stack holds it, the others read it."""
+
+    def __init__(self, n_buckets: int, n_heads: int, bidirectional: bool, max_distance: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n_buckets, n_heads) * 0.02)  # [bucket, head]
+        self.bidirectional, self.max_distance = bidirectional, max_distance
+        self._last: tuple | None = None  # (sizes, weight version, bias): every layer of a pass reads one bias
+
+    def forward(self, n_query: int, n_key: int, offset: int = 0) -> torch.Tensor:
+        """[1, head, query_pos, key_pos], broadcast over the batch. Outside autograd the last one is kept,
+        so the layers of one pass (and one decoding step) build it once, as T5 does; a change of the
+        table (its version) builds it again."""
+        key = (n_query, n_key, offset, self.weight._version, self.weight.data_ptr())
+        if not torch.is_grad_enabled() and self._last is not None and self._last[0] == key:
+            return self._last[1]
+        bias = relative_bias(self.weight, n_query, n_key, offset, self.bidirectional, self.max_distance)[None]
+        self._last = None if torch.is_grad_enabled() else (key, bias)
+        return bias

@@ -4,10 +4,10 @@ again, exactly, when a page looks at that head.
 An analysis cannot keep every head's L x L pattern of a long input (SmolLM2's 270 heads at 2,048 tokens
 hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attention module hands over
 instead what grows with the model's width x L: its queries and keys as the scores multiplied them
-(after RoPE), what it divided them by (sqrt(d_head), or the config's own), and a description of its mask
-(causal, a sliding window, padding). :class:`AttentionInputs`
-rebuilds one head's (or one block of query rows') scores and pattern from them with the same functions
-the forward pass used (:func:`~model.network.masking.build_mask`,
+(after RoPE), what it divided them by (sqrt(d_head), or the config's own), a description of its mask
+(causal, a sliding window, padding) and, for T5, its relative position bias table (buckets x heads).
+:class:`AttentionInputs` rebuilds one head's (or one block of query rows') scores and pattern from them
+with the same functions the forward pass used (:func:`~model.network.masking.build_mask`,
 :func:`~model.network.masking.masked_softmax`).
 
 Dimensions: batch, head (query heads), kv_head (key heads, fewer under grouped-query attention),
@@ -25,7 +25,22 @@ import numpy as np
 import torch
 
 from .masking import build_mask, masked_softmax
+from .positional import relative_bias
 from .stack_rows import BLOCK_BYTES  # what one call of AttentionInputs.blocks computes at most
+
+
+@dataclass(frozen=True)
+class RelativeBias:
+    """A relative position bias as the scores added it (T5): its table and how distances fall in buckets."""
+
+    table: np.ndarray  # [bucket, head] float32
+    bidirectional: bool
+    max_distance: int
+
+    def rows(self, heads: np.ndarray, n_query: int, n_key: int, offset: int, rows: slice) -> torch.Tensor:
+        """[head, query rows, key_pos] of the chosen heads."""
+        table = torch.from_numpy(np.ascontiguousarray(self.table[:, heads]))
+        return relative_bias(table, n_query, n_key, offset, self.bidirectional, self.max_distance, rows)
 
 
 @dataclass(frozen=True)
@@ -44,6 +59,7 @@ class AttentionInputs:
     # [batch, head, key_pos] float32: each head's ‖f_h(x_j)‖, f(x) = (x W_V + b_V) W_O restricted to head h
     # (norm-based attention, model/lab/flow.py); None when not recorded
     value_norms: np.ndarray | None = None
+    relative: RelativeBias | None = None  # T5: the position bias added to the scaled scores
 
     @property
     def n_heads(self) -> int:
@@ -60,6 +76,7 @@ class AttentionInputs:
     @property
     def nbytes(self) -> int:
         extra = [p.nbytes for p in (self.key_padding, self.query_padding, self.value_norms) if p is not None]
+        extra += [self.relative.table.nbytes] if self.relative is not None else []
         return int(self.q.nbytes + self.k.nbytes + sum(extra))
 
     def masks_anything(self, batch: int = 0) -> bool:
@@ -102,6 +119,8 @@ class AttentionInputs:
         q = torch.from_numpy(np.ascontiguousarray(self.q[batch, index, rows]))  # [head, rows, d_head]
         k = torch.from_numpy(np.ascontiguousarray(self.k[batch, index // group]))  # [head, key_pos, d_head]
         scores = (q @ k.transpose(-2, -1)) / self.divisor  # [head, rows, key_pos]
+        if self.relative is not None:
+            scores = scores + self.relative.rows(index, self.n_queries, self.n_keys, self.offset, rows)
         mask = self.mask(batch, rows)
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf"))
@@ -151,14 +170,15 @@ def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
 
 def record(path: str, qt: torch.Tensor, kt: torch.Tensor, divisor: float, causal: str, offset: int,
            softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None,
-           window: int = 0, value_norms: torch.Tensor | None = None) -> None:
+           window: int = 0, value_norms: torch.Tensor | None = None,
+           relative: RelativeBias | None = None) -> None:
     """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
     d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window;
-    value_norms [batch, head, key_pos] (AttentionInputs.value_norms)."""
+    value_norms [batch, head, key_pos] (AttentionInputs.value_norms); relative: T5's position bias."""
     store = _recording.get()
     if store is None:
         return
     store[path] = AttentionInputs(
         _numpy(qt), _numpy(kt), divisor, causal, offset, softmax_dim,
         _numpy(key_padding, torch.bool), _numpy(query_padding, torch.bool) if softmax_dim == -2 else None,
-        window, _numpy(value_norms))
+        window, _numpy(value_norms), relative)

@@ -96,26 +96,37 @@ class Unembed(nn.Linear):
     """The output projection d_model -> vocab (no bias), with Gemma's final_logit_softcapping when
     ``softcap`` > 0: logits = tanh(logits / c) * c, so every reader of model.unembed (decoding, the
     lens, ablation) gets the model's own logits. ``bias``: one number added to each logit (Marian's and
-    BART's final_logits_bias), also seen by every reader."""
+    BART's final_logits_bias), also seen by every reader; ``scale``: the hidden state times it first (T5
+    with a tied embedding: d_model^-0.5)."""
 
-    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0, bias: bool = False):
+    def __init__(self, d_model: int, vocab: int, softcap: float = 0.0, bias: bool = False,
+                 scale: float = 1.0):
         super().__init__(d_model, vocab, bias=bias)
         if bias:
             nn.init.zeros_(self.bias)
         self.softcap = float(softcap)
+        self.scale = float(scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logits = super().forward(x)
+        logits = super().forward(x if self.scale == 1.0 else x * self.scale)
         if not self.softcap:
             return logits
         return torch.tanh(logits / self.softcap) * self.softcap
+
+
+def _share_position_bias(attentions: list) -> None:
+    """T5: every self-attention of a stack reads the relative position bias of the stack's first one."""
+    if attentions and attentions[0].rel_bias is not None:
+        for attn in attentions:
+            attn.share_position_bias(attentions[0])
 
 
 class Encoder(nn.Module):
     def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
         super().__init__()
         self.embed = Embedder(cfg, tokens, "L_src")
-        self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.n_enc_layers))
+        self.blocks = nn.ModuleList(EncoderBlock(cfg, i) for i in range(cfg.n_enc_layers))
+        _share_position_bias([b.attn for b in self.blocks])
         # Pre-LN leaves the residual stream un-normalised, so it needs one last norm.
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [batch, src_pos, d_model], the memory cross-attention reads
@@ -133,6 +144,7 @@ class Decoder(nn.Module):
         super().__init__()
         self.embed = Embedder(cfg, tokens, "L_tgt")
         self.blocks = nn.ModuleList(DecoderBlock(cfg, i) for i in range(cfg.n_dec_layers))
+        _share_position_bias([b.self_attn for b in self.blocks])
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [batch, tgt_pos, d_model]
         # Set only by model/run/interventions.py, for edits that let a position depend on later ones (no
@@ -200,7 +212,8 @@ class Transformer(HookedModule):
         self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
         self.unembed: nn.Linear | None = None
         if not cfg.encoder_only:
-            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap, bias=cfg.logits_bias)
+            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap, bias=cfg.logits_bias,
+                                   scale=cfg.output_scale)
             if cfg.tie_embeddings:
                 self.unembed.weight = self.token_embed.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]

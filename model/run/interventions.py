@@ -122,7 +122,8 @@ class CausalMask:
 
 @dataclass(frozen=True)
 class NoPositionalEncoding:
-    """No position information: the additive encoding is not added, or RoPE does not rotate."""
+    """No position information: the additive encoding is not added, RoPE does not rotate, or T5's relative
+    position bias is 0."""
 
     @property
     def label(self) -> str:
@@ -313,6 +314,11 @@ class _Plan:
             for kind, i, m in _attention_modules(model, None, None):
                 if m.rotary:
                     self.change(kind, i, m, rotary=False)
+        elif self.cfg.pos_encoding == "relative":
+            # T5 adds nothing to the embeddings either; its position signal is the bias on the scores.
+            for kind, i, m in _attention_modules(model, None, None):
+                if m.relative:
+                    self.change(kind, i, m, position_bias=False)
         else:
             if model.encoder is not None:  # decoder-only models have none
                 self.flag(model.encoder.embed, "zero_positions", True)

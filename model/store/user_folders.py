@@ -25,8 +25,9 @@ from .problems import CheckpointError, UserModelError, _one_line
 
 #: Files that hold pickles: loading one can run any code, so they are never opened or extracted.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".npy", ".npz")
-#: The only files taken from a zip: configs, tokenizers, vocabularies, safetensors and GGUF weights.
-TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf", ".spm")
+#: The only files taken from a zip: configs, tokenizers, vocabularies, safetensors and GGUF weights (.spm:
+#: Marian's SentencePiece models; .model: T5's spiece.model).
+TAKEN_SUFFIXES = (".json", ".safetensors", ".txt", ".gguf", ".spm", ".model")
 #: A file name we write: letters, digits, "_", "-", "." (not first); no separators.
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 WEIGHTS = "model.safetensors"

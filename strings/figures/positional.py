@@ -38,6 +38,13 @@ EN: dict[str, str] = {
     "axis.key_position": "position n of k",
     "axis.source_token": "source token",
     "axis.norm": "norm",
+    "pe.rel_head": "head {head}",
+    "pe.rel_distance": "distance: key position − query position",
+    "pe.rel_distance_hover": "distance {distance}",
+    "pe.rel_bucket": "bucket {bucket}",
+    "pe.rel_bias": "bias added to the score",
+    "pe.rel_title_encoder": "Encoder: relative position bias per head (both directions)",
+    "pe.rel_title_decoder": "Decoder: relative position bias per head (the past only)",
 }
 
 ZH: dict[str, str] = {
@@ -76,4 +83,11 @@ ZH: dict[str, str] = {
     "axis.key_position": "k 的位置 n",
     "axis.source_token": "源 token",
     "axis.norm": "范数",
+    "pe.rel_head": "头 {head}",
+    "pe.rel_distance": "距离：键的位置 − 查询的位置",
+    "pe.rel_distance_hover": "距离 {distance}",
+    "pe.rel_bucket": "桶 {bucket}",
+    "pe.rel_bias": "加到分数上的偏置",
+    "pe.rel_title_encoder": "编码器：每个头的相对位置偏置（前后两个方向）",
+    "pe.rel_title_decoder": "解码器：每个头的相对位置偏置（只有过去）",
 }

@@ -12,6 +12,22 @@ EN = {
     "positional.kind.rope": "This model uses rotary embeddings (RoPE) on queries and keys; the sinusoidal table is "
     "shown for reference — RoPE rotates with the same frequencies.",
     "positional.kind.none": "This model uses no positional encoding; the sinusoidal table is shown for reference.",
+    "positional.kind.relative": "This model (T5) adds no table to its embeddings: each self-attention adds a learned "
+    "**relative position bias** to its scores (shown below the reference tables); the sinusoidal table is shown for "
+    "reference.",
+    "positional.relative.header": "This model's relative position bias",
+    "positional.relative.intro": "A fourth way of giving attention positions, after sinusoidal, learned and RoPE: "
+    "nothing is added to the embeddings; instead every score q · k gets a number that depends only on the "
+    "distance between key and query, one learned number per head and **bucket** of distances. Near distances "
+    "have a bucket each, farther ones share ever wider buckets up to {far} positions, beyond which all "
+    "distances are one bucket ({buckets} buckets). The first layer of each stack holds the table; every layer "
+    "of that stack adds the same bias. T5 also divides no score by √d_head.",
+    "positional.relative.caption": "Each line is one head: the bias it adds to a score against the distance "
+    "key − query (negative: the key is earlier). The encoder's bias sees both directions; the decoder's only the "
+    "past (later keys are masked). Flat steps are distances that share a bucket. Pattern views of this model "
+    "include the bias; the worked example shows it as a column of its own.",
+    "positional.norms.no_pos_relative": "This model adds no positional vector at its input (its relative "
+    "position bias works inside attention, above), so only the token embedding is shown (multiplied by {scale}).",
     "positional.positions": "Positions",
     "positional.learned_shown": "Showing this model's learned table.",
     "positional.cosine_caption": "Each position is most similar to itself. How the similarity changes with distance is measured "
@@ -121,6 +137,18 @@ ZH = {
     "positional.kind.rope": "这个模型在查询和键上使用旋转位置嵌入（RoPE）；这里显示正弦表作为参考——"
     "RoPE 的旋转用的是同样的频率。",
     "positional.kind.none": "这个模型不使用位置编码；这里显示正弦表作为参考。",
+    "positional.kind.relative": "这个模型（T5）不往嵌入上加位置表：每个自注意力在分数上加一个学到的"
+    "**相对位置偏置**（见下方参考表之后）；这里显示正弦表作为参考。",
+    "positional.relative.header": "这个模型的相对位置偏置",
+    "positional.relative.intro": "继正弦、学习式和旋转位置嵌入之后，给注意力位置信息的第四种方式：嵌入上什么也不加，"
+    "而是每个分数 q · k 再加上一个只取决于键与查询之间距离的数，每个头、每个距离**桶**各学一个数。"
+    "近的距离各占一个桶，远的距离共用越来越宽的桶，直到 {far} 个位置；更远的距离都在同一个桶里"
+    "（共 {buckets} 个桶）。每个栈的第一层持有这张表，这个栈的每一层都加同样的偏置。T5 也不把分数除以 √d_head。",
+    "positional.relative.caption": "每条线是一个头：它在分数上加的偏置随距离（键 − 查询，负数表示键在前）的变化。"
+    "编码器的偏置看前后两个方向，解码器的只看过去（后面的键被掩码遮住）。平的台阶是共用一个桶的距离。"
+    "这个模型的注意力图都包含这个偏置；手算示例把它单独列成一列。",
+    "positional.norms.no_pos_relative": "这个模型在输入处不加位置向量（它的相对位置偏置在注意力内部起作用，见上文），"
+    "所以这里只显示 token 嵌入（乘以 {scale}）。",
     "positional.positions": "位置数",
     "positional.learned_shown": "显示的是这个模型学到的位置表。",
     "positional.cosine_caption": "每个位置与自己最相似；相似度随距离如何变化，见下方的测量。",

@@ -63,6 +63,11 @@ EN = {
     "q, k and v. Below, the largest absolute difference over the row from what the model recorded "
     "in `float32`:",
     "worked.check_raw": "Dot products − `hook_raw_scores`",
+    "worked.check_scores": "Score + bias − `hook_scores`",
+    "worked.bias_text": "This model (T5) adds a **relative position bias** to every score before the mask: one "
+    "learned number per head and bucket of the distance key − query (the *+ position bias* column, read from "
+    "`hook_position_bias`). For key **{k_tok}** (distance {distance}) it adds **{bias}**. T5 divides by nothing "
+    "(÷ 1): its weights were trained without √d_head.",
     "worked.check_pattern": "Weights − `hook_pattern`",
     "worked.check_z": "z − `hook_z`",
     "worked.check_ok": "The hand computation reproduces the model: the weights are row {q_pos} of "
@@ -169,6 +174,10 @@ ZH = {
     "worked.step5_text": "上面的数字是这里用 `numpy` 以 `float64` 从捕获的 q、k、v 重新算出来的。"
     "下面是它们与模型以 `float32` 记录下的结果之间、整行中绝对差的最大值：",
     "worked.check_raw": "点积 − `hook_raw_scores`",
+    "worked.check_scores": "分数 + 偏置 − `hook_scores`",
+    "worked.bias_text": "这个模型（T5）在掩码之前给每个分数加上一个**相对位置偏置**：每个头、每个距离桶"
+    "（距离 = 键 − 查询）各学一个数（即 *+ 位置偏置* 一列，读自 `hook_position_bias`）。"
+    "对键 **{k_tok}**（距离 {distance}），它加上 **{bias}**。T5 不做任何除法（÷ 1）：它的权重训练时就没有 √d_head。",
     "worked.check_pattern": "权重 − `hook_pattern`",
     "worked.check_z": "z − `hook_z`",
     "worked.check_ok": "手算结果与模型一致：权重就是 `hook_pattern` 的第 {q_pos} 行，z 就是 `hook_z` 的第 "

@@ -1,7 +1,8 @@
-"""Every page on Hugging Face translation folders (a tiny random Marian and a tiny random BART, built in
+"""Every page on Hugging Face translation folders (a tiny random Marian, BART and T5 v1.1, built in
 tests/model/store/seq2seq_folders.py and uploaded as zips in "Your own models"), in both interface languages:
 nothing raises, nothing errors, the decoder pages draw, and the decoding page runs beam search, sampling and
-a typed reference (AppTest)."""
+a typed reference (AppTest). On the T5 folder the positional page draws its relative position bias and the
+worked example its '+ position bias' column."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from app_support import pages as page_registry
 from model.store.registry import load_model
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT
 from tests.app.test_upload_page import _zip_of
-from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder
+from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder, t5_folder
 
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
@@ -39,12 +40,13 @@ def _clean(at):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["marian", "bart"])
+@pytest.mark.parametrize("family", ["marian", "bart", "t5"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, lang):
     from streamlit.testing.v1 import AppTest
 
-    folder = marian_folder(tmp_path)[0] if family == "marian" else bart_folder(tmp_path)[0]
+    build = {"marian": marian_folder, "bart": bart_folder, "t5": t5_folder}[family]
+    folder = build(tmp_path)[0]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"model": "default", "text": "attention", "lang": lang})
     at.run()
@@ -59,6 +61,12 @@ def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, la
         assert not at.error, (page.key, [e.value for e in at.error])
         if at.get("plotly_chart"):
             drawn.append(page.key)
+        if family == "t5" and page.key == "positional":  # the bias per head, encoder and decoder
+            shown = [c.proto.spec for c in at.get("plotly_chart")]
+            assert sum(('"hv"' in s) for s in shown) >= 2, page.key
+        if family == "t5" and page.key == "worked":
+            columns = " ".join(str(df.value.columns.tolist()) for df in at.dataframe)
+            assert ("+ position bias" if lang == "en" else "+ 位置偏置") in columns, columns
     assert DRAWING <= set(drawn), drawn
     # the decoding page: a typed reference (teacher forcing), beam search, sampling
     at.switch_page(PAGES["decoding"]).run()

@@ -5,6 +5,7 @@
     hf_decoder.py  a Hugging Face decoder-only LM folder (GPT-2, Llama, Qwen2, Mistral), converted too
     marian.py      a Hugging Face Marian (opus-mt) translation folder, converted into our encoder-decoder
     bart.py        a Hugging Face BART or mBART folder, converted too (its layer names serve Marian)
+    t5.py          a Hugging Face T5 or Flan-T5 folder (v1.0 and v1.1), converted too
     seq2seq.py     what every Hugging Face encoder-decoder folder shares: checked ids, header, tensors, task
     gguf.py        a .gguf file of a Llama, Qwen2, Qwen3, Gemma 3 or Phi-3 decoder (llama.cpp's
                    format), converted too
@@ -28,10 +29,11 @@ from .gguf import GGUF
 from .hf_decoder import HF_DECODER
 from .marian import MARIAN
 from .own import OWN
+from .t5 import T5
 
 #: Every format, in the order a folder's config is offered to them (GGUF claims no config: a .gguf
 #: file has none, and is recognised by its name).
-FORMATS: tuple[ModelFormat, ...] = (OWN, BERT, HF_DECODER, MARIAN, BART, GGUF)
+FORMATS: tuple[ModelFormat, ...] = (OWN, BERT, HF_DECODER, MARIAN, BART, T5, GGUF)
 
 
 def format_named(name: str) -> ModelFormat:

@@ -144,3 +144,66 @@ def bart_folder(root: Path, family: str = "bart") -> tuple[Path, object, object]
     model.eval()
     model.save_pretrained(folder, safe_serialization=True)
     return folder, tok, model
+
+
+T5_DIMS = dict(d_model=32, d_kv=6, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=4,
+               relative_attention_num_buckets=8, relative_attention_max_distance=20)
+#: The task prefixes a T5 config names (flan-t5's config.json holds the same kind of table).
+T5_TASKS = {"translation_en_to_de": {"prefix": "translate English to German: "},
+            "translation_en_to_fr": {"prefix": "translate English to French: "},
+            "summarization": {"prefix": "summarize: "}}
+
+
+def t5_spiece(path: Path) -> Path:
+    """A T5-style SentencePiece model: <pad> 0, </s> 1, <unk> 2, no <s>."""
+    prefixes = ["translate English to German: the house", "translate English to French:"]
+    return _spm(path, EN * 2 + ZH + prefixes, 160, pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+
+
+def t5_folder(root: Path, version: str = "1.1", tokenizer: str = "json") -> tuple[Path, object, object]:
+    """(folder, transformers T5Tokenizer, transformers model) of a tiny T5: v1.0 (ReLU, tied embedding with
+    the d_model^-0.5 rescaling) or v1.1 (gated GELU, its own lm_head.weight written into the file by hand, as
+    the installed transformers always ties). ``tokenizer``: "json" (tokenizer.json and spiece.model) or
+    "spm" (spiece.model alone)."""
+    import transformers
+    from safetensors.torch import load_file, save_file
+
+    folder = root / f"t5-{version}-{tokenizer}"
+    folder.mkdir(parents=True, exist_ok=True)
+    spiece = t5_spiece(root / f"spiece_{version.replace('.', '')}_{tokenizer}")
+    (folder / "spiece.model").write_bytes(spiece.read_bytes())
+    tok = transformers.T5Tokenizer.from_pretrained(str(folder), extra_ids=4)  # converts spiece.model
+    tok.save_pretrained(folder)
+    if tokenizer == "spm":
+        for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            (folder / name).unlink(missing_ok=True)
+    vocab = len(tok)
+    torch.manual_seed(3 if version == "1.1" else 2)
+    v11 = version == "1.1"
+    cfg = transformers.T5Config(vocab_size=vocab, feed_forward_proj="gated-gelu" if v11 else "relu",
+                                tie_word_embeddings=not v11, decoder_start_token_id=0, pad_token_id=0,
+                                eos_token_id=1, task_specific_params=T5_TASKS, **T5_DIMS)
+    cfg._attn_implementation = "eager"
+    model = transformers.T5ForConditionalGeneration(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "layer_norm" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+            if "relative_attention_bias" in name:
+                p.normal_(0.0, 1.0)  # a bias large enough to move the patterns
+    if v11:  # untied: a head of its own, which the reference uses too
+        model.lm_head.weight = torch.nn.Parameter(torch.randn(vocab, T5_DIMS["d_model"]) * 0.3)
+    model.config._attn_implementation = "eager"
+    model.eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    config = json.loads((folder / "config.json").read_text())
+    config["tie_word_embeddings"] = not v11
+    # as flan-t5's config.json names 512; 64 here, like the other families' test models, so pages that decode
+    # a random model (which never writes </s>) up to max_len stay small
+    config["n_positions"] = 64
+    (folder / "config.json").write_text(json.dumps(config))
+    if v11:
+        state = load_file(str(folder / "model.safetensors"))
+        state["lm_head.weight"] = model.lm_head.weight.detach().clone().contiguous()
+        save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder, tok, model
