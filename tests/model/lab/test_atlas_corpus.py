@@ -60,7 +60,7 @@ def run(tmp_path, n=None, **kw) -> S.CorpusRun:
 def assert_same_atlas(a: S.CorpusRun, b: S.CorpusRun, exact: bool = False) -> None:
     """Equal figures within float tolerance (bit for bit when ``exact``), identical role labels, top
     examples and outputs, equal detector scores."""
-    check = np.testing.assert_array_equal if exact else functools.partial(np.testing.assert_allclose, atol=1e-9)
+    check = np.testing.assert_array_equal if exact else functools.partial(np.testing.assert_allclose, atol=1e-6)
     for kind in a.atlas.kinds:
         for stat in STATS:
             check(a.atlas.stats[stat][kind], b.atlas.stats[stat][kind], err_msg=f"{kind} {stat}")
@@ -243,9 +243,9 @@ def test_one_worker_two_pool_workers_and_ray_give_one_atlas(tmp_path):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-        again = run(tmp_path, engine="ray", workers=2, force=True, shard_size=2, progress=kill_a_worker)
-        assert killed and again.computed == 12
-        assert_same_atlas(serial, again)
+        again = run(tmp_path, engine="ray", workers=2, force=True, progress=kill_a_worker)
+        assert killed and again.computed == 6
+        assert_same_atlas(serial, again, exact=True)
     finally:
         ray.shutdown()
 
