@@ -83,7 +83,8 @@ def main() -> None:
 
         start_ray(None, 2)
         try:
-            ray_wall, first, run3 = timed_run(bundle, spec, corpus, tmp / "ray", engine="ray", workers=2, **kw)
+            ray_wall, first, run3 = timed_run(bundle, spec, corpus, tmp / "ray", engine="ray", workers=2,
+                                              **kw)
             rows.append(("Ray, local, 2 CPUs", ray_wall, first))
             overhead = ray_task_overhead()
         finally:
@@ -95,7 +96,8 @@ def main() -> None:
                                            equal_nan=True, rtol=0, atol=1e-9)
     n = len(texts)
     per_prompt = serial / n
-    print(f"{args.model}, {n} prompts read once each, shards of {args.shard_size}, one torch thread per worker, "
+    print(f"{args.model}, {n} prompts read once each, shards of {args.shard_size}, "
+          "one torch thread per worker, "
           f"{os.cpu_count()} cores on this machine")
     print("| engine | wall | prompts/s | speed-up over 1 worker | first shard back after |")
     print("|---|---:|---:|---:|---:|")
@@ -103,7 +105,8 @@ def main() -> None:
         print(f"| {name} | {wall:.1f} s | {n / wall:.2f} | {serial / wall:.2f}x | {first:.1f} s |")
     print(f"\nRay per-task overhead (empty task, warm workers): {overhead * 1000:.1f} ms")
     start_cost = rows[2][2] - args.shard_size * per_prompt  # first shard back minus one shard's compute
-    print(f"Per-prompt cost (1 worker): {per_prompt:.3f} s; a Ray worker's start + model load: ~{start_cost:.1f} s")
+    print(f"Per-prompt cost (1 worker): {per_prompt:.3f} s; "
+          f"a Ray worker's start + model load: ~{start_cost:.1f} s")
     print("\nEstimate for 100,000 prompts (per-prompt cost x prompts / workers + start + per-task overhead):")
     print("| machines x cores | estimate |")
     print("|---|---:|")

@@ -98,7 +98,8 @@ def _corpus_atlas(args, bundle) -> int:
     print()
     print("\t".join(["detector kind", "layer", "head", *names]))
     for layer, head, row in rows:
-        print("\t".join([run.detectors.corpus.kind, str(layer), str(head), *(f"{row[n]:.3f}" for n in names)]))
+        figures = (f"{row[n]:.3f}" for n in names)
+        print("\t".join([run.detectors.corpus.kind, str(layer), str(head), *figures]))
     return 0
 
 
@@ -114,15 +115,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--threads", type=thread_count, default=1,
                    help="torch threads (default 1, as the app; per worker with --workers/--ray)")
     s.add_argument("--corpus", default=None, metavar="FILE",
-                   help="your own corpus: plain text (one prompt a line), JSONL (a \"text\" field) or Parquet "
-                   "(a \"text\" column); --sentences N samples N prompts with --seed")
+                   help="your own corpus: plain text (one prompt a line), JSONL (a \"text\" field) or "
+                   "Parquet (a \"text\" column); --sentences N samples N prompts with --seed")
     s.add_argument("--seed", type=non_negative_int, default=0, help="the corpus sample's seed (default 0)")
     s.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE, metavar="N",
-                   help=f"prompts per shard (default {DEFAULT_SHARD_SIZE}): the unit of work and of a resumed run")
+                   help=f"prompts per shard (default {DEFAULT_SHARD_SIZE}): the unit of work and of a "
+                   "resumed run")
     s.add_argument("--workers", type=positive_int, default=1,
                    help="shards on a local process pool of N workers (default 1: this process)")
     s.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="shards as Ray tasks: no ADDRESS starts a local Ray (of --workers CPUs), 'auto' joins "
-                   "a running cluster, or ray://HOST:PORT")
+                   help="shards as Ray tasks: no ADDRESS starts a local Ray (of --workers CPUs), "
+                   "'auto' joins a running cluster, or ray://HOST:PORT")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(fn=cmd_atlas)

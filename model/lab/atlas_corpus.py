@@ -61,13 +61,15 @@ def _check_prompt(text: object, where: str) -> str:
     if not isinstance(text, str):
         raise AtlasError(f"{where}: the text is not a string ({type(text).__name__})")
     if len(text) > MAX_PROMPT_CHARS:
-        raise AtlasError(f"{where}: {len(text):,} characters, more than the {MAX_PROMPT_CHARS:,} a prompt may hold")
+        raise AtlasError(f"{where}: {len(text):,} characters, more than the {MAX_PROMPT_CHARS:,} "
+                         "a prompt may hold")
     return text
 
 
 def _check_count(n: int, path: Path) -> None:
     if n > MAX_PROMPTS:
-        raise AtlasError(f"{path.name}: more than {MAX_PROMPTS:,} prompts; cut the corpus or sample it beforehand")
+        raise AtlasError(f"{path.name}: more than {MAX_PROMPTS:,} prompts; "
+                         "cut the corpus or sample it beforehand")
 
 
 def _lines(path: Path) -> list[str]:
@@ -130,7 +132,8 @@ def read_corpus(path: Path | str) -> Corpus:
         raise AtlasError(f"corpus file not found: {path}")
     size = path.stat().st_size
     if size > MAX_CORPUS_BYTES:
-        raise AtlasError(f"{path.name}: {size:,} bytes, more than the {MAX_CORPUS_BYTES:,} a corpus file may hold")
+        raise AtlasError(f"{path.name}: {size:,} bytes, more than the {MAX_CORPUS_BYTES:,} "
+                         "a corpus file may hold")
     form = _form(path)
     texts = {"text": _read_text, "jsonl": _read_jsonl, "parquet": _read_parquet}[form](path)
     if not texts:

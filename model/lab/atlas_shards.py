@@ -50,9 +50,17 @@ from .atlas_corpus import Corpus, corpus_dataset
 from .atlas_files import ATLAS_VERSION, REPO_ROOT, atlas_dir, load_atlas, save_atlas, weights_key
 from .atlas_result import STATS, Atlas, AtlasError, Dataset
 from .atlas_stats import RunningSums
-from .detectors import ON_ANY_INPUT, ROLES, THRESHOLDS, DetectorScores, _Sums, add_pattern_rows, positions_of
+from .detectors import (
+    ON_ANY_INPUT,
+    ROLES,
+    THRESHOLDS,
+    DetectorScores,
+    _Sums,
+    add_pattern_rows,
+    positions_of,
+    self_kind,
+)
 from .detectors import probe_scores as _probe_scores
-from .detectors import self_kind
 
 #: Prompts per shard (a shard is the unit of work, of the progress bar and of a resumed run).
 DEFAULT_SHARD_SIZE = 32
@@ -100,7 +108,8 @@ class ShardTask:
 
 @dataclass(frozen=True)
 class CorpusDetectors:
-    """The detectors over a corpus: previous / first / duplicate over every prompt, all roles on the probes."""
+    """The detectors over a corpus: previous / first / duplicate over every prompt, every role on the
+    probes."""
 
     corpus: DetectorScores
     probes: DetectorScores
@@ -120,7 +129,7 @@ class CorpusRun:
 
 
 def corpus_key(weights: str, corpus: Corpus, n: int | None, seed: int, shard_size: int) -> str:
-    """The run's key: the atlas version, the weights, the corpus file's hash, the sample and the shard size."""
+    """The run's key: the atlas version, the weights, the corpus file's hash, the sample, the shard size."""
     h = hashlib.sha256()
     h.update(f"atlas-corpus-v{ATLAS_VERSION}.{SHARD_VERSION}\n{weights}\n{corpus.sha256}\n".encode())
     h.update(f"{n}\n{seed}\n{shard_size}\n".encode())
@@ -283,7 +292,8 @@ def start_ray(address: str | None, workers: int):
     try:
         import ray
     except ImportError:
-        raise AtlasError("--ray needs Ray: pip install 'attention-lens[cluster]' (or pip install ray)") from None
+        raise AtlasError("--ray needs Ray: pip install 'attention-lens[cluster]' (or: pip install ray)") \
+            from None
     if ray.is_initialized():
         return False
     if address:
@@ -401,7 +411,8 @@ def run_corpus(bundle: Bundle, spec: ModelSpec, corpus: Corpus, n: int | None = 
             "run the same command again to finish the rest")
     workers_used = sorted({(m["host"], m["pid"]) for m, _ in have.values()})
     source = {
-        "corpus": corpus.name, "corpus_sha256": corpus.sha256, "form": corpus.form, "prompts": len(corpus.texts),
+        "corpus": corpus.name, "corpus_sha256": corpus.sha256, "form": corpus.form,
+        "prompts": len(corpus.texts),
         "sampled": len(dataset.texts), "seed": seed, "shard_size": shard_size, "shards": len(bounds),
         "engine": "ray" if engine == "ray" else ("pool" if workers > 1 else "local"),
         "workers": workers, "processes": len(workers_used), "hosts": len({h for h, _ in workers_used}),
@@ -454,8 +465,8 @@ def reduce_shards(bundle: Bundle, dataset: Dataset, shards: list[tuple[dict, dic
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = {r: np.where(det_count[r] > 0, det_total[r] / np.maximum(det_count[r], 1), np.nan)
                   for r in ON_ANY_INPUT}
-    corpus_scores = DetectorScores(det_kind, scores, [], [], {r: int(det_count[r][0, 0]) for r in ON_ANY_INPUT},
-                                   seconds)
+    rows = {r: int(det_count[r][0, 0]) for r in ON_ANY_INPUT}
+    corpus_scores = DetectorScores(det_kind, scores, [], [], rows, seconds)
     return atlas, CorpusDetectors(corpus_scores, _probe_scores(bundle))
 
 
@@ -499,7 +510,8 @@ def detector_rows(d: CorpusDetectors) -> list[tuple[int, int, dict[str, float]]]
     return out
 
 
-__all__ = ["CorpusDetectors", "CorpusRun", "DEFAULT_SHARD_SIZE", "ENGINES", "ModelSpec", "ShardTask", "THRESHOLDS",
+__all__ = ["CorpusDetectors", "CorpusRun", "DEFAULT_SHARD_SIZE", "ENGINES", "ModelSpec", "ShardTask",
+           "THRESHOLDS",
            "compute_shard", "corpus_key", "corpus_runs", "detector_rows", "load_detectors", "read_shard",
            "reduce_shards", "run_corpus", "run_folder", "save_detectors", "shard_bounds", "start_ray",
            "worker_shard"]

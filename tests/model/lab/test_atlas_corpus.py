@@ -60,7 +60,8 @@ def run(tmp_path, n=None, **kw) -> S.CorpusRun:
 def assert_same_atlas(a: S.CorpusRun, b: S.CorpusRun, exact: bool = False) -> None:
     """Equal figures within float tolerance (bit for bit when ``exact``), identical role labels, top
     examples and outputs, equal detector scores."""
-    check = np.testing.assert_array_equal if exact else functools.partial(np.testing.assert_allclose, atol=1e-6)
+    close = functools.partial(np.testing.assert_allclose, atol=1e-6)
+    check = np.testing.assert_array_equal if exact else close
     for kind in a.atlas.kinds:
         for stat in STATS:
             check(a.atlas.stats[stat][kind], b.atlas.stats[stat][kind], err_msg=f"{kind} {stat}")
@@ -182,8 +183,8 @@ def test_shards_reduce_to_the_figures_of_each_prompt_read_alone(tmp_path):
         pooled["entropy"].append(-(w * np.log(np.where(w > 0, w, 1))).sum(-1))
         per_sentence.append(w.max(-1).mean(-1))
     for stat, parts in pooled.items():
-        np.testing.assert_allclose(atlas.stats[stat]["decoder"], np.concatenate(parts, -1).mean(-1), atol=1e-5,
-                                   err_msg=stat)
+        expected = np.concatenate(parts, -1).mean(-1)
+        np.testing.assert_allclose(atlas.stats[stat]["decoder"], expected, atol=1e-5, err_msg=stat)
     np.testing.assert_allclose(atlas.per_sentence["decoder"], np.stack(per_sentence), atol=1e-5)
     # the detectors over the corpus equal the detectors' own path over the same prompts
     direct = D._run(bundle(), list(prompts()), D.ON_ANY_INPUT)
@@ -222,7 +223,8 @@ def test_a_bad_prompt_fails_its_shard_alone_with_its_reason(tmp_path):
 def test_one_worker_two_pool_workers_and_ray_give_one_atlas(tmp_path):
     serial = run(tmp_path)
     pool = run(tmp_path, workers=2, force=True)
-    assert pool.computed == 6 and pool.atlas.source["engine"] == "pool" and pool.atlas.source["processes"] == 2
+    assert pool.computed == 6 and pool.atlas.source["engine"] == "pool"
+    assert pool.atlas.source["processes"] == 2
     assert_same_atlas(serial, pool, exact=True)
     import ray
 
@@ -273,10 +275,11 @@ def test_a_pool_worker_killed_mid_run_loses_only_its_shards(tmp_path):
 @pytest.mark.e2e
 def test_a_killed_job_run_again_finishes_only_the_missing_shards(tmp_path, capsys):
     path = write_corpus(tmp_path, prompts())
-    args = ["atlas", "--model", MODEL, "--corpus", str(path), "--shard-size", "1", "--workers", "2", "--quiet"]
+    args = ["atlas", "--model", MODEL, "--corpus", str(path), "--shard-size", "1", "--workers", "2",
+            "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    job = subprocess.Popen([sys.executable, "-m", "model", *args], cwd=REPO_ROOT, env=env, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    job = subprocess.Popen([sys.executable, "-m", "model", *args], cwd=REPO_ROOT, env=env,
+                           start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     shards = tmp_path / "atlas" / MODEL
     deadline = time.monotonic() + 240
     try:
