@@ -265,8 +265,9 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
     todo, lost = list(tasks), []
     for _attempt in range(2):
         lost = []
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
-                                 initializer=_pool_init, initargs=(threads,)) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
+                                   initializer=_pool_init, initargs=(threads,))
+        try:
             futures = {pool.submit(worker_shard, spec, t): t for t in todo}
             for future in as_completed(futures):
                 task = futures[future]
@@ -276,6 +277,11 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
                     lost.append((task, (str(e).splitlines() or [type(e).__name__])[0]))
                     continue
                 deliver(task, data)
+        except BaseException:
+            # Interrupted (Ctrl-C, an error here): the shards not started are dropped, not waited for.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         todo = [t for t, _ in lost]
         if not todo:
             break

@@ -153,7 +153,7 @@ ZH = {
     "{processes} 个进程，{shards} 个分片、每片 {size} 条，用时 {seconds} 秒；语料文件的哈希值 {sha}…。",
     "atlas.engine.local": "单个进程",
     "atlas.engine.pool": "本机进程池",
-    "atlas.engine.ray": " Ray ",
+    "atlas.engine.ray": " `Ray` ",
     "atlas.sample": "测试集里的句子数",
     "atlas.sample_help": "在留出的测试集上均匀选取；选中的每一对句子两个方向都用（中文 → 英文、英文 → 中文）。句子越多，算得越久。",
     "atlas.dataset_prompts": "数据集：**{n}** 个留出的提示（{what}），模型各自续写 **{new}** 个 token；每个头都在提示加续写上读取。",

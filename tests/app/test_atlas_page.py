@@ -236,7 +236,7 @@ def test_a_corpus_atlas_computed_elsewhere_opens_with_its_name_size_and_how(lang
         top = at.dataframe[2].value
         assert set(top["sentence"]) <= set(run.atlas.texts)
         if lang == "zh":
-            tokens = [bundle("induction").task.example, "my_prompts.txt", "Ray", *run.atlas.texts]
+            tokens = [bundle("induction").task.example, "my_prompts.txt", *run.atlas.texts]
             left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
             assert not {s: f for s, f in left.items() if f}, left
     finally:
