@@ -47,7 +47,8 @@ from ..core.files import atomic_write, atomic_write_json
 from ..store.bundle import Bundle
 from .atlas import _run_dataset, make_atlas, task_kind_of
 from .atlas_corpus import Corpus, corpus_dataset
-from .atlas_files import ATLAS_VERSION, REPO_ROOT, atlas_dir, load_atlas, save_atlas, weights_key
+from .atlas_files import ATLAS_VERSION, REPO_ROOT, atlas_dir, load_atlas, save_atlas
+from .atlas_files import weights_key as _weights_key  # an @entry the app serves from atlas_files
 from .atlas_result import STATS, Atlas, AtlasError, Dataset
 from .atlas_stats import RunningSums
 from .detectors import (
@@ -354,7 +355,7 @@ def run_corpus(bundle: Bundle, spec: ModelSpec, corpus: Corpus, n: int | None = 
         raise AtlasError("the shard size and the number of workers must be at least 1")
     started = time.perf_counter()
     dataset = corpus_dataset(corpus, n, seed)
-    weights = weights_key(bundle)
+    weights = _weights_key(bundle)
     key = corpus_key(weights, corpus, n, seed, shard_size)
     folder = run_folder(bundle.name, key)
     if not force:
