@@ -28,23 +28,43 @@ if not AT.has_test_split(view.model):
 
 didactic = AT.is_didactic(view.model)
 n: int | None = None
-if not didactic:
+corpora = AT.corpus_atlases(view.model)  # computed with `python -m model atlas --corpus`, here or elsewhere
+corpus = None
+if corpora:
+    choices = ["held-out", *range(len(corpora))]
+    clamp_choice("atlas_data", choices, "held-out")
+    picked_data = st.selectbox(t("atlas.data"), choices, key="atlas_data", help=t("atlas.data_help"),
+                               format_func=lambda c: t("atlas.data.held_out") if c == "held-out"
+                               else AT.corpus_label(corpora[c]))
+    corpus = None if picked_data == "held-out" else corpora[picked_data]
+if corpus is not None:
+    src = corpus.source
+    st.markdown(t("atlas.corpus_dataset", name=src["corpus"], n=src["sampled"], total=src["prompts"],
+                  seed=src["seed"]))
+    st.caption(t("atlas.corpus_how", engine=t(f"atlas.engine.{src['engine']}"), workers=src["workers"],
+                 processes=src["processes"], hosts=src["hosts"], shards=src["shards"], size=src["shard_size"],
+                 seconds=f"{corpus.seconds:.1f}", sha=src["corpus_sha256"][:12]))
+elif not didactic:
     default_n = AT.default_sample(view.model)
     seed_from_url("atlas_n", "n", lambda v: url_int(v), default_n)
     clamp_choice("atlas_n", list(AT.SAMPLE_SIZES), default_n)
     n = st.selectbox(t("atlas.sample"), AT.SAMPLE_SIZES, key="atlas_n", help=t("atlas.sample_help"))
     set_url_param("n", n)
-data = lab.atlas.held_out_dataset(view.model, n)
 prompts = AT.prompt_kind(view.model)
-if prompts:
+if corpus is not None:
+    pass
+elif prompts:
+    data = lab.atlas.held_out_dataset(view.model, n)
     st.markdown(t("atlas.dataset_prompts", n=len(data.texts), what=t(f"atlas.prompts.{prompts}"),
                   new=LM_NEW_TOKENS))
 elif didactic:
+    data = lab.atlas.held_out_dataset(view.model, n)
     st.markdown(t("atlas.dataset_words", n=len(data.texts)))
 else:
+    data = lab.atlas.held_out_dataset(view.model, n)
     st.markdown(t("atlas.dataset_sentences", n=len(data.texts), total=data.total))
 
-atlas = AT.stored_atlas(view.model, n)
+atlas = corpus if corpus is not None else AT.stored_atlas(view.model, n)
 fresh = False
 if atlas is None:
     if not AT.auto_compute(view.model, n):
@@ -61,8 +81,9 @@ if atlas is None:
     bar.empty()
     fresh = True
 seconds = f"{atlas.seconds:.1f}"
-st.caption(t("atlas.computed", seconds=seconds) if fresh else t("atlas.from_disk", seconds=seconds))
-if didactic:
+if corpus is None:
+    st.caption(t("atlas.computed", seconds=seconds) if fresh else t("atlas.from_disk", seconds=seconds))
+if didactic and corpus is None:
     st.markdown(t("atlas.exact", right=sum(atlas.exact), n=len(atlas.texts)))
 
 kind = view.kind

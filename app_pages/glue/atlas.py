@@ -21,6 +21,7 @@ from app_support import lab, pages
 from model.lab.atlas import TRUTH_TASKS as TRUTH_TASKS  # tasks whose right alignment is known
 from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
 from model.lab.atlas_prompts import DEFAULT_PROMPTS
+from model.lab.atlas_shards import corpus_runs
 
 #: Sample sizes of the translation test split the page offers (sentences, both directions).
 SAMPLE_SIZES = (50, 100, 200, 400)
@@ -85,6 +86,28 @@ def compute(name: str, n: int | None, progress: Callable[[int, int], None] | Non
                           weights=lab.atlas.weights_key(name))
     save_atlas(atlas, atlas_file(name, n))
     return atlas
+
+
+def corpus_atlases(name: str) -> list[Atlas]:
+    """The corpus atlases of this model's current weights in runs/atlas/ (``python -m model atlas --corpus``,
+    here or on another machine whose run folder was copied in), newest corpus name first."""
+    weights = lab.atlas.weights_key(name)
+    found = []
+    for path in corpus_runs(name):
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            continue
+        atlas = lab.atlas.read_atlas(str(path), mtime)
+        if atlas is not None and atlas.source.get("weights") == weights:
+            found.append(atlas)
+    return sorted(found, key=lambda a: (a.source.get("corpus", ""), a.key))
+
+
+def corpus_label(atlas: Atlas) -> str:
+    """A corpus atlas as the data choice lists it: the corpus's name and how many prompts it read."""
+    src = atlas.source
+    return f"{src.get('corpus', '?')} ({src.get('sampled', len(atlas.texts)):,})"
 
 
 # --------------------------------------------------------------------------- tables

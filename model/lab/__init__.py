@@ -22,6 +22,8 @@ always undoes it; never through the weights.
     atlas_result.py   what an atlas holds: statistics, roles, the result
     atlas_stats.py    the atlas's statistics, numpy only
     atlas_files.py    the atlas on disk, keyed on the weights
+    atlas_corpus.py   your own corpus file (text, JSONL, Parquet): bounds and a seeded sample
+    atlas_shards.py   the atlas and detectors over a corpus in shards: one process, a pool or Ray
     induction.py      what the induction model learned
     positional.py     the positional-encoding lab
     projector.py      one word's hidden state at every layer, in 2-D

@@ -164,17 +164,34 @@ def compute_atlas(
     dataset = dataset if dataset is not None else held_out_dataset(bundle)
     if not dataset.texts:
         raise AtlasError("the dataset holds no sentence")
-    task, cfg = bundle.task, bundle.model.cfg
+    cfg = bundle.model.cfg
     counts = {k: n for k, n in layer_counts(cfg).items() if n}
-    task_kind = task.kind if isinstance(task, SyntheticTask) else str(getattr(task, "name", "translation"))
+    task_kind = task_kind_of(bundle)
     sums = {k: RunningSums(n, cfg.n_heads, len(dataset.texts)) for k, n in counts.items()}
     outputs = _run_dataset(bundle, dataset, sums, task_kind, batch_size, progress)
+    return make_atlas(bundle, dataset, sums, outputs, atlas_key(bundle, dataset, weights),
+                      time.perf_counter() - start, thresholds)
+
+
+def task_kind_of(bundle: Bundle) -> str:
+    """The didactic task's name, else the task's name ("translation" for a translation model)."""
+    task = bundle.task
+    return task.kind if isinstance(task, SyntheticTask) else str(getattr(task, "name", "translation"))
+
+
+def make_atlas(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums], outputs: list[str], key: str,
+               seconds: float, thresholds: RoleThresholds = _DEFAULT_THRESHOLDS,
+               source: dict | None = None) -> Atlas:
+    """The atlas of ``dataset`` from the running sums of every attention kind (one run, or the exact
+    reduction of a corpus run's shards: model/lab/atlas_shards.py)."""
+    cfg = bundle.model.cfg
+    counts = {k: s.n_layers for k, s in sums.items()}
     stats = {s: {k: sums[k].mean(s) for k in counts} for s in STATS}
     js = {kind: s.js_sum / max(s.js_rows, 1) for kind, s in sums.items()}
     return Atlas(
         model=bundle.name,
-        key=atlas_key(bundle, dataset, weights),
-        task=task_kind,
+        key=key,
+        task=task_kind_of(bundle),
         dataset=dataset.description,
         texts=list(dataset.texts),
         directions=list(dataset.directions),
@@ -187,14 +204,21 @@ def compute_atlas(
         per_sentence={k: s.per_sentence for k, s in sums.items()},
         js=js,
         order={k: cluster_order(v) for k, v in js.items()},
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
         thresholds=thresholds,
+        source=dict(source or {}),
     )
 
 
+#: What a batch's patterns are also given to: (kind -> [B, L, H, q, k] float64, side -> each row's ids).
+BatchHook = Callable[[dict[str, np.ndarray], dict[str, list[list[int]]]], None]
+
+
 def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums], task_kind: str,
-                 batch_size: int, progress: Callable[[int, int], None] | None) -> list[str]:
-    """Decode every sentence and add its attention to ``sums``, in batches; the model's outputs."""
+                 batch_size: int, progress: Callable[[int, int], None] | None, read_only: bool = False,
+                 on_batch: BatchHook | None = None) -> list[str]:
+    """Decode every sentence and add its attention to ``sums``, in batches; the model's outputs.
+    ``read_only``: see :func:`_decode_and_record`; ``on_batch``: also given each batch's patterns."""
     cfg, tok = bundle.model.cfg, bundle.tokenizer
     n_sent = len(dataset.texts)
     outputs: list[str] = [""] * n_sent
@@ -205,18 +229,25 @@ def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums],
     done = 0
     if progress:
         progress(0, n_sent)
-    for idx in _batches(order, [len(p.prefix) for p in prepared], batch_size):
+    # Without decoding, prompts of different lengths may share a batch (right padding, causal rows).
+    prefix_len = [0 if read_only and cfg.decoder_only else len(p.prefix) for p in prepared]
+    for idx in _batches(order, prefix_len, batch_size):
         preps = [prepared[i] for i in idx]
-        decoder_in, cache = _decode_and_record(bundle.model, preps, tok.eos_id)
+        decoder_in, cache = _decode_and_record(bundle.model, preps, tok.eos_id, read_only)
         for i, p, d in zip(idx, preps, decoder_in, strict=True):
             outputs[i] = tok.decode(d[len(p.prefix) :])
         side_ids = {"source": [p.source_ids for p in preps], "target": decoder_in}
+        patterns = {}
         for kind, s in sums.items():
             k = get_kind(kind)
             pattern = np.stack([cache[hook_name(kind, i, "pattern")].float().numpy()
                                 for i in range(s.n_layers)], axis=1).astype(np.float64)  # [B, L, H, q, k]
             accumulate(s, pattern, idx, side_ids[k.queries], side_ids[k.keys], k.queries == k.keys, k.causal,
                        tok, task_kind if kind == "cross" else None, [p.text for p in preps])
+            patterns[kind] = pattern
+        if on_batch is not None:
+            on_batch(patterns, side_ids)
+        del patterns
         done += len(idx)
         if progress:
             progress(done, n_sent)
@@ -235,16 +266,23 @@ def _batches(order: list[int], prefix_len: list[int], batch_size: int) -> list[l
     return out
 
 
-def _decode_and_record(model: Transformer, preps: list[Prepared],
-                       eos_id: int) -> tuple[list[list[int]], ActivationCache]:
+def _decode_and_record(model: Transformer, preps: list[Prepared], eos_id: int,
+                       read_only: bool = False) -> tuple[list[list[int]], ActivationCache]:
     """One batch as the app runs one sentence: greedy decoding, then one hooked teacher-forced pass over
-    prefix + output recording every attention pattern. (decoder input of each sentence, the cache)."""
+    prefix + output recording every attention pattern. (decoder input of each sentence, the cache).
+
+    ``read_only``: a language model's prompts are read, not continued: no decoding, the one hooked pass
+    runs over the prompt alone (a corpus atlas; an encoder-decoder model still decodes, its decoder
+    attention needs an output)."""
     cfg = model.cfg
     # The model is locked per batch (other users of the loaded model wait for one batch, not the atlas).
     with model.lock, torch.no_grad():
         model.eval()
-        generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id,
-                                  max_new=ATLAS_NEW_TOKENS if cfg.decoder_only else None)
+        if read_only and cfg.decoder_only:
+            generated: list[list[int]] = [[] for _ in preps]
+        else:
+            generated = greedy_decode(model, [p.source_ids for p in preps], [p.prefix for p in preps], eos_id,
+                                      max_new=ATLAS_NEW_TOKENS if cfg.decoder_only else None)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(preps, generated, strict=True)]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [B, tgt_pos]
         # Right padding: a causal row never reaches the pads after it, so a language model needs no mask.

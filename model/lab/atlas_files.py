@@ -73,6 +73,7 @@ def save_atlas(atlas: Atlas, path: Path) -> None:
         "dataset": atlas.dataset, "texts": atlas.texts, "directions": atlas.directions,
         "outputs": atlas.outputs, "references": atlas.references, "layer_counts": atlas.layer_counts,
         "n_heads": atlas.n_heads, "seconds": atlas.seconds, "thresholds": asdict(atlas.thresholds),
+        "source": atlas.source,
     }
     arrays["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,6 +101,7 @@ def load_atlas(path: Path) -> Atlas | None:
                 order={k: data[f"order/{k}"].tolist() for k in kinds},
                 seconds=float(meta["seconds"]),
                 thresholds=RoleThresholds(**meta["thresholds"]),
+                source=dict(meta.get("source") or {}),
             )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -82,6 +82,9 @@ class Atlas:
     order: dict[str, list[int]]  # kind -> flattened head indices in clustering order
     seconds: float  # time the computation took
     thresholds: RoleThresholds = field(default_factory=RoleThresholds)
+    #: a corpus atlas's origin (model/lab/atlas_shards.py): corpus name, size, sample, seed, hash, engine,
+    #: workers, shards, weights; empty for an atlas of the held-out data
+    source: dict = field(default_factory=dict)
 
     @property
     def kinds(self) -> list[str]:

@@ -9,6 +9,18 @@ EN = {
     "whether it looks at the previous, the same or the next position — and, on the didactic tasks, where we "
     "know the right answer, whether it looks at the source letter the output letter comes from. Each sentence "
     "is run as the other pages run yours: greedy decoding, then one pass over the model's own output.",
+    "atlas.data": "Data",
+    "atlas.data_help": "The held-out test split, or a corpus atlas computed with `python -m model atlas --corpus "
+    "FILE` (here, or on other machines: a run folder copied into `runs/atlas/<model>/`) for this model's weights.",
+    "atlas.data.held_out": "held-out test split",
+    "atlas.corpus_dataset": "Dataset: the corpus **{name}**: **{n}** of its **{total}** prompts (seed {seed}), "
+    "each read once by the model (not continued).",
+    "atlas.corpus_how": "Computed with `python -m model atlas --corpus` on {engine}: {workers} workers, "
+    "{processes} processes on {hosts} machine(s), {shards} shards of {size} prompts, in {seconds} s; "
+    "corpus file sha256 {sha}….",
+    "atlas.engine.local": "one process",
+    "atlas.engine.pool": "a local process pool",
+    "atlas.engine.ray": "Ray",
     "atlas.sample": "Sentences from the test split",
     "atlas.sample_help": "Evenly spaced over the held-out test split; each picked pair is used in both "
     "directions (Chinese → English and English → Chinese). More sentences take longer.",
@@ -132,6 +144,16 @@ ZH = {
     "再对每个注意力头的每一行注意力取平均：分布有多分散、看得有多远、有多少权重落在结束 token 和标点上、"
     "是否看前一个、同一个或后一个位置——在教学任务上，正确答案是已知的，还能看它是否看向输出字母所来自的那个源字母。"
     "每个句子的运行方式和其他页面处理你输入的句子一样：先贪心解码，再在模型自己的输出上跑一遍。",
+    "atlas.data": "数据",
+    "atlas.data_help": "留出的测试集，或用 `python -m model atlas --corpus FILE` 为这个模型当前的权重算好的语料图谱"
+    "（在本机算，或在别的机器上算好后把运行文件夹复制到 `runs/atlas/<model>/`）。",
+    "atlas.data.held_out": "留出的测试集",
+    "atlas.corpus_dataset": "数据集：语料 **{name}** 中的 **{n}** 条（共 **{total}** 条，种子 {seed}），模型每条只读一遍（不续写）。",
+    "atlas.corpus_how": "由 `python -m model atlas --corpus` 在{engine}上算出：{workers} 个工作进程，{hosts} 台机器上共 "
+    "{processes} 个进程，{shards} 个分片、每片 {size} 条，用时 {seconds} 秒；语料文件的哈希值 {sha}…。",
+    "atlas.engine.local": "单个进程",
+    "atlas.engine.pool": "本机进程池",
+    "atlas.engine.ray": " `Ray` ",
     "atlas.sample": "测试集里的句子数",
     "atlas.sample_help": "在留出的测试集上均匀选取；选中的每一对句子两个方向都用（中文 → 英文、英文 → 中文）。句子越多，算得越久。",
     "atlas.dataset_prompts": "数据集：**{n}** 个留出的提示（{what}），模型各自续写 **{new}** 个 token；每个头都在提示加续写上读取。",

@@ -200,3 +200,45 @@ def test_a_language_model_atlas_runs_over_its_prompt_set(lang):
         tokens = [bundle("induction").task.example] + atlas.texts + atlas.outputs
         left = {s: found for s in _visible_texts(at) if (found := untranslated(s, tokens))}
         assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_corpus_atlas_computed_elsewhere_opens_with_its_name_size_and_how(lang, tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from model.lab.atlas import atlas_dir
+    from model.lab.atlas_corpus import read_corpus
+    from model.lab.atlas_shards import ModelSpec, run_corpus
+
+    here = atlas_dir()
+    monkeypatch.setenv("ATTENTION_LENS_ATLAS_DIR", str(tmp_path / "elsewhere"))
+    corpus_file = tmp_path / "my_prompts.txt"
+    corpus_file.write_text("".join(t + "\n" for t in held_out_dataset(bundle("induction"), 30).texts))
+    run = run_corpus(bundle("induction"), ModelSpec(name="induction"), read_corpus(corpus_file), 20, seed=5,
+                     shard_size=8)
+    copied = here / "induction" / run.folder.name
+    shutil.copytree(run.folder, copied)  # the run folder, copied in from the machine that computed it
+    monkeypatch.setenv("ATTENTION_LENS_ATLAS_DIR", str(here))
+    try:
+        at = open_page("induction", "decoder", 0, 0, lang, stat="previous")
+        assert at.selectbox(key="atlas_data").value == "held-out", "the held-out data stays the default"
+        at.selectbox(key="atlas_data").set_value(0).run()
+        assert not at.exception, [e.message for e in at.exception]
+        shown = " ".join(m.value for m in at.markdown)
+        assert text(lang, "atlas.corpus_dataset", name="my_prompts.txt", n=20, total=30, seed=5) in shown
+        how = " ".join(c.value for c in at.caption)
+        assert text(lang, "atlas.corpus_how", engine=text(lang, "atlas.engine.local"), workers=1, processes=1,
+                    hosts=1, shards=3, size=8, seconds=f"{run.atlas.seconds:.1f}",
+                    sha=run.atlas.source["corpus_sha256"][:12]) in how
+        z = arr(figures(at)[0]["data"][0]["z"])
+        np.testing.assert_allclose(z, run.atlas.stats["previous"]["decoder"], atol=1e-6)
+        top = at.dataframe[2].value
+        assert set(top["sentence"]) <= set(run.atlas.texts)
+        if lang == "zh":
+            tokens = [bundle("induction").task.example, "my_prompts.txt", *run.atlas.texts]
+            left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
+            assert not {s: f for s, f in left.items() if f}, left
+    finally:
+        shutil.rmtree(copied)
+        os.sync()
