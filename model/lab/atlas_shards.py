@@ -275,7 +275,8 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
                 try:
                     data = future.result()
                 except Exception as e:  # BrokenProcessPool: its worker died with the shard
-                    lost.append((task, (str(e).splitlines() or [type(e).__name__])[0]))
+                    reason = (str(e).splitlines() or [type(e).__name__])[0]
+                    lost.append((task, f"{reason}{_exit_codes(pool)}"))
                     continue
                 deliver(task, data)
         except BaseException:
@@ -287,6 +288,14 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         if not todo:
             break
     return lost
+
+
+def _exit_codes(pool) -> str:
+    """How the pool's dead workers ended (" (worker exit codes: -9)"; negative: the signal), to tell a
+    kill from a crash; empty when the pool does not say."""
+    processes = getattr(pool, "_processes", None) or {}  # the executor keeps no public list of them
+    codes = sorted({p.exitcode for p in list(processes.values()) if p.exitcode not in (None, 0)})
+    return f" (worker exit codes: {', '.join(map(str, codes))})" if codes else ""
 
 
 def _ray_shard(spec: ModelSpec, task: ShardTask) -> bytes:

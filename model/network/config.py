@@ -365,7 +365,8 @@ class ModelConfig:
         return self.d_head if self.rotary_fraction >= 1.0 else int(self.d_head * self.rotary_fraction)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config as JSON holds it (RoPE factor tuples as lists): saved and read, it compares equal."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:

@@ -80,6 +80,8 @@ def _menu_opens_within_the_screen(page, size: dict, lang: str) -> None:
         popover = page.locator('[data-testid="stPopoverBody"]')
         popover.wait_for(state="visible", timeout=20_000)
         links = popover.locator('[data-testid="stPageLink-NavLink"]')
+        # The popover's body shows before its links are drawn: wait for them, then count.
+        links.nth(len(members) - 1).wait_for(state="visible", timeout=20_000)
         assert links.count() == len(members), (section, links.count())
         for i in range(links.count()):
             box = links.nth(i).bounding_box()
