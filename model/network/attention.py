@@ -164,9 +164,11 @@ class MultiHeadAttention(nn.Module):
 
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
-            recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
-                            offset, self._softmax_dim(), key_padding, q_pad, self._window(),
-                            value_norms=self._value_norms(vt))
+            new = offset if recorded.new_keys_only() and cache is not None else 0  # a step's own keys only
+            divisor = self.divisor if self._scales() else 1.0
+            recorded.record(self.path, qt, kt[:, :, new:], divisor, self._causal_mode(), offset,
+                            self._softmax_dim(), key_padding, q_pad, self._window(),
+                            value_norms=self._value_norms(vt[:, :, new:]))
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask)  # [batch, head, query_pos, d_head]
