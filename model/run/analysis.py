@@ -281,6 +281,8 @@ def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, ke
     first_row = _first_logits_row(prepared.prefix)
     steps = one_pass.RecordedSteps(model, keep, first_row, cfg.max_len if max_new is None else max_new)
     generated, search = _decode_output(bundle, prepared, strategy, max_new, steps)
+    with progress.stage(1.0, 1.0, "decode"):  # done (an output that ended early fills the bar here)
+        pass
     decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, True, max_new,
                                                  notes)
     n = len(generated)

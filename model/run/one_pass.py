@@ -84,12 +84,13 @@ class RecordedSteps:
             # logits: [1, prompt rows from logits_from, vocab]
             self.trace, self.prompt, self.prompt_logits = trace, rec, logits[0]
             return logits[:, -1]  # [1, vocab]
-        with record_attention(new_keys_only=True) as rec:
+        # the bar: this step's share of the rest after the prompt pass (its blocks fill the share)
+        share = lambda t: PROMPT_SHARE + (1.0 - PROMPT_SHARE) * min(1.0, t / self.max_new)  # noqa: E731
+        with (record_attention(new_keys_only=True) as rec,
+              progress.stage(share(len(self.calls)), share(len(self.calls) + 1), "decode")):
             hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, 1, d_model]
             last = model.unembed(hidden[:, -1])  # [row, vocab]
         self.calls.append((rec, last))
-        with progress.stage(PROMPT_SHARE, 1.0, "decode"):
-            progress.step(len(self.calls), self.max_new)
         return last
 
     def join(self, rows: list[int]) -> tuple[dict[str, AttentionInputs], torch.Tensor]:
