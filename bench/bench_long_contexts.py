@@ -5,7 +5,9 @@
     .venv/bin/python bench/bench_long_contexts.py --random-weights --length 8192 --device cuda
 
 Every measured case runs in a fresh process (peak memory is its own), rounds interleaved (A, B, C,
-A, B, C) so a busy machine slows every case alike. In each: the model is loaded, freed memory is
+A, B, C) so a busy machine slows every case alike, with the C library's mmap threshold the app sets
+(model/run/runtime.py: a decoding step's growing key/value cache otherwise fragments the heap). In
+each: the model is loaded, freed memory is
 given back (gc, malloc_trim), the resident set is read ("loaded"), the peak is reset
 (/proc/self/clear_refs), then the case runs; "peak" is the peak since loading (VmHWM), "increase" =
 peak - loaded, "whole" the process's peak including the load (getrusage ru_maxrss).
@@ -186,7 +188,10 @@ def run_case(case: str, args) -> dict:
     """Load, settle, run ``case`` once; its figures."""
     import torch
 
+    from model.run.runtime import configure_malloc
+
     torch.set_num_threads(1)
+    configure_malloc()  # the app's setting (model/run/runtime.py), for every case alike
     spec = json.loads(Path(args.ids).read_text()) if args.ids else {}
     start = time.perf_counter()
     model, bundle = _load(case, args)
