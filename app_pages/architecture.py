@@ -62,6 +62,9 @@ titles = {key: t(f"page.{key}.title") for key in LINKED}
 shapes = viz.architecture_shapes(result.trace)
 chart(viz.architecture_figure(config, shapes, page_titles=titles, lang=lang), key="architecture_diagram")
 st.caption(t("architecture.shapes_note", B=result.trace_sizes.get("B", 1)))
+if result.trace and result.trace[-1]["name"] == "decoding":  # one pass: the prompt's, then one token a step
+    prompt_len = result.trace_sizes.get("L_tgt", 0)
+    st.caption(t("architecture.one_pass", L=prompt_len, new=len(result.target_tokens) - prompt_len))
 
 if how in ("pre", "post"):  # the other wirings are explained with their block below
     st.markdown(t(f"architecture.reading.{how}"))

@@ -10,7 +10,7 @@ from app_pages.glue import decoding as D
 from app_support import gateway as G
 from app_support import models as M
 from app_support.i18n import current_lang, t
-from app_support.messages import current_analysis, show_input_error, show_notes
+from app_support.messages import current_analysis, needs_output, show_input_error, show_notes
 from app_support.strategy import name as strategy_name
 from app_support.ui import chart, escape_md, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, url_int
@@ -22,6 +22,7 @@ view = current_view()
 # A decoder-only language model reads no source: each step's attention is its own over what it read.
 language_model = not view.n_layers.get("cross")
 page_header(t("page.decoding.title"), t("decoding.intro_lm" if language_model else "decoding.intro"))
+needs_output(view)
 result = current_analysis(view)
 vocab_size = G.config(view.model).vocab_size
 

@@ -15,11 +15,13 @@ import streamlit as st
 from app_support import gateway as G
 from app_support import lab
 from app_support.i18n import current_lang, direction_label, note, t
+from app_support.sidebar import NEW_TOKENS_PARAM
 from app_support.strategy import name as strategy_name
 from app_support.ui import escape_md, md_output
 from app_support.url_state import stop_page
 from model.core.messages import Message
 from model.data.tasks import InputError
+from model.decoding.strategy import DEFAULT_NEW_TOKENS
 from model.network import progress
 from model.run.analysis import Analysis
 
@@ -103,6 +105,20 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
         show_io(view, result)
         show_notes(result)
     return result
+
+
+def needs_output(view: View) -> None:
+    """For a page that shows a language model's output: when the sidebar asks for no new tokens, say so,
+    offer to write the default number, and stop the page."""
+    if view.max_new != 0:
+        return
+    st.info(t("analysis.no_output"), icon=":material/edit_off:")
+    st.button(t("analysis.write_output", n=DEFAULT_NEW_TOKENS), key="write_output", on_click=_write_output)
+    stop_page()
+
+
+def _write_output() -> None:
+    st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
 
 
 def get_layer_tensors(view: View) -> LayerTensors:

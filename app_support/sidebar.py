@@ -218,7 +218,8 @@ def _new_tokens(bundle: Bundle) -> int | None:
         return None
     if not isinstance(st.session_state.get(NEW_TOKENS_PARAM), int):
         st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
-    st.number_input(t("sidebar.new_tokens"), min_value=1, max_value=MAX_NEW_TOKENS, step=8,
+    # 0: the prompt alone is read (no decoding); pages that need an output say so (messages.needs_output)
+    st.number_input(t("sidebar.new_tokens"), min_value=0, max_value=MAX_NEW_TOKENS, step=8,
                     key=NEW_TOKENS_PARAM, help=t("sidebar.new_tokens_help", most=MAX_NEW_TOKENS))
     return int(st.session_state[NEW_TOKENS_PARAM])
 

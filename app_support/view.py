@@ -166,8 +166,8 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state["pieces"] = qp.get("pieces") == "words"
     st.session_state["special"] = qp.get("special") if qp.get("special") in SPECIALS else "show"
     decoding.seed_from_url(qp.get(decoding.PARAM))
-    new = url_int(qp.get(NEW_TOKENS_PARAM), 1, MAX_NEW_TOKENS)  # out of range or not a number: the default
-    st.session_state[NEW_TOKENS_PARAM] = new or DEFAULT_NEW_TOKENS
+    new = url_int(qp.get(NEW_TOKENS_PARAM), 0, MAX_NEW_TOKENS)  # out of range or not a number: the default
+    st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS if new is None else new  # 0: the prompt alone
 
 
 # --------------------------------------------------------------------------- the view of this run

@@ -1,19 +1,25 @@
 """SmolLM2 at 1,024 and 2,048 tokens: our analysis beside transformers' eager forward with
 ``output_attentions=True`` on the same ids, one torch thread, side by side in one run.
 
-    .venv/bin/python bench/bench_long_contexts.py [--rounds 2] [--parts 1 2 3 4] [--length 1024]
+    .venv/bin/python bench/bench_long_contexts.py [--rounds 2] [--parts 1 2 3 4] [--length 1024] [--new 32]
     .venv/bin/python bench/bench_long_contexts.py --random-weights --length 8192 --device cuda
 
 Every measured case runs in a fresh process (peak memory is its own), rounds interleaved (A, B, C,
-A, B, C) so a busy machine slows every case alike. In each: the model is loaded, freed memory is
+A, B, C) so a busy machine slows every case alike, with the C library's mmap threshold the app sets
+(model/run/runtime.py: a decoding step's growing key/value cache otherwise fragments the heap). In
+each: the model is loaded, freed memory is
 given back (gc, malloc_trim), the resident set is read ("loaded"), the peak is reset
 (/proc/self/clear_refs), then the case runs; "peak" is the peak since loading (VmHWM), "increase" =
 peak - loaded, "whole" the process's peak including the load (getrusage ru_maxrss).
 
-Part 1 (``--length``, 1,024): transformers (the same GGUF, ``attn_implementation="eager"``, float32)
-one forward keeping every head's weights; ours: ``analyze(keep=attention_only, max_new=1)`` (one
-decoded token, then the hooked pass over prompt + output), the hooked pass alone as analyze runs it
-(``record_attention`` + ``trace_shapes``), and that pass with the explicit steps forced.
+Part 1 (``--length``, 1,024, and ``--new``, 32): transformers (the same GGUF,
+``attn_implementation="eager"``, float32) one forward over ``length + new`` ids (1,056) keeping every
+head's weights; ours: the whole analysis ``analyze(keep=attention_only, max_new=new)`` of the
+``length``-token prompt (one pass: the recorded prompt pass is the prefill, model/run/one_pass.py), the
+same with ``max_new=0`` (the prompt alone), the two passes it replaced (``whole_trace=True``: decode,
+then the hooked pass over prompt + output), and the hooked pass alone as analyze runs it
+(``record_attention`` + ``trace_shapes``). The ratios to read: analyze / transformers (target <= 0.6x),
+analyze (new=0) / the pass alone (target <= 1.0x), increase / transformers' increase (target <= 0.3x).
 Part 2: one head's (scores, pattern) recomputed from the recorded inputs (``head_attention``), wall
 and CPU ms (medians of 5 calls), after the analyses of parts 1 and 3 and after the pass alone at both
 lengths.
@@ -182,7 +188,10 @@ def run_case(case: str, args) -> dict:
     """Load, settle, run ``case`` once; its figures."""
     import torch
 
+    from model.run.runtime import configure_malloc
+
     torch.set_num_threads(1)
+    configure_malloc()  # the app's setting (model/run/runtime.py), for every case alike
     spec = json.loads(Path(args.ids).read_text()) if args.ids else {}
     start = time.perf_counter()
     model, bundle = _load(case, args)
@@ -207,10 +216,12 @@ def run_case(case: str, args) -> dict:
         _sync(args.device)
         figures["weights_bytes"] = sum(a.numel() * a.element_size() for a in out.attentions)
         n = len(ids)
-    elif case == "analyze":
+    elif case in ("analyze", "analyze0", "twopass"):
         from model.run.analysis import analyze, attention_only
 
-        result = analyze(bundle, spec["text"], keep=attention_only, max_new=1)
+        new = 0 if case == "analyze0" else args.new
+        two = case == "twopass"
+        result = analyze(bundle, spec["text"], keep=attention_only, max_new=new, whole_trace=two)
         n = len(result.target_tokens)
         figures["same_ids"] = result.prepared.prefix == ids
         figures["kept_bytes"] = sum(r.nbytes for r in result.attention_inputs.values())
@@ -228,7 +239,7 @@ def run_case(case: str, args) -> dict:
         figures["kept_bytes"] = sum(r.nbytes for r in recorded.values())
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _peak_since_reset()
-    if case == "analyze":
+    if case.startswith("analyze"):
         figures["head_ms"] = _head_ms(lambda layer, head: result.head_attention("decoder", layer, head))
     elif case == "pass":
         layers = list(recorded.values())
@@ -264,7 +275,8 @@ def make_inputs(lengths: list[int], folder: Path) -> dict[int, Path]:
 
 
 def child(case: str, args, ids_file: Path | None, length: int) -> dict:
-    command = [sys.executable, __file__, "--child", case, "--length", str(length), "--device", args.device]
+    command = [sys.executable, __file__, "--child", case, "--length", str(length), "--device", args.device,
+               "--new", str(args.new)]
     if ids_file is not None:
         command += ["--ids", str(ids_file)]
     if args.random_weights:
@@ -315,6 +327,13 @@ def print_ratios(results: list[dict]) -> None:
             print(f"{case:<10} round {i + 1}: wall {a['wall_s'] / b['wall_s']:.2f}x, "
                   f"CPU {a['cpu_s'] / b['cpu_s']:.2f}x, increase {grow:.2f}x, "
                   f"peak {a['peak'] / b['peak']:.2f}x, whole {a['whole'] / b['whole']:.2f}x")
+    alone = by_case.get("pass", [])
+    for i, (a, b) in enumerate(zip(by_case.get("analyze0", []), alone, strict=False)):
+        print(f"analyze (new=0) / the pass alone, round {i + 1}: wall {a['wall_s'] / b['wall_s']:.2f}x, "
+              f"CPU {a['cpu_s'] / b['cpu_s']:.2f}x")
+    for i, (a, b) in enumerate(zip(by_case.get("analyze", []), by_case.get("twopass", []), strict=False)):
+        print(f"analyze (one pass) / two passes, round {i + 1}: wall {a['wall_s'] / b['wall_s']:.2f}x, "
+              f"CPU {a['cpu_s'] / b['cpu_s']:.2f}x")
     if theirs:
         kept = next((r["kept_bytes"] for r in results if "kept_bytes" in r), 0)
         print(f"transformers' attentions output: {theirs[0]['weights_bytes'] / MB:.0f} MB; "
@@ -340,11 +359,13 @@ def print_threshold(results: list[dict]) -> None:
         print(f"{n:>6} {cells:>10,} {path:>8}  {row}")
 
 
-def interleaved(cases: list[str], rounds: int, args, ids_file: Path | None, length: int) -> list[dict]:
+def interleaved(cases: list[str], rounds: int, args, ids_file: Path | None | dict, length: int) -> list[dict]:
+    """``ids_file``: one file for every case, or case -> (file, length) where a case reads others."""
     results = []
     for _ in range(rounds):
         for case in cases:
-            results.append(child(case, args, ids_file, length))
+            own = ids_file.get(case, (None, length)) if isinstance(ids_file, dict) else (ids_file, length)
+            results.append(child(case, args, *own))
             print(".", end="", flush=True)
     return sorted(results, key=lambda r: cases.index(r["case"]))
 
@@ -355,6 +376,7 @@ def main() -> None:
     parser.add_argument("--parts", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--length", type=int, default=1024, help="part 1's tokens")
     parser.add_argument("--long", type=int, default=2048, help="part 3's tokens")
+    parser.add_argument("--new", type=int, default=32, help="part 1's new tokens")
     parser.add_argument("--random-weights", action="store_true")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -372,12 +394,16 @@ def main() -> None:
         print_ratios(results)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        lengths = {args.length, args.long - 1, args.long, max(THRESHOLD_LENGTHS)}
+        whole = args.length + args.new
+        lengths = {args.length, whole, args.long - 1, args.long, max(THRESHOLD_LENGTHS)}
         files = make_inputs(sorted(lengths), Path(tmp))
         if 1 in args.parts:
-            cases = ["hf", "analyze", "pass", "explicit"]
-            results = interleaved(cases, args.rounds, args, files[args.length], args.length)
-            print_rounds(f"Part 1 (and 2: head ms): {args.length} tokens", results, False)
+            cases = ["hf", "analyze", "analyze0", "twopass", "pass"]
+            own = {c: (files[args.length], args.length) for c in cases}
+            own["hf"] = (files[whole], whole)  # transformers reads prompt + output at once
+            results = interleaved(cases, args.rounds, args, own, args.length)
+            print_rounds(f"Part 1 (and 2: head ms): a {args.length}-token prompt, {args.new} new tokens "
+                         f"(transformers: {whole} ids; analyze0: new=0)", results, False)
             print_ratios(results)
         if 2 in args.parts:  # also timed in parts 1 and 3; here alone, with the pass at both lengths
             for n in (args.length, args.long):
@@ -385,7 +411,8 @@ def main() -> None:
                 print_rounds(f"Part 2: the hooked pass at {n} tokens, then single heads recomputed", results,
                              False)
         if 3 in args.parts:
-            # a prompt of one token less: the analysis reads prompt + its one output token
+            # a prompt of one token less, one new token: the analysis reads prompt + its output token
+            args.new = 1
             results = interleaved(["analyze"], args.rounds, args, files[args.long - 1], args.long)
             print_rounds(f"Part 3 (and 2): the first analysis at {args.long} tokens", results, False)
         if 4 in args.parts:

@@ -13,6 +13,10 @@ MESSAGES_ZH: dict[str, str] = {
     "target_cut": "目标文本已截断到模型的上限：{max_len} 个 token。",
     "output_max_length": "输出达到了最大长度（{max_len} 个 token），仍没有生成结束 token。",
     "output_max_new": "输出写到 {max_new} 个新 token 后停止：这是本次运行写出的上限。",
+    "two_passes": (
+        "在这个修改下，解码时缓存的键和值与对整段文本做一次前向计算得到的不同，"
+        "所以模型先解码，再把提示和输出重新读一遍（两次前向计算，而不是一次）。"
+    ),
     "budget_clamped": (
         "在这台服务器上，一次分析最多占用 {budget_mib} MiB 内存，所以这个模型在这里最多读取 {max_len} 个 token："
         "它的配置允许 {config_max_len} 个，那样一次分析要占用 {full_mib:,} MiB。"

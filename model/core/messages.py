@@ -35,6 +35,10 @@ ENGLISH: dict[str, str] = {
     "target_cut": "The target was cut to the model's maximum of {max_len} tokens.",
     "output_max_length": "The output reached the maximum length ({max_len} tokens) without an end token.",
     "output_max_new": "The output stopped after {max_new} new tokens, the most this run writes.",
+    "two_passes": (
+        "Under this edit the keys and values cached while decoding are not those of a pass over the whole "
+        "text, so the model decoded first and then read prompt and output again (two passes, not one)."
+    ),
     "budget_clamped": (
         "One analysis may hold {budget_mib} MiB on this server, so this model reads at most {max_len} "
         "tokens here: its config allows {config_max_len}, whose analysis would hold {full_mib:,} MiB."

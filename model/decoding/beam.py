@@ -8,6 +8,7 @@ self-attention keeps its keys and values, so a step feeds only the newest token 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -20,6 +21,25 @@ from .results import BeamCandidate, BeamResult, BeamStep, Hypothesis
 def length_normalised(logp: float, length: int, length_penalty: float) -> float:
     """The beam score of a hypothesis of ``length`` tokens (eos counted): logp / length**alpha."""
     return logp / max(1, length) ** length_penalty
+
+
+#: One decoder call of a decoding loop: (new ids [row, new_pos], encoder output or None, source padding or
+#: None, the blocks' key/value caches (extended in place), position of the first new id) -> logits
+#: [row, vocab] of each row's last position. The analysis passes its own, which records the call.
+StepFn = Callable[[torch.Tensor, torch.Tensor | None, torch.Tensor | None, list[dict], int], torch.Tensor]
+
+
+def plain_step(model: Transformer) -> StepFn:
+    """The decoder call of :data:`StepFn`, recording nothing."""
+
+    def run(step_in: torch.Tensor, memory: torch.Tensor | None, src_pad: torch.Tensor | None,
+            caches: list[dict], position: int) -> torch.Tensor:
+        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
+        # Only the last position's distribution is needed: projecting it alone skips most of the
+        # vocabulary matmul, the largest single cost of a step.
+        return model.unembed(hidden[:, -1])  # [row, vocab]
+
+    return run
 
 
 #: A live hypothesis, one decoder row: (sentence index, generated ids, cumulative logp).
@@ -36,6 +56,7 @@ def beam_search(
     length_penalty: float = 1.0,
     max_new: int | None = None,
     trace: bool = False,
+    step: StepFn | None = None,
 ) -> list[BeamResult]:
     """Beam search for each source, batched (every sentence's live hypotheses are rows of one batch).
 
@@ -46,7 +67,8 @@ def beam_search(
     can still beat its best finished one (exact: a live hypothesis only loses log-probability and
     its length is bounded); at max_len its live ones are finished as they are (cut), as greedy
     decoding cuts. The output is the finished hypothesis with the best logp / length**length_penalty.
-    With width 1 this is greedy decoding, token for token.
+    With width 1 this is greedy decoding, token for token. ``step``: runs each decoder call
+    (:data:`StepFn`), plain when None.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("beam_search needs prefixes of one length")
@@ -63,12 +85,13 @@ def beam_search(
     # One live hypothesis per sentence to begin with.
     live: list[_Live] = [(i, [], 0.0) for i in range(n)]
     caches: list[dict] = [{} for _ in model.decoder.blocks]
+    run = step or plain_step(model)
     step_in = torch.tensor(prefixes)  # [row, new_pos]
     position = 0
     while live:
-        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
+        last = run(step_in, memory, src_pad, caches, position)  # [row, vocab]
         position += step_in.shape[1]
-        logits = model.named_logits(model.unembed(hidden[:, -1]))  # [row, vocab the tokenizer names]
+        logits = model.named_logits(last)  # [row, vocab the tokenizer names]
         logp = torch.log_softmax(logits.float(), dim=-1)  # [row, vocab]
         live, parents = search.step(live, logp, at_limit=position >= limit)
         if not live:

@@ -3,7 +3,8 @@
 
 What each decoding step saw is read off one hooked pass over the output (model/run/analysis.py):
 the decoder is causal, so row t of that pass is exactly step t (tests/model/decoding/test_decoding.py
-checks it).
+checks it). A language model's analysis records the steps themselves instead: its hooked pass over the
+prompt is the first decoder call, and each later call adds its rows (``step``, model/run/one_pass.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 
 from ..data.batches import pad_batch
 from ..network.transformer import Transformer
-from .beam import beam_search
+from .beam import StepFn, beam_search, plain_step
 from .results import SHOWN_KEPT, SampleResult, SampleStep
 from .strategy import GREEDY, Strategy
 
@@ -27,12 +28,14 @@ def greedy_decode(
     prefixes: list[list[int]],
     eos_id: int,
     max_new: int | None = None,
+    step: StepFn | None = None,
 ) -> list[list[int]]:
     """Greedy continuation of each prefix, batched; returns the generated ids (prefix and eos excluded).
 
     The encoder runs once; the decoder keeps each self-attention's keys and values, so a step
     feeds only the newest token. Rows that finish leave the batch. All prefixes must have the
-    same length (every task here starts from one tag or <bos> token).
+    same length (every task here starts from one tag or <bos> token). ``step``: runs each decoder
+    call (:data:`~model.decoding.beam.StepFn`; the analysis records its calls), plain when None.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("greedy_decode needs prefixes of one length")
@@ -45,14 +48,13 @@ def greedy_decode(
     out: list[list[int]] = [[] for _ in range(len(sources))]
     rows = torch.arange(len(sources))  # sentence index of each row still decoding
     caches: list[dict] = [{} for _ in model.decoder.blocks]
+    run = step or plain_step(model)
     step_in = torch.tensor(prefixes)  # [batch, new_pos]
     position = 0
     while len(rows):
-        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, new_pos, d_model]
+        logits = run(step_in, memory, src_pad, caches, position)  # [row, vocab], the last position's
         position += step_in.shape[1]
-        # Only the last position's distribution is needed: projecting it alone skips most of the
-        # vocabulary matmul, the largest single cost of a step.
-        nxt = model.named_logits(model.unembed(hidden[:, -1])).argmax(-1)  # [row], an id the tokenizer names
+        nxt = model.named_logits(logits).argmax(-1)  # [row], an id the tokenizer names
         keep = []
         for j, i in enumerate(rows.tolist()):
             tok = int(nxt[j])
@@ -119,23 +121,26 @@ def sample_decode(
     eos_id: int,
     strategy: Strategy,
     max_new: int | None = None,
+    step: StepFn | None = None,
 ) -> SampleResult:
     """One sampled output for one source; the generator is seeded with strategy.seed, so the same
-    (model, input, strategy) always gives the same sample, alone or inside a batch of sentences."""
+    (model, input, strategy) always gives the same sample, alone or inside a batch of sentences.
+    ``step``: as for :func:`greedy_decode`."""
     model.eval()
     cfg = model.cfg
     gen = torch.Generator().manual_seed(strategy.seed)
     memory, src_pad = model.encode(torch.tensor([source]))  # [1, src_pos, d_model]
     limit = cfg.max_len if max_new is None else min(cfg.max_len, len(prefix) + max_new)
     caches: list[dict] = [{} for _ in model.decoder.blocks]
+    run = step or plain_step(model)
     step_in = torch.tensor([prefix])  # [1, new_pos]
     position = 0
     ids: list[int] = []
     steps: list[SampleStep] = []
     while True:
-        hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [1, new_pos, d_model]
+        last = run(step_in, memory, src_pad, caches, position)  # [1, vocab], the last position's
         position += step_in.shape[1]
-        logits = model.named_logits(model.unembed(hidden[0, -1])).float()  # [named vocab]
+        logits = model.named_logits(last[0]).float()  # [named vocab]
         probs = filtered_distribution(logits, strategy.temperature, strategy.top_k, strategy.top_p)
         raw = torch.softmax(logits, dim=-1)  # [vocab]
         tok = int(torch.multinomial(probs, 1, generator=gen))

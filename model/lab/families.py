@@ -147,8 +147,9 @@ def family_column(bundle: Bundle, text: str) -> FamilyColumn:
     cfg, tok = bundle.cfg, bundle.tokenizer
     family = ("encoder_only" if cfg.encoder_only else "decoder_only" if cfg.decoder_only
               else "encoder_decoder")
+    # whole_trace: the column's shapes are those of one pass over prompt + output
     analysis = analyze(bundle, text, max_new=FAMILY_NEW_TOKENS if cfg.decoder_only else None,
-                       keep=attention_only, max_input=FAMILY_MAX_TOKENS)
+                       keep=attention_only, max_input=FAMILY_MAX_TOKENS, whole_trace=True)
     prepared = analysis.prepared
     sizes = {"source": len(analysis.source_tokens), "target": len(analysis.target_tokens)}
     masks, mask_tokens = _masks(bundle.model, sizes, {"source": analysis.source_tokens,

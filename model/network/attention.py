@@ -214,9 +214,13 @@ class MultiHeadAttention(nn.Module):
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
             relative = None if table is None or not self._adds_bias() else recorded.RelativeBias(
                 table.weight.detach().float().cpu().numpy(), table.bidirectional, table.max_distance)
-            recorded.record(self.path, qt, kt, self.divisor if self._scales() else 1.0, self._causal_mode(),
-                            offset, self._softmax_dim(), key_padding, q_pad, self._window(),
-                            value_norms=self._value_norms(vt), relative=relative)
+            new = offset if recorded.new_keys_only() and cache is not None else 0  # a step's own keys only
+            divisor = self.divisor if self._scales() else 1.0
+            # a step's keys copied: a view would keep the whole cache of that step alive in the record
+            keys = kt[:, :, new:].clone() if new else kt
+            recorded.record(self.path, qt, keys, divisor, self._causal_mode(), offset, self._softmax_dim(),
+                            key_padding, q_pad, self._window(), value_norms=self._value_norms(vt[:, :, new:]),
+                            relative=relative)
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
@@ -274,12 +278,23 @@ class MultiHeadAttention(nn.Module):
         from key j at full weight (Kobayashi et al. 2020). Through each head's Gram matrix W_O,h W_O,h^T
         ([d_head, d_head]), so no [head, key_pos, d_model] tensor is built."""
         with torch.no_grad():
-            H, dh = self.n_heads, self.d_head
-            w = self.W_o.weight.detach().float().view(-1, H, dh).permute(1, 2, 0)  # [head, d_head, d_model]
-            gram = w @ w.transpose(1, 2)  # [head, d_head, d_head]
+            gram = self._gram()  # [head, d_head, d_head]
             v = self._share_kv(vt.detach().float())  # [batch, head, key_pos, d_head]
             squared = ((v @ gram) * v).sum(-1)  # [batch, head, key_pos]
             return squared.clamp_min(0.0).sqrt()
+
+    def _gram(self) -> torch.Tensor:
+        """[head, d_head, d_head]: each head's W_O,h W_O,h^T, computed once per version of W_o (a decoding
+        step records one key's value norms: recomputing this in each of them cost more than the step)."""
+        weight = self.W_o.weight
+        stamp = (weight.data_ptr(), weight._version, weight.dtype)
+        kept = self.__dict__.get("_gram_kept")
+        if kept is None or kept[0] != stamp:
+            H, dh = self.n_heads, self.d_head
+            w = weight.detach().float().view(-1, H, dh).permute(1, 2, 0)  # [head, d_head, d_model]
+            kept = (stamp, w @ w.transpose(1, 2))
+            self.__dict__["_gram_kept"] = kept  # not a buffer: no state_dict entry, no module attribute
+        return kept[1]
 
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
         """[batch, kv_head, key_pos, d_head] -> [batch, head, key_pos, d_head]: under grouped-query

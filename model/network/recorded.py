@@ -145,6 +145,8 @@ class AttentionInputs:
 
 _recording: contextvars.ContextVar[dict[str, AttentionInputs] | None] = contextvars.ContextVar(
     "attention_recording", default=None)
+_new_keys_only: contextvars.ContextVar[bool] = contextvars.ContextVar("attention_new_keys_only",
+                                                                     default=False)
 
 
 def recording() -> bool:
@@ -152,15 +154,26 @@ def recording() -> bool:
     return _recording.get() is not None
 
 
+def new_keys_only() -> bool:
+    """Whether the recording block keeps only the keys (and value norms) a pass adds to its cache."""
+    return _new_keys_only.get()
+
+
 @contextlib.contextmanager
-def record_attention() -> Iterator[dict[str, AttentionInputs]]:
+def record_attention(new_keys_only: bool = False) -> Iterator[dict[str, AttentionInputs]]:
     """Collect, per attention module path (``decoder.blocks.3.self_attn``), what its softmax saw in
-    every forward pass run inside the block (a later pass of the same module replaces the earlier)."""
+    every forward pass run inside the block (a later pass of the same module replaces the earlier).
+
+    ``new_keys_only``: a decoding step's record, to be joined to the earlier ones (model/run/one_pass.py):
+    ``k`` and ``value_norms`` hold only the positions this pass added after its ``offset`` cached ones,
+    so a step costs what its own rows do, not the whole cache again."""
     store: dict[str, AttentionInputs] = {}
     token = _recording.set(store)
+    only = _new_keys_only.set(new_keys_only)
     try:
         yield store
     finally:
+        _new_keys_only.reset(only)
         _recording.reset(token)
 
 

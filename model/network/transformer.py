@@ -252,8 +252,8 @@ class Transformer(HookedModule):
         return self.encoder(src, src_pad), src_pad
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_pad: torch.Tensor | None,
-               logits_from: int = 0) -> torch.Tensor:
-        y = self.decoder(tgt, memory, self._target_padding(tgt), src_pad)
+               logits_from: int = 0, caches: list[dict] | None = None) -> torch.Tensor:
+        y = self.decoder(tgt, memory, self._target_padding(tgt), src_pad, caches)
         sym_y, sym_logits = ("B", "L_tgt", "d_model"), ("B", "L_tgt", "V")
         if logits_from:
             kept = y[:, logits_from:]  # [batch, out_pos, d_model]
@@ -266,14 +266,18 @@ class Transformer(HookedModule):
         return logits
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor | None = None,
-                logits_from: int = 0) -> torch.Tensor:
+                logits_from: int = 0, caches: list[dict] | None = None) -> torch.Tensor:
         """logits [batch, tgt_pos, vocab]; for an encoder-only model (no tgt) the encoder output
         [batch, src_pos, d_model]; for a decoder-only model forward(ids [batch, pos]) gives logits
         [batch, pos, vocab]. ``logits_from``: only the logits of positions from there on (the rows
-        an analysis reads), so a long prompt does not hold a vocabulary-wide row per token."""
+        an analysis reads), so a long prompt does not hold a vocabulary-wide row per token. ``caches``
+        (a decoder-only model, one dict per decoder block, empty): the pass also leaves every block's keys
+        and values there, so decoding continues from it (model/run/one_pass.py)."""
         c = self.cfg
         if c.decoder_only:
-            return self._forward_decoder_only(src, tgt, logits_from)
+            return self._forward_decoder_only(src, tgt, logits_from, caches)
+        if caches is not None:
+            raise ValueError("only a decoder-only model's pass fills a key/value cache")
         if c.encoder_only and tgt is not None:
             raise ValueError("this model is encoder-only: forward(src) takes no target")
         if not c.encoder_only and tgt is None:
@@ -296,7 +300,7 @@ class Transformer(HookedModule):
         return self.decode(tgt, memory, src_pad, logits_from)
 
     def _forward_decoder_only(self, ids: torch.Tensor, extra: torch.Tensor | None,
-                              logits_from: int = 0) -> torch.Tensor:
+                              logits_from: int = 0, caches: list[dict] | None = None) -> torch.Tensor:
         c = self.cfg
         if extra is not None:
             raise ValueError("this model is decoder-only: forward(ids) takes one token tensor")
@@ -306,7 +310,7 @@ class Transformer(HookedModule):
             raise ValueError(f"ids has {ids.shape[1]} positions; this model takes at most {c.max_len}")
         record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
                      d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
-        return self.decode(ids, None, None, logits_from)  # [batch, pos - logits_from, vocab]
+        return self.decode(ids, None, None, logits_from, caches)  # [batch, pos - logits_from, vocab]
 
     def teacher_forced(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Logits [batch, tgt_pos, vocab] of a training pair: the decoder reads tgt_in after the encoder

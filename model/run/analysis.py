@@ -15,7 +15,7 @@ import torch
 from ..core.messages import Message
 from ..core.protocols import HookedModel, Task, Tokenizer
 from ..data.tasks import InputError, Prepared
-from ..decoding.beam import beam_search
+from ..decoding.beam import StepFn, beam_search
 from ..decoding.decoders import greedy_decode, sample_decode
 from ..decoding.results import BeamResult, SampleResult
 from ..decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
@@ -26,6 +26,7 @@ from ..network.recorded import AttentionInputs, record_attention
 from ..network.trace import parameter_counts, trace_shapes
 from ..store.budget import with_budget_reason
 from ..store.bundle import Bundle
+from . import one_pass
 from .interventions import Edit, intervene
 
 
@@ -201,6 +202,7 @@ def analyze(
     keep: Callable[[str], bool] | None = None,
     max_new: int | None = None,
     max_input: int | None = None,
+    whole_trace: bool = False,
 ) -> Analysis:
     """Run the model on text; raises InputError (with a message for the user) on unusable input.
 
@@ -214,12 +216,16 @@ def analyze(
     says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
     max_input: most tokens of the input read (None: the model's max_len; a larger value changes
     nothing), for a page that runs several models at once. The output still has the room up to max_len.
+    whole_trace: the shape trace is that of one pass over the whole sequence. Otherwise a language model
+    whose analysis keeps no hook tensor is read in one pass (model/run/one_pass.py): the recorded prompt
+    pass is the prefill of the decoding, each step adds its rows, and the trace is the prompt pass's,
+    then one step saying the continuation was written a token at a time. Edits under which the cached
+    prefix is stale keep the two passes (decode, then read prompt + output again), with a note.
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
     model: HookedModel = bundle.model
     task: Task = bundle.task
-    tok: Tokenizer = bundle.tokenizer
     cfg = model.cfg
     if max_new is None and cfg.decoder_only:
         max_new = DEFAULT_NEW_TOKENS
@@ -231,6 +237,11 @@ def analyze(
             raise InputError(Message("no_decoder", {}, "error"))
         return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, keep)
     with model.lock, intervene(model, *edits):
+        if target is None and one_pass.fits(model, keep) and not whole_trace:
+            why = one_pass.stale_reason(model, torch.tensor([prepared.prefix]))
+            if not why:
+                return _analyze_one_pass(bundle, prepared, strategy, keep, max_new, notes, edits, top_k)
+            notes.append(Message("two_passes", {}, "info"))
         if target is not None:
             if not target.strip():
                 raise InputError(Message("empty_target", {}, "error"))
@@ -245,27 +256,64 @@ def analyze(
         # A decoder-only model reads prompt + output as one sequence: its prompt is its prefix.
         inputs = [torch.tensor([decoder_in])] if cfg.decoder_only else [
             torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
-        # A long prompt's logits are kept only from the row that predicts the first output token on:
-        # 2,048 rows over SmolLM2's 49,152 words would be 403 MB, and the steps read none of them.
-        # A short one keeps every row, so its shape trace ends in [B, L_tgt, V] as the model computes.
-        first_row = len(prepared.prefix) - 1 if len(prepared.prefix) > FULL_LOGITS_UP_TO else 0
+        first_row = _first_logits_row(prepared.prefix)
         with trace_shapes() as trace, record_attention() as recorded, progress.stage(0.5, 1.0, "read"):
             logits, cache = model.run_with_cache(*inputs, names_filter=keep, logits_from=first_row)
+    return _result(bundle, prepared, decoder_in, generated, stopped, target is not None,
+                   model.named_logits(logits[0]), first_row, cache.to_numpy(), recorded, trace.to_dicts(),
+                   dict(trace.sizes), notes, edits, strategy, search, top_k)
+
+
+def _first_logits_row(prefix: list[int]) -> int:
+    """The first decoder row whose logits an analysis keeps. A long prompt's logits are kept only from the
+    row that predicts the first output token on: 2,048 rows over SmolLM2's 49,152 words would be 403 MB,
+    and the steps read none of them. A short one keeps every row, so its shape trace ends in
+    [B, L_tgt, V] as the model computes."""
+    return len(prefix) - 1 if len(prefix) > FULL_LOGITS_UP_TO else 0
+
+
+def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, keep: Callable[[str], bool],
+                      max_new: int | None, notes: list[Message], edits: tuple[Edit, ...],
+                      top_k: int) -> Analysis:
+    """A language model's analysis in one pass (model/run/one_pass.py): the recorded, traced pass over the
+    prompt is the prefill the output is decoded from, each step adding its rows. Equal to the two passes."""
+    model, cfg = bundle.model, bundle.model.cfg
+    first_row = _first_logits_row(prepared.prefix)
+    steps = one_pass.RecordedSteps(model, keep, first_row, cfg.max_len if max_new is None else max_new)
+    generated, search = _decode_output(bundle, prepared, strategy, max_new, steps)
+    with progress.stage(1.0, 1.0, "decode"):  # done (an output that ended early fills the bar here)
+        pass
+    decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, True, max_new,
+                                                 notes)
+    n = len(generated)
+    rows = [0] * n  # greedy decoding and sampling: one row per step
+    if isinstance(search, BeamResult):  # the kept hypothesis's row at each step, from the beam's trace
+        rows = [step.beams.index(generated[: t + 1]) for t, step in enumerate(search.steps[1 : n + 1])]
+    recorded, logits = steps.join(rows)
+    return _result(bundle, prepared, decoder_in, generated, stopped, False, model.named_logits(logits),
+                   first_row, {}, recorded, steps.trace_dicts(n), dict(steps.trace.sizes), notes, edits,
+                   strategy, search, top_k)
+
+
+def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated: list[int], stopped: bool,
+            teacher_forced: bool, logits: torch.Tensor, first_row: int, activations: dict, recorded: dict,
+            trace: list[dict], trace_sizes: dict, notes: list[Message], edits: tuple[Edit, ...],
+            strategy: Strategy, search: BeamResult | SampleResult | None, top_k: int) -> Analysis:
+    tok, cfg = bundle.tokenizer, bundle.model.cfg
     return Analysis(
         model=bundle.name,
         prepared=prepared,
         source_tokens=tok.tokens(prepared.source_ids),
         target_tokens=tok.tokens(decoder_in),
         output_text=tok.decode(generated),
-        teacher_forced=target is not None,
+        teacher_forced=teacher_forced,
         stopped=stopped,
         # the steps pick and list only ids the tokenizer names (the logits above keep every row)
-        steps=_decoding_steps(model.named_logits(logits[0]), first_row, len(prepared.prefix), decoder_in,
-                              stopped, tok, top_k),
-        activations=cache.to_numpy(),
+        steps=_decoding_steps(logits, first_row, len(prepared.prefix), decoder_in, stopped, tok, top_k),
+        activations=activations,
         attention_inputs=recorded,
-        trace=trace.to_dicts(),
-        trace_sizes=dict(trace.sizes),
+        trace=trace,
+        trace_sizes=trace_sizes,
         notes=with_budget_reason(bundle, notes),
         layer_counts=layer_counts(cfg),
         source_special=[tok.is_special(i) for i in prepared.source_ids],
@@ -276,19 +324,21 @@ def analyze(
     )
 
 
-def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy,
-                   max_new: int | None) -> tuple[list[int], BeamResult | SampleResult | None]:
-    """(the generated ids, what the search saw: None for greedy decoding) of one prepared input."""
+def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy, max_new: int | None,
+                   step: StepFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
+    """(the generated ids, what the search saw: None for greedy decoding) of one prepared input.
+    ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None."""
     eos_id = bundle.tokenizer.eos_id
     # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
     args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
     if strategy.kind == "beam":
-        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True)[0]
+        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True, step=step)[0]
         return search.best.ids, search
     if strategy.kind == "sample":
-        sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy, max_new)
+        sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy, max_new,
+                                step=step)
         return sampled.ids, sampled
-    return greedy_decode(*args, max_new)[0], None
+    return greedy_decode(*args, max_new, step=step)[0], None
 
 
 def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool, max_new: int | None,

@@ -49,6 +49,9 @@ EN = {
     "architecture.shapes_note": "Shapes are (B, L, width): B = {B} sentence, L = the number of positions. Every "
     "block of a stack has the same shapes, so one block is drawn; the final norm keeps the shape of its "
     "input.",
+    "architecture.one_pass": "These are the shapes of the pass over the prompt (L = {L}). The model read it "
+    "once, keeping each layer's keys and values, then wrote the {new} new tokens one at a time: each step "
+    "feeds one token, so its shapes are (B, 1, width), and its attention reads the cached keys.",
     "architecture.links": "Each box names the page that shows it:",
     "architecture.split.header": "Multi-head split and merge",
     "architecture.split.text": "The attention chosen in the sidebar ({kind}, layer {layer}) splits its "
@@ -141,6 +144,8 @@ ZH = {
     "architecture.reading.tied_no": "它有**自己的矩阵**，与嵌入分开。",
     "architecture.shapes_note": "形状写作 (B, L, 宽度)：B = {B} 个句子，L = 位置数。同一堆叠中的每个块形状都相同，"
     "所以只画一个块；最终归一化不改变输入的形状。",
+    "architecture.one_pass": "这些是读取提示时那一次计算的形状（L = {L}）。模型只读一遍提示，保存每层的键和值，"
+    "然后逐个写出 {new} 个新 token：每一步只输入一个 token，形状为 (B, 1, 宽度)，注意力读取缓存的键。",
     "architecture.links": "每个方框都注明了展示它的页面：",
     "architecture.split.header": "多头拆分与合并",
     "architecture.split.text": "侧边栏选中的注意力（{kind}，第 {layer} 层）把 d_model = {d_model} 维的向量拆成 "

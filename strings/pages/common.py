@@ -50,7 +50,11 @@ EN = {
     "sidebar.form": "The prompt",
     "sidebar.new_tokens": "New tokens to write",
     "sidebar.new_tokens_help": "A language model rarely ends by itself soon: it writes at most this many tokens "
-    "(1 to {most}), each one more decoding step and one more row on the pages.",
+    "(0 to {most}), each one more decoding step and one more row on the pages. At 0 it writes nothing: the "
+    "prompt alone is read, in one pass.",
+    "analysis.no_output": "New tokens to write is 0: the model read the prompt alone and wrote nothing, so "
+    "this page, which shows the output, has nothing to show.",
+    "analysis.write_output": "Write {n} new tokens",
     "direction.raw": "continued as typed",
     "direction.chat": "answered in chat form",
     "sidebar.form_help": "A chat model can read the text as typed and continue it, or read it as a user's "
@@ -137,8 +141,10 @@ ZH = {
     "direction.en->zh": "English → 中文",
     "sidebar.form": "提示文本",
     "sidebar.new_tokens": "要写出的新 token 数",
-    "sidebar.new_tokens_help": "语言模型很少很快自己结束：它最多写出这么多个 token（1 到 {most}），"
-    "每多一个就多一步解码，页面上也多一行。",
+    "sidebar.new_tokens_help": "语言模型很少很快自己结束：它最多写出这么多个 token（0 到 {most}），"
+    "每多一个就多一步解码，页面上也多一行。设为 0 时不写出任何 token：只读一遍提示。",
+    "analysis.no_output": "要写出的新 token 数为 0：模型只读了提示，没有写出任何内容，所以这个展示输出的页面没有可显示的内容。",
+    "analysis.write_output": "写出 {n} 个新 token",
     "direction.raw": "按原样续写",
     "direction.chat": "以对话形式回答",
     "sidebar.form_help": "对话模型可以把文本按原样读入并续写，也可以把它当作用户在对话模板里的一条消息来回答"

@@ -13,7 +13,7 @@ import viz
 from app_support.i18n import text as i18n_text
 from app_support.i18n.check import untranslated
 from model.network.kinds import hook_name
-from model.run.analysis import analyze
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.figures import title_of
 from tests.paths import REPO_ROOT
@@ -46,6 +46,11 @@ PAGES = {
 @functools.cache
 def reference(name: str, text: str):
     return analyze(load_model(name), text)
+
+
+def page_reference(name: str, text: str):
+    """The analysis the page reads (attention only: a language model's is one pass over its prompt)."""
+    return analyze(load_model(name), text, keep=attention_only)
 
 
 # --------------------------------------------------------------------------- the pure layout
@@ -284,8 +289,13 @@ def open_page(model: str, text: str, kind: str, layer: int, lang: str) -> AppTes
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_shows_the_traced_shapes(model, text, kind, layer, lang):
     at = open_page(model, text, kind, layer, lang)
-    result = reference(model, text)
+    result = page_reference(model, text)
     path = hook_name(kind, layer, "q").rsplit(".", 1)[0]
+    # a language model's shapes are its prompt pass's, and the page says the output came a token at a time
+    prompt_len = len(result.prepared.prefix)
+    one_pass = i18n_text(lang, "architecture.one_pass", L=prompt_len,
+                         new=len(result.target_tokens) - prompt_len)
+    assert (one_pass in [c.value for c in at.caption]) == (model == "induction")
     expected = _expected_shapes(result.trace, path)
     # the split-and-merge figure and table show exactly the traced shapes of the chosen attention
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]

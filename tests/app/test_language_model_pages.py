@@ -62,12 +62,14 @@ def test_a_chinese_prompt_shows_chinese_on_every_axis_and_in_every_hover():
 # slow: whole suite only (quick keeps SmolLM2's Chinese-prompt and positional pages)
 @pytest.mark.slow
 def test_generation_step_by_step_shows_each_new_tokens_row_over_what_it_read():
-    from model.run.analysis import analyze
+    from model.run.analysis import analyze, attention_only
     from model.store.registry import load_model
 
     at = _open(page_registry.page("decoding"), "en")
     assert not at.exception, [e.message for e in at.exception]
-    result = analyze(load_model("smollm2"), "The capital of France is")  # the page's own run: greedy, 32 new
+    # the page's own run: greedy, 32 new, attention only (one pass: tests/model/run/test_one_pass.py holds
+    # it to the two passes within 1e-5)
+    result = analyze(load_model("smollm2"), "The capital of France is", keep=attention_only)
     step = result.steps[0]
     figures = {json.loads(el.proto.spec)["layout"]["title"]["text"]: json.loads(el.proto.spec)
                for el in at.get("plotly_chart")}
@@ -139,3 +141,45 @@ def test_pages_that_run_their_own_pass_follow_the_new_token_bound(key):
     assert not at.error, [e.value for e in at.error]
     if key == "worked":  # 5 prompt tokens + 8 written
         assert "13 query positions × 13 key positions" in " ".join(c.value for c in at.caption)
+
+
+def _open_new(page: page_registry.PageSpec, new: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"model": "tiny-gpt", "text": "我们学习中文。", "lang": "en", "new": new})
+    at.run()
+    if page is not page_registry.START_PAGE:
+        at.switch_page(page.file).run()
+    return at
+
+
+LM_PAGES = [p for p in page_registry.PAGES if p.for_language_models]
+
+
+@pytest.mark.parametrize("page", LM_PAGES, ids=lambda p: p.key)
+def test_no_new_tokens_reads_the_prompt_alone_on_every_page(page):
+    """new=0 (the sidebar's control and links accept it): the prompt alone is read, every page opens, and a
+    page that shows the output says there is none and offers to write the default number of tokens."""
+    at = _open_new(page, "0")
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["new"] == 0
+    said = [i.value for i in at.info]
+    offers = [b for b in at.button if b.key == "write_output"]
+    if page.key == "decoding":
+        assert tr("en", "analysis.no_output") in said and offers
+        offers[0].click().run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert at.session_state["new"] == 32
+        assert tr("en", "analysis.no_output") not in [i.value for i in at.info]
+    else:
+        assert tr("en", "analysis.no_output") not in said and not offers
+
+
+def test_a_link_with_no_new_tokens_keeps_it_and_an_analysis_reads_the_prompt_alone():
+    from app_support import gateway as G
+
+    at = _open_new(page_registry.START_PAGE, "0")
+    assert not at.exception and at.session_state["new"] == 0
+    result = G.get_analysis("tiny-gpt", "我们学习中文。", max_new=0)
+    assert result.output_text == "" and len(result.target_tokens) == len(result.prepared.prefix)
+    assert _open_new(page_registry.START_PAGE, "-1").session_state["new"] == 32  # out of range: the default

@@ -14,10 +14,11 @@ from model.data.tokenizers import WordPieceTokenizer
 from model.data.translation_tokenizer import TranslationTokenizer
 from model.export.archive import inspect_meta
 from model.network.transformer import Transformer
-from model.run.analysis import analyze
+from model.run.analysis import analyze, attention_only
+from model.run.interventions import CausalMask
 from model.store.budget import within_budget
 from model.store.bundle import Bundle
-from model.store.registry import model_dir
+from model.store.registry import load_model, model_dir
 from model.store.sources.packages import PRETRAINED, pretrained_path
 from tests.conftest import tiny_config
 from tests.paths import REPO_ROOT
@@ -70,6 +71,9 @@ def produced(translation) -> dict[str, Message]:
     # a model its budget clamped, on an input cut at that limit
     out += analyze(within_budget(_never_ending_bundle(max_len=16), 8), "abcdefghijkl").notes
     out += analyze(_never_ending_bundle(max_len=16), "abc", max_new=3).notes  # stopped at max_new
+    # a language model under an edit that makes its decoding cache stale: two passes, not one
+    out += analyze(load_model("induction"), "abcab", edits=(CausalMask("reversed"),), keep=attention_only,
+                   max_new=2).notes
     out.append(_error(synthetic.prepare, "   ", 16))
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
@@ -120,6 +124,7 @@ def test_severities(produced):
         "budget_clamped",  # why a cut was where it was: the cut itself is the warning
         "output_max_new",  # the bound the user set (or the decoder-only default): nothing went wrong
         "input_prefixed",  # what the model is made to read (e5's "query: "): nothing went wrong
+        "two_passes",  # how the analysis was computed: the numbers are the same
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",

@@ -4,16 +4,33 @@ from __future__ import annotations
 
 from model.network import progress
 from model.run.analysis import analyze, attention_only
+from model.run.interventions import CausalMask
+from model.run.one_pass import PROMPT_SHARE
 from model.store.registry import load_model
 
 
 def test_an_analysis_reports_each_stage_forward_to_the_end():
+    # one pass (model/run/one_pass.py): the prompt is read first, then each new token is a decoding step
     told = []
     with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
         analyze(load_model("induction"), "a b c d a b", keep=attention_only, max_new=4)
     fractions = [f for f, _ in told]
     assert fractions == sorted(fractions) and len(set(fractions)) == len(fractions)
-    assert fractions[-1] == 1.0 and 0.0 < fractions[0] <= 0.5
+    assert fractions[-1] == 1.0 and 0.0 < fractions[0] <= PROMPT_SHARE
+    stages = [s for _, s in told]
+    assert stages.index("decode") > stages.index("read") and set(stages) == {"decode", "read"}
+    assert all(f <= PROMPT_SHARE for f, s in told if s == "read")
+    assert sum(PROMPT_SHARE < f < 1.0 for f, s in told if s == "decode") >= 2  # the steps move the bar
+
+
+def test_two_passes_report_decoding_then_reading():
+    # under an edit that makes the decoding cache stale: decode first, then the hooked pass over it all
+    told = []
+    with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
+        analyze(load_model("induction"), "a b c d a b", keep=attention_only, max_new=4,
+                edits=(CausalMask("reversed"),))
+    fractions = [f for f, _ in told]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
     stages = [s for _, s in told]
     assert stages.index("read") > stages.index("decode") and set(stages) == {"decode", "read"}
     assert all(f <= 0.5 for f, s in told if s == "decode") and any(0.5 < f < 1.0 for f, s in told)
