@@ -36,8 +36,11 @@ import io
 import json
 import os
 import socket
+import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -269,7 +272,8 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
                                    initializer=_pool_init, initargs=(threads,))
         try:
-            futures = {pool.submit(worker_shard, spec, t): t for t in todo}
+            with _no_main_script():  # a spawn pool starts its workers as tasks are submitted
+                futures = {pool.submit(worker_shard, spec, t): t for t in todo}
             for future in as_completed(futures):
                 task = futures[future]
                 try:
@@ -288,6 +292,22 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         if not todo:
             break
     return lost
+
+
+@contextmanager
+def _no_main_script() -> Iterator[None]:
+    """While workers are spawned, ``__main__`` is a bare module. A spawned worker first runs the parent's
+    main script again when ``__main__`` names a file; under Streamlit (and its AppTest) ``__main__`` is the
+    app's page script, so every worker ran the app and died before its first shard."""
+    main = sys.modules.get("__main__")
+    if main is None or not getattr(main, "__file__", None) or getattr(main, "__spec__", None) is not None:
+        yield  # a command (python -m model) or an interactive session: nothing is run again
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _exit_codes(pool) -> str:

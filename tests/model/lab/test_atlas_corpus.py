@@ -253,6 +253,23 @@ def test_one_worker_two_pool_workers_and_ray_give_one_atlas(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_pool_runs_from_a_process_whose_main_is_a_page_script(tmp_path, monkeypatch):
+    """Under Streamlit (and its AppTest) ``__main__`` is the page script: spawned workers must not run it.
+    Here the script kills whatever process runs it, as the app's page did to every worker."""
+    import types
+
+    script = tmp_path / "page.py"
+    script.write_text("import os\nos._exit(7)\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    page.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    pool = run(tmp_path, workers=2)
+    assert pool.computed == 6 and sys.modules["__main__"] is page
+    assert_same_atlas(run(tmp_path, force=True), pool, exact=True)
+
+
+@pytest.mark.slow
 def test_a_pool_worker_killed_mid_run_loses_only_its_shards(tmp_path):
     killed: list[int] = []
 
