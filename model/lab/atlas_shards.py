@@ -31,13 +31,16 @@ A language model's prompts are read, not continued: one hooked pass over each pr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import socket
+import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -269,7 +272,8 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
                                    initializer=_pool_init, initargs=(threads,))
         try:
-            futures = {pool.submit(worker_shard, spec, t): t for t in todo}
+            with _no_main_script():  # the workers start on submit
+                futures = {pool.submit(worker_shard, spec, t): t for t in todo}
             for future in as_completed(futures):
                 task = futures[future]
                 try:
@@ -288,6 +292,28 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         if not todo:
             break
     return lost
+
+
+@contextlib.contextmanager
+def _no_main_script() -> Iterator[None]:
+    """While the pool's workers start, this process's ``__main__`` is an empty module.
+
+    A spawned worker first runs its parent's ``__main__`` file again (as ``__mp_main__``) unless it was
+    started with ``-m``. Under Streamlit (the app, and every AppTest of the test suite, which leaves it so)
+    ``__main__`` is the page script Streamlit's script runner put there; run again outside a script run it
+    raises, and every worker died with "terminated abruptly" (issue 49: the CI's pool tests, run after a
+    page test in the same process). A worker needs nothing from ``__main__``: what it runs and what it is
+    sent live in this module. The swap lasts while ``submit`` starts the processes (spawn: in this thread).
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = main
 
 
 def _exit_codes(pool) -> str:

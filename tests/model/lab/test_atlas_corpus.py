@@ -253,6 +253,27 @@ def test_one_worker_two_pool_workers_and_ray_give_one_atlas(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_pool_works_after_a_page_test_left_its_script_as_main(tmp_path, monkeypatch):
+    """Streamlit's script runner (an AppTest's too) makes its page script ``__main__`` and leaves it so; a
+    spawned pool worker would run that script again and die, and every shard was lost (issue 49's CI)."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import streamlit as st
+
+        st.write("a page")
+
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])  # put back afterwards
+    assert not AppTest.from_function(page).run().exception
+    assert getattr(sys.modules["__main__"], "__file__", None), "the page script is __main__ now"
+    corpus = C.read_corpus(write_corpus(tmp_path, prompts()[:4]))
+    pooled = S.run_corpus(bundle(), S.ModelSpec(name=MODEL), corpus, shard_size=2, workers=2)
+    assert pooled.computed == 2 and pooled.atlas.source["engine"] == "pool"
+    serial = S.run_corpus(bundle(), S.ModelSpec(name=MODEL), corpus, shard_size=2, force=True)
+    assert_same_atlas(serial, pooled, exact=True)
+
+
+@pytest.mark.slow
 def test_a_pool_worker_killed_mid_run_loses_only_its_shards(tmp_path):
     killed: list[int] = []
 
