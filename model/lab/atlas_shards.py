@@ -48,6 +48,7 @@ import numpy as np
 
 from ..core.files import atomic_write, atomic_write_json
 from ..store.bundle import Bundle
+from . import entry
 from .atlas import _run_dataset, make_atlas, task_kind_of
 from .atlas_corpus import Corpus, corpus_dataset
 from .atlas_files import ATLAS_VERSION, REPO_ROOT, atlas_dir, load_atlas, save_atlas
@@ -537,6 +538,13 @@ def load_detectors(path: Path) -> CorpusDetectors | None:
     return CorpusDetectors(*parts)
 
 
+@entry(models=0)
+def read_detectors(path: str, mtime_ns: int) -> CorpusDetectors | None:
+    """:func:`load_detectors` of the file at ``path`` as of its modification time ``mtime_ns`` (the app's
+    key: a file written again is read again)."""
+    return load_detectors(Path(path))
+
+
 def detector_rows(d: CorpusDetectors) -> list[tuple[int, int, dict[str, float]]]:
     """(layer, head, role -> score) of every head: the corpus's previous / first / duplicate, then the
     probes' induction and copying (where the model has them)."""
@@ -554,6 +562,7 @@ def detector_rows(d: CorpusDetectors) -> list[tuple[int, int, dict[str, float]]]
 
 __all__ = ["CorpusDetectors", "CorpusRun", "DEFAULT_SHARD_SIZE", "ENGINES", "ModelSpec", "ShardTask",
            "THRESHOLDS",
-           "compute_shard", "corpus_key", "corpus_runs", "detector_rows", "load_detectors", "read_shard",
+           "compute_shard", "corpus_key", "corpus_runs", "detector_rows", "load_detectors", "read_detectors",
+           "read_shard",
            "reduce_shards", "run_corpus", "run_folder", "save_detectors", "shard_bounds", "start_ray",
            "worker_shard"]
