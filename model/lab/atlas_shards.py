@@ -26,7 +26,10 @@ Running the same command again after a kill computes only the shards missing fro
 whose worker died retries the shards it lost once on a fresh pool; Ray retries a task whose worker died
 (``max_retries``). A shard whose input is bad fails alone with its reason; the others finish and are kept.
 
-A language model's prompts are read, not continued: one hooked pass over each prompt (no decoding).
+A language model's prompts are read, not continued: one hooked pass over each prompt (no decoding). Per
+prompt that is what the app's ``analyze(..., max_new=0)`` reads (the one-pass reading; the reduction test
+compares them); a shard reads its prompts ``batch_size`` at a time in right-padded batches instead, which is
+faster (SmolLM2: 17 s against 25 s for 16 prompts) and moves the figures only by float32 rounding (~1e-6).
 """
 
 from __future__ import annotations

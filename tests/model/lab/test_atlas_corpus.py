@@ -24,6 +24,7 @@ from model.lab import atlas_shards as S
 from model.lab import detectors as D
 from model.lab.atlas import STATS, AtlasError, held_out_dataset
 from model.network.kinds import hook_name
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 
@@ -157,13 +158,20 @@ def test_the_sample_is_drawn_with_its_seed_and_the_corpus_hash_keys_the_run(tmp_
 
 
 def _read_alone(text: str):
-    """[layer, head, q, k] of one prompt read alone (no decoding): the model's own pattern hooks."""
+    """[layer, head, q, k] of one prompt as the app reads it with no new token (``analyze(max_new=0)``: the
+    one-pass reading, model/run/one_pass.py), checked against the model's own pattern hooks."""
     b = bundle()
     ids = b.task.prepare(text, b.cfg.max_len).source_ids
+    read = analyze(b, text, keep=attention_only, max_new=0)
+    assert read.output_text == "" and len(read.target_tokens) == len(ids)
+    stack = read.attention("decoder")
+    w = np.stack([stack.layer(i) for i in range(len(stack))]).astype(np.float64)
     with torch.no_grad():
         _, cache = b.model.run_with_cache(torch.tensor([ids]))
     n = b.model.attention_layer_counts()["decoder"]
-    return ids, np.stack([cache[hook_name("decoder", i, "pattern")][0].double().numpy() for i in range(n)])
+    hooks = np.stack([cache[hook_name("decoder", i, "pattern")][0].double().numpy() for i in range(n)])
+    np.testing.assert_allclose(w, hooks, atol=1e-6)
+    return ids, w
 
 
 def test_shards_reduce_to_the_figures_of_each_prompt_read_alone(tmp_path):
