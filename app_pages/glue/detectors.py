@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from app_support import lab, pages
-from model.lab.atlas_result import Atlas
+from model.lab.atlas import Atlas
 from model.lab.atlas_shards import CorpusDetectors, corpus_runs
 from model.lab.detectors import ON_ANY_INPUT, PROBE_COUNT, PROBE_LENGTH, ROLES, THRESHOLDS
 
