@@ -28,9 +28,9 @@ whose worker died retries the shards it lost once on a fresh pool; Ray retries a
 
 A language model's prompts are read, not continued: one hooked pass over each prompt (no decoding). Per
 prompt that is what the app's ``analyze(..., max_new=0)`` reads (the one-pass reading; the reduction test
-compares them); a shard reads its prompts ``batch_size`` at a time in right-padded batches instead, which is faster
-(SmolLM2, 16 prompts, once on a loaded 2-core machine: 17 s against 25 s) and moves the figures only by
-float32 rounding (~1e-6).
+compares them); a shard reads its prompts ``batch_size`` at a time in right-padded batches instead, which
+is faster (SmolLM2, 16 prompts, once on a loaded 2-core machine: 17 s against 25 s) and moves the figures
+only by float32 rounding (~1e-6).
 """
 
 from __future__ import annotations
