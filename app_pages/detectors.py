@@ -1,6 +1,8 @@
 """Head detectors: a score per role for every head (previous token, first token, duplicate token,
 induction, copying) as a layer x head map with its definition and threshold, on seeded probes and on the
-user's text; a click opens the head on the input it was scored on."""
+user's text or a corpus run found in runs/atlas/; a click opens the head on the input it was scored on."""
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -64,12 +66,15 @@ def open_on(text: str, picked: tuple[int, int] | None, memo: str) -> None:
     st.switch_page(pages.page("single").file)
 
 
-def show_role(values: np.ndarray, text: str, key: str, caption: str) -> None:
-    """The role's map, its definition and threshold, and the best heads with links opening ``text``."""
+def show_role(values: np.ndarray, text: str | Callable[[int, int], str], key: str, caption: str) -> None:
+    """The role's map, its definition and threshold, and the best heads with links opening ``text`` (or
+    ``text(layer, head)``: each head its own input)."""
     threshold = DT.THRESHOLDS[role]
     fig = viz.detector_map(values, threshold, value_name=role_name, signed=DT.is_signed(role), lang=lang)
     event = chart(fig, key=key, on_select="rerun", selection_mode="points")
-    open_on(text, head_from_scatter_selection(event), f"_{key}_picked")
+    picked = head_from_scatter_selection(event)
+    if picked is not None:
+        open_on(text(*picked) if callable(text) else text, picked, f"_{key}_picked")
     st.caption(caption)
     st.markdown(t(f"detectors.def.{role}"))
     marked = np.nonzero(viz.detectors.above_threshold(values, threshold))
@@ -100,11 +105,34 @@ heads = int(np.prod(scores.scores[role].shape))
 st.caption(t("detectors.computed", heads=heads, seconds=f"{scores.seconds:.2f}"))
 show_role(scores.scores[role], scores.texts[0], "det_probe", t("detectors.map_caption"))
 
-# --------------------------------------------------------------------------- the user's text
+# --------------------------------------------------------------------------- the user's text or a corpus
 
-st.subheader(t("detectors.text_header"))
+corpora = DT.corpus_scores(view.model)  # computed with `python -m model atlas --corpus`, here or elsewhere
+corpus = None
+if corpora:
+    choices = ["text", *range(len(corpora))]
+    clamp_choice("det_data", choices, "text")
+    picked_data = st.selectbox(t("detectors.data"), choices, key="det_data", help=t("detectors.data_help"),
+                               format_func=lambda c: t("detectors.data.text") if c == "text"
+                               else corpora[c].label())
+    corpus = None if picked_data == "text" else corpora[picked_data]
+st.subheader(t("detectors.text_header") if corpus is None else t("detectors.corpus_header"))
 if role not in DT.ON_ANY_INPUT:
     st.info(t("detectors.text_needs_probe", role=role_name), icon=":material/repeat:")
+    stop_page()
+if corpus is not None:
+    src = corpus.atlas.source
+    st.markdown(t("detectors.corpus_explain", name=src["corpus"], n=src["sampled"], total=src["prompts"],
+                  seed=src["seed"]))
+    engine = t(f"detectors.engine.{src['engine']}")
+    st.caption(t("detectors.corpus_how", engine=engine, workers=src["workers"], processes=src["processes"],
+                 hosts=src["hosts"], shards=src["shards"], size=src["shard_size"],
+                 seconds=f"{corpus.atlas.seconds:.1f}", sha=src["corpus_sha256"][:12]))
+    over = corpus.detectors.corpus
+    if role == "duplicate" and not over.counts["duplicate"]:
+        st.info(t("detectors.corpus_no_dup"), icon=":material/info:")
+    show_role(over.scores[role], lambda layer, head: corpus.top_prompt(over.kind, layer, head), "det_corpus",
+              t("detectors.corpus_caption"))
     stop_page()
 try:
     mine = lab.detectors.text_scores(view.model, view.text)

@@ -20,6 +20,9 @@ from model.lab import (
     atlas_files as _atlas_files,
 )
 from model.lab import (
+    atlas_shards as _atlas_shards,
+)
+from model.lab import (
     attribution as _attribution,
 )
 from model.lab import (
@@ -103,6 +106,12 @@ class atlas_files:
 
     read_atlas = served(_atlas_files.read_atlas)
     weights_key = served(_atlas_files.weights_key)
+
+
+class atlas_shards:
+    """``model.lab.atlas_shards``."""
+
+    read_detectors = served(_atlas_shards.read_detectors)
 
 
 class attribution:

@@ -26,11 +26,16 @@ Running the same command again after a kill computes only the shards missing fro
 whose worker died retries the shards it lost once on a fresh pool; Ray retries a task whose worker died
 (``max_retries``). A shard whose input is bad fails alone with its reason; the others finish and are kept.
 
-A language model's prompts are read, not continued: one hooked pass over each prompt (no decoding).
+A language model's prompts are read, not continued: one hooked pass over each prompt (no decoding). Per
+prompt that is what the app's ``analyze(..., max_new=0)`` reads (the one-pass reading; the reduction test
+compares them); a shard reads its prompts ``batch_size`` at a time in right-padded batches instead, which
+is faster (SmolLM2, 16 prompts, once on a loaded 2-core machine: 17 s against 25 s) and moves the figures
+only by float32 rounding (~1e-6).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -40,7 +45,6 @@ import sys
 import time
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -48,6 +52,7 @@ import numpy as np
 
 from ..core.files import atomic_write, atomic_write_json
 from ..store.bundle import Bundle
+from . import entry
 from .atlas import _run_dataset, make_atlas, task_kind_of
 from .atlas_corpus import Corpus, corpus_dataset
 from .atlas_files import ATLAS_VERSION, REPO_ROOT, atlas_dir, load_atlas, save_atlas
@@ -272,7 +277,7 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
                                    initializer=_pool_init, initargs=(threads,))
         try:
-            with _no_main_script():  # a spawn pool starts its workers as tasks are submitted
+            with _no_main_script():  # the workers start on submit
                 futures = {pool.submit(worker_shard, spec, t): t for t in todo}
             for future in as_completed(futures):
                 task = futures[future]
@@ -294,20 +299,26 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
     return lost
 
 
-@contextmanager
+@contextlib.contextmanager
 def _no_main_script() -> Iterator[None]:
-    """While workers are spawned, ``__main__`` is a bare module. A spawned worker first runs the parent's
-    main script again when ``__main__`` names a file; under Streamlit (and its AppTest) ``__main__`` is the
-    app's page script, so every worker ran the app and died before its first shard."""
+    """While the pool's workers start, this process's ``__main__`` is an empty module.
+
+    A spawned worker first runs its parent's ``__main__`` file again (as ``__mp_main__``) unless it was
+    started with ``-m``. Under Streamlit (the app, and every AppTest of the test suite, which leaves it so)
+    ``__main__`` is the page script Streamlit's script runner put there; run again outside a script run it
+    raises, and every worker died with "terminated abruptly" (issue 49: the CI's pool tests, run after a
+    page test in the same process). A worker needs nothing from ``__main__``: what it runs and what it is
+    sent live in this module. The swap lasts while ``submit`` starts the processes (spawn: in this thread).
+    """
     main = sys.modules.get("__main__")
-    if main is None or not getattr(main, "__file__", None) or getattr(main, "__spec__", None) is not None:
-        yield  # a command (python -m model) or an interactive session: nothing is run again
-        return
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
         yield
     finally:
-        sys.modules["__main__"] = main
+        if main is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = main
 
 
 def _exit_codes(pool) -> str:
@@ -531,6 +542,13 @@ def load_detectors(path: Path) -> CorpusDetectors | None:
     return CorpusDetectors(*parts)
 
 
+@entry(models=0)
+def read_detectors(path: str, mtime_ns: int) -> CorpusDetectors | None:
+    """:func:`load_detectors` of the file at ``path`` as of its modification time ``mtime_ns`` (the app's
+    key: a file written again is read again)."""
+    return load_detectors(Path(path))
+
+
 def detector_rows(d: CorpusDetectors) -> list[tuple[int, int, dict[str, float]]]:
     """(layer, head, role -> score) of every head: the corpus's previous / first / duplicate, then the
     probes' induction and copying (where the model has them)."""
@@ -548,6 +566,7 @@ def detector_rows(d: CorpusDetectors) -> list[tuple[int, int, dict[str, float]]]
 
 __all__ = ["CorpusDetectors", "CorpusRun", "DEFAULT_SHARD_SIZE", "ENGINES", "ModelSpec", "ShardTask",
            "THRESHOLDS",
-           "compute_shard", "corpus_key", "corpus_runs", "detector_rows", "load_detectors", "read_shard",
+           "compute_shard", "corpus_key", "corpus_runs", "detector_rows", "load_detectors", "read_detectors",
+           "read_shard",
            "reduce_shards", "run_corpus", "run_folder", "save_detectors", "shard_bounds", "start_ray",
            "worker_shard"]

@@ -1,4 +1,5 @@
-"""Head detectors page: a score per role for every head, on seeded probes and on the user's text."""
+"""Head detectors page: a score per role for every head, on seeded probes, on the user's text and over a
+corpus."""
 
 EN = {
     "detectors.no_probe": "No probe can be written from this model's vocabulary: too few of its tokens read back as themselves when decoded and encoded again, so its heads are not scored.",
@@ -66,6 +67,25 @@ EN = {
     "detectors.text_no_dup": "No token of your text occurs twice, so the duplicate-token score is undefined "
     "(empty cells).",
     "detectors.text_caption": "Click a head to open it on your text.",
+    "detectors.data": "Data",
+    "detectors.data_help": "The sidebar's text, or a corpus whose detectors were computed with `python -m model "
+    "atlas --corpus FILE` (here, or on other machines: a run folder copied into `runs/atlas/<model>/`) for this "
+    "model's weights.",
+    "detectors.data.text": "your text",
+    "detectors.corpus_header": "Over a corpus",
+    "detectors.corpus_explain": "The corpus **{name}**: **{n}** of its **{total}** prompts (seed {seed}), each "
+    "read once by the model (not continued). The previous-token, first-token and duplicate-token scores are "
+    "averaged over every position of every prompt.",
+    "detectors.corpus_how": "Computed with `python -m model atlas --corpus` on {engine}: {workers} workers, "
+    "{processes} processes on {hosts} machine(s), {shards} shards of {size} prompts, in {seconds} s; corpus "
+    "file sha256 {sha}….",
+    "detectors.engine.local": "one process",
+    "detectors.engine.pool": "a local process pool",
+    "detectors.engine.ray": "Ray",
+    "detectors.corpus_no_dup": "No token of the corpus's prompts occurs twice within a prompt, so the "
+    "duplicate-token score is undefined (empty cells).",
+    "detectors.corpus_caption": "Click a head to open it on the corpus prompt where its attention is most "
+    "peaked (the head atlas's top example).",
     "detectors.no_self": "This model has no self-attention to score.",
 }
 
@@ -124,5 +144,19 @@ ZH = {
     "重复 token，就能看到你的文本上的得分。",
     "detectors.text_no_dup": "你的文本中没有出现两次的 token，所以重复 token 得分没有定义（格子为空）。",
     "detectors.text_caption": "点击一个头，在你的文本上打开它。",
+    "detectors.data": "数据",
+    "detectors.data_help": "侧栏的文本，或用 `python -m model atlas --corpus FILE` 为这个模型当前的权重算好探测器得分的语料"
+    "（在本机算，或在别的机器上算好后把运行文件夹复制到 `runs/atlas/<model>/`）。",
+    "detectors.data.text": "你的文本",
+    "detectors.corpus_header": "在语料上",
+    "detectors.corpus_explain": "语料 **{name}** 中的 **{n}** 条提示（共 **{total}** 条，种子 {seed}），模型每条只读一遍（不续写）。"
+    "前一个 token、首个 token 和重复 token 三种得分对所有提示的所有位置取平均。",
+    "detectors.corpus_how": "由 `python -m model atlas --corpus` 在{engine}上算出：{workers} 个工作进程，{hosts} 台机器上共 "
+    "{processes} 个进程，{shards} 个分片、每片 {size} 条，用时 {seconds} 秒；语料文件的哈希值 {sha}…。",
+    "detectors.engine.local": "单个进程",
+    "detectors.engine.pool": "本机进程池",
+    "detectors.engine.ray": " `Ray` ",
+    "detectors.corpus_no_dup": "语料的提示中没有哪个 token 在同一条提示里出现两次，所以重复 token 得分没有定义（格子为空）。",
+    "detectors.corpus_caption": "点击一个头，在它注意力最集中的那条语料提示上打开它（即注意力头图谱的首个例子）。",
     "detectors.no_self": "这个模型没有可以计算的自注意力。",
 }

@@ -99,3 +99,53 @@ def test_the_link_opens_the_probe_on_the_single_head_page():
     assert not at.exception
     assert at.query_params["text"] in (text, [text]) and at.query_params["layer"] in ("1", ["1"])
     assert at.session_state["layer"] == 1 and at.session_state["head"] == 3
+
+
+def _figures(at: AppTest) -> list[dict]:
+    import json
+
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_detectors_over_a_corpus_run_found_in_runs_atlas(lang, tmp_path, monkeypatch):
+    from app_support.i18n.check import untranslated
+    from model.lab.atlas import held_out_dataset
+    from model.lab.atlas_corpus import read_corpus
+    from model.lab.atlas_shards import ModelSpec, run_corpus
+    from tests.strings.test_strings import _visible_texts
+    from viz.typed_arrays import decode_plotly_array, is_typed_array_spec
+
+    monkeypatch.setenv("ATTENTION_LENS_ATLAS_DIR", str(tmp_path / "atlas"))
+    bundle = load_model("induction")
+    corpus_file = tmp_path / "my_prompts.txt"
+    corpus_file.write_text("".join(t + "\n" for t in held_out_dataset(bundle, 30).texts), encoding="utf-8")
+    run = run_corpus(bundle, ModelSpec(name="induction"), read_corpus(corpus_file), 20, seed=5, shard_size=8)
+    at = _open("induction", lang, "abcabc", role="previous", probe="0")
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key="det_data").value == "text", "the user's text stays the default"
+    at.selectbox(key="det_data").set_value(0).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert tr(lang, "detectors.corpus_header") in [h.value for h in at.subheader]
+    shown = " ".join(_markdown(at))
+    assert tr(lang, "detectors.corpus_explain", name="my_prompts.txt", n=20, total=30, seed=5) in shown
+    src = run.atlas.source
+    assert tr(lang, "detectors.corpus_how", engine=tr(lang, "detectors.engine.local"), workers=1, processes=1,
+              hosts=1, shards=3, size=8, seconds=f"{run.atlas.seconds:.1f}",
+              sha=src["corpus_sha256"][:12]) in [c.value for c in at.caption]
+    z = _figures(at)[1]["data"][0]["z"]
+    z = np.asarray(decode_plotly_array(z) if is_typed_array_spec(z) else z, dtype=float)
+    np.testing.assert_allclose(z, run.detectors.corpus.scores["previous"], atol=1e-6)
+    row = at.dataframe[1].value.iloc[0]
+    layer, head = int(row["layer"]), int(row["head"])
+    assert row["score"] == pytest.approx(np.nanmax(run.detectors.corpus.scores["previous"]))
+    top = run.atlas.texts[run.atlas.top_sentences("decoder", layer, head, 1)[0]]
+    assert dict(parse_qsl(urlsplit(row["link"]).query))["text"] == top, "each head opens its top prompt"
+    if lang == "zh":
+        tokens = [bundle.task.example, "my_prompts.txt", "abcabc", *run.atlas.texts]
+        left = {s: untranslated(s, tokens) for s in _visible_texts(at)}
+        assert not {s: f for s, f in left.items() if f}, left
+    # a probe-only role says so instead of a corpus map
+    at.selectbox(key="det_role").set_value("induction").run()
+    needs = tr(lang, "detectors.text_needs_probe", role=tr(lang, "detectors.role.induction"))
+    assert needs in [i.value for i in at.info] and len(at.get("plotly_chart")) == 1

@@ -24,6 +24,7 @@ from model.lab import atlas_shards as S
 from model.lab import detectors as D
 from model.lab.atlas import STATS, AtlasError, held_out_dataset
 from model.network.kinds import hook_name
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.paths import REPO_ROOT
 
@@ -157,13 +158,20 @@ def test_the_sample_is_drawn_with_its_seed_and_the_corpus_hash_keys_the_run(tmp_
 
 
 def _read_alone(text: str):
-    """[layer, head, q, k] of one prompt read alone (no decoding): the model's own pattern hooks."""
+    """[layer, head, q, k] of one prompt as the app reads it with no new token (``analyze(max_new=0)``: the
+    one-pass reading, model/run/one_pass.py), checked against the model's own pattern hooks."""
     b = bundle()
     ids = b.task.prepare(text, b.cfg.max_len).source_ids
+    read = analyze(b, text, keep=attention_only, max_new=0)
+    assert read.output_text == "" and len(read.target_tokens) == len(ids)
+    stack = read.attention("decoder")
+    w = np.stack([stack.layer(i) for i in range(len(stack))]).astype(np.float64)
     with torch.no_grad():
         _, cache = b.model.run_with_cache(torch.tensor([ids]))
     n = b.model.attention_layer_counts()["decoder"]
-    return ids, np.stack([cache[hook_name("decoder", i, "pattern")][0].double().numpy() for i in range(n)])
+    hooks = np.stack([cache[hook_name("decoder", i, "pattern")][0].double().numpy() for i in range(n)])
+    np.testing.assert_allclose(w, hooks, atol=1e-6)
+    return ids, w
 
 
 def test_shards_reduce_to_the_figures_of_each_prompt_read_alone(tmp_path):
@@ -253,20 +261,24 @@ def test_one_worker_two_pool_workers_and_ray_give_one_atlas(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_pool_runs_from_a_process_whose_main_is_a_page_script(tmp_path, monkeypatch):
-    """Under Streamlit (and its AppTest) ``__main__`` is the page script: spawned workers must not run it.
-    Here the script kills whatever process runs it, as the app's page did to every worker."""
-    import types
+def test_the_pool_works_after_a_page_test_left_its_script_as_main(tmp_path, monkeypatch):
+    """Streamlit's script runner (an AppTest's too) makes its page script ``__main__`` and leaves it so; a
+    spawned pool worker would run that script again and die, and every shard was lost (issue 49's CI)."""
+    from streamlit.testing.v1 import AppTest
 
-    script = tmp_path / "page.py"
-    script.write_text("import os\nos._exit(7)\n")
-    page = types.ModuleType("__main__")
-    page.__file__ = str(script)
-    page.__spec__ = None
-    monkeypatch.setitem(sys.modules, "__main__", page)
-    pool = run(tmp_path, workers=2)
-    assert pool.computed == 6 and sys.modules["__main__"] is page
-    assert_same_atlas(run(tmp_path, force=True), pool, exact=True)
+    def page():
+        import streamlit as st
+
+        st.write("a page")
+
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])  # put back afterwards
+    assert not AppTest.from_function(page).run().exception
+    assert getattr(sys.modules["__main__"], "__file__", None), "the page script is __main__ now"
+    corpus = C.read_corpus(write_corpus(tmp_path, prompts()[:4]))
+    pooled = S.run_corpus(bundle(), S.ModelSpec(name=MODEL), corpus, shard_size=2, workers=2)
+    assert pooled.computed == 2 and pooled.atlas.source["engine"] == "pool"
+    serial = S.run_corpus(bundle(), S.ModelSpec(name=MODEL), corpus, shard_size=2, force=True)
+    assert_same_atlas(serial, pooled, exact=True)
 
 
 @pytest.mark.slow
