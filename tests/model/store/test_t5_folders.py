@@ -338,3 +338,31 @@ def test_a_zipped_folder_with_spiece_model_only_opens(tmp_path):
     assert (dest / "spiece.model").is_file() and not (dest / "tokenizer.json").exists()
     task = load_user_model(dest).task
     assert task.directions == ["en->de", "en->fr"] and task.prepare(EN[0], 64).source_ids[-1] == 1
+
+
+def test_the_command_line_translates_as_generate(tmp_path):
+    """``python -m model translate --model-dir`` on a v1.1 folder with spiece.model alone prints, for each
+    text, what ``transformers``' greedy ``generate`` writes from the same input: the config's first task
+    prefix put before the text (as the app does), the decoder started from <pad>, up to max_len."""
+    import transformers
+
+    from tests.cli_run import model_cli
+
+    folder, _, hf = t5_folder(tmp_path, "1.1", "spm")
+    reference = transformers.T5Tokenizer.from_pretrained(str(folder), extra_ids=4)
+    texts = EN[:4]
+    run = model_cli(["translate", "--model-dir", str(folder), *texts])
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run
+    lines = run.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == len(texts) + 1, run
+    tokenizer = load_user_model(folder).task.tokenizer
+    start = hf.config.decoder_start_token_id
+    room = json.loads((folder / "config.json").read_text())["n_positions"] - 1  # the decoder's positions
+    lengths = []
+    for text, line in zip(texts, lines, strict=False):
+        src = reference("translate English to German: " + text).input_ids
+        ids = _generate(hf, src, [start], room)
+        assert line == tokenizer.decode(ids), (text, run)
+        assert line == reference.decode(ids, skip_special_tokens=True), text
+        lengths.append(len(ids))
+    assert max(lengths) >= 6, lengths  # the comparison covers decoding steps past the first few

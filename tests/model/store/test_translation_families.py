@@ -111,7 +111,8 @@ def test_beam_search_invariants(built, family):
         p = task.prepare(text, model.cfg.max_len)
         greedy = greedy_decode(model, [p.source_ids], [p.prefix], eos, 8)[0]
         assert beam_search(model, [p.source_ids], [p.prefix], eos, width=1, max_new=8)[0].best.ids == greedy
-        result = beam_search(model, [p.source_ids], [p.prefix], eos, width=4, max_new=8, length_penalty=0.0)[0]
+        result = beam_search(model, [p.source_ids], [p.prefix], eos, width=4, max_new=8,
+                             length_penalty=0.0)[0]
         scores = [h.score for h in result.finished]
         assert scores == sorted(scores, reverse=True)
         for hyp in result.finished[:4]:
@@ -190,7 +191,8 @@ HOSTILE = {
     "a NaN weight": ("marian", _poison, "NaN"),
     "no source.spm": ("marian", lambda f: (f / "source.spm").unlink(), "source.spm"),
     "vocab.json a list": ("marian", lambda f: (f / "vocab.json").write_text("[1, 2]"), "vocab.json"),
-    "garbage spm": ("marian", lambda f: (f / "target.spm").write_bytes(b"\x00not a model" * 10), "target.spm"),
+    "garbage spm": ("marian", lambda f: (f / "target.spm").write_bytes(b"\x00not a model" * 10),
+                    "target.spm"),
     "pickles only": ("marian", lambda f: ((f / "model.safetensors").rename(f / "pytorch_model.bin")),
                      "pytorch_model.bin"),
     "separate vocabularies": ("marian", lambda f: _edit_config(f, share_encoder_decoder_embeddings=False),
@@ -200,7 +202,8 @@ HOSTILE = {
     "huge vocabulary": ("bart", lambda f: _edit_config(f, vocab_size=10**9), "vocab_size"),
     "decoder start out of range": ("bart", lambda f: _edit_config(f, decoder_start_token_id=10**6),
                                    "decoder_start_token_id"),
-    "mbart without languages": ("mbart", lambda f: (f / "tokenizer_config.json").write_text("{}"), "src_lang"),
+    "mbart without languages": ("mbart", lambda f: (f / "tokenizer_config.json").write_text("{}"),
+                                "src_lang"),
     "no tokenizer.json": ("bart", lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json"),
 }
 
@@ -217,15 +220,24 @@ def test_hostile_folders_are_refused_in_one_line(built, tmp_path, case):
 
 
 def test_the_command_line_translates_with_a_marian_folder(built):
+    """``python -m model translate --model-dir`` prints, for each text, what ``transformers``' greedy
+    ``generate`` writes from MarianTokenizer's ids, the decoder started from <pad>, up to max_len."""
     from tests.cli_run import model_cli
 
-    folder, _, _, bundle = built["marian"]
-    run = model_cli(["translate", "--model-dir", str(folder), ZH[0]])
-    assert run.returncode == 0, run
-    prepared = bundle.task.prepare(ZH[0], bundle.model.cfg.max_len)
-    ids = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], bundle.task.tokenizer.eos_id)[0]
-    said = bundle.task.tokenizer.decode(ids)
-    assert said.strip() and said in run.stdout, run
+    folder, tok, hf, bundle = built["marian"]
+    texts = ZH[:4]
+    run = model_cli(["translate", "--model-dir", str(folder), *texts])
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run
+    lines = run.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == len(texts) + 1, run
+    start, room = hf.config.decoder_start_token_id, bundle.model.cfg.max_len - 1
+    lengths = []
+    for text, line in zip(texts, lines, strict=False):
+        ids = _generate(hf, "marian", tok(text).input_ids, [start], room)
+        assert line == bundle.task.tokenizer.decode(ids), (text, run)
+        assert line == tok.decode(ids, skip_special_tokens=True), text
+        lengths.append(len(ids))
+    assert max(lengths) >= 6, lengths  # the comparison covers decoding steps past the first few
 
 
 @pytest.mark.parametrize("family", ["marian", "bart"])
