@@ -284,3 +284,17 @@ def test_a_link_bounding_a_translation_at_zero_says_so_and_offers_the_whole_tran
     assert text("en", "analysis.no_output_translation") not in [i.value for i in at.info]
     whole = analyze(bundle("default"), "我吃了一个苹果")
     assert md_output(whole.output_text) in all_texts(at)
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_page_opens_on_a_translation_bounded_at_zero(page):
+    """new=0 on a translation model: the source alone is read (the decoder its start token), every page
+    opens without an error, and only the decoding page, which shows the output, says there is none."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "reverse", "text": "attention", "new": "0"})
+    at.run()
+    at.switch_page(PAGES[page]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    said = [i.value for i in at.info]
+    assert (text("en", "analysis.no_output_translation") in said) == (page == "decoding"), said

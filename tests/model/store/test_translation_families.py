@@ -208,6 +208,49 @@ HOSTILE = {
 }
 
 
+def _separate_vocabularies(folder, where: str):
+    """The folder as a separate-vocabulary Marian: target_vocab.json beside vocab.json, separate_vocabs in
+    ``where`` (config.json or tokenizer_config.json)."""
+    (folder / "target_vocab.json").write_text((folder / "vocab.json").read_text(encoding="utf-8"),
+                                              encoding="utf-8")
+    name = folder / where
+    config = json.loads(name.read_text())
+    config["separate_vocabs"] = True
+    name.write_text(json.dumps(config))
+    if where == "tokenizer_config.json":
+        (folder / "target_vocab.json").unlink()
+
+
+HOSTILE["separate_vocabs in config.json"] = ("marian", lambda f: _separate_vocabularies(f, "config.json"),
+                                             "separate_vocabs")
+HOSTILE["separate_vocabs in tokenizer_config.json"] = (
+    "marian", lambda f: _separate_vocabularies(f, "tokenizer_config.json"), "separate_vocabs")
+
+
+def test_a_marian_with_separate_vocabularies_is_refused_in_one_line(tmp_path):
+    """A folder ``transformers`` saves for a Marian whose decoder has a vocabulary of its own (source ids
+    from vocab.json, target ids from target_vocab.json, no shared embedding): refused, saying why."""
+    import transformers
+
+    from .seq2seq_folders import DIMS
+
+    folder, tok, _ = marian_folder(tmp_path)
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    # the target's own ids: the pieces in another order, </s>, <unk> and <pad> where the source has them
+    pieces = [t for t in vocab if t not in ("</s>", "<unk>", "<pad>")][::-1]
+    target = {t: i for i, t in enumerate(["</s>", "<unk>", *pieces, "<pad>"])}
+    assert target["<pad>"] == vocab["<pad>"] and target != vocab
+    (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
+    cfg = transformers.MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(target),
+                                    share_encoder_decoder_embeddings=False, pad_token_id=vocab["<pad>"],
+                                    eos_token_id=0, decoder_start_token_id=vocab["<pad>"], **DIMS)
+    transformers.MarianMTModel(cfg).save_pretrained(folder, safe_serialization=True)
+    with pytest.raises(UserModelError) as caught:
+        load_user_model(folder)
+    message = str(caught.value)
+    assert "\n" not in message and "separate source and target vocabularies" in message, message
+
+
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_folders_are_refused_in_one_line(built, tmp_path, case):
     family, spoil, named = HOSTILE[case]
