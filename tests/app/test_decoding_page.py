@@ -286,6 +286,26 @@ def test_a_link_bounding_a_translation_at_zero_says_so_and_offers_the_whole_tran
     assert md_output(whole.output_text) in all_texts(at)
 
 
+def test_the_ablation_page_decodes_a_bounded_translation_as_far_as_the_sidebar_says():
+    """The ablation page's own decoding (intact and with the heads removed) stops where the sidebar's bound
+    stops the output the page shows."""
+    from model.lab.ablation import ablate
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "reverse", "text": "attention", "new": "4", "heads": "cross.0.1"})
+    at.run()
+    at.switch_page(PAGES["ablation"]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    heads = (("cross", 0, 1),)
+    bounded, whole = ablate(bundle("reverse"), "attention", None, heads, "zero", 5, 4), \
+        ablate(bundle("reverse"), "attention", None, heads, "zero", 5)
+    assert bounded.intact_output == "noit" and whole.intact_output == "noitnetta"
+    said = all_texts(at)
+    assert md_output(bounded.intact_output) in said and md_output(bounded.output) in said
+    assert md_output(whole.intact_output) not in said
+
+
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_every_page_opens_on_a_translation_bounded_at_zero(page):
     """new=0 on a translation model: the source alone is read (the decoder its start token), every page
