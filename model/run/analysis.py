@@ -228,7 +228,8 @@ def analyze(
     model: HookedModel = bundle.model
     task: Task = bundle.task
     cfg = model.cfg
-    keep = _keep_edited_squares(cfg, keep, edits)
+    # what the hooked pass keeps (the one pass never runs under a hook function: one_pass.stale_reason)
+    kept = _keep_edited_squares(cfg, keep, edits)
     if max_new is None and cfg.decoder_only:
         max_new = DEFAULT_NEW_TOKENS
     read_len = cfg.max_len if max_input is None else max(1, min(cfg.max_len, max_input))
@@ -237,7 +238,7 @@ def analyze(
     if getattr(cfg, "encoder_only", False):
         if target is not None:
             raise InputError(Message("no_decoder", {}, "error"))
-        return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, keep)
+        return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, kept)
     with model.lock, intervene(model, *edits):
         if target is None and one_pass.fits(model, keep) and not whole_trace:
             why = one_pass.stale_reason(model, torch.tensor([prepared.prefix]))
@@ -260,7 +261,7 @@ def analyze(
             torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
         first_row = _first_logits_row(prepared.prefix)
         with trace_shapes() as trace, record_attention() as recorded, progress.stage(0.5, 1.0, "read"):
-            logits, cache = model.run_with_cache(*inputs, names_filter=keep, logits_from=first_row)
+            logits, cache = model.run_with_cache(*inputs, names_filter=kept, logits_from=first_row)
     return _result(bundle, prepared, decoder_in, generated, stopped, target is not None,
                    model.named_logits(logits[0]), first_row, cache.to_numpy(), recorded, trace.to_dicts(),
                    dict(trace.sizes), notes, edits, strategy, search, top_k)
