@@ -36,7 +36,7 @@ lang = current_lang()  # after the sidebar: it settles the language
 cfg = G.config(view.model)
 lm = cfg.decoder_only  # a language model: its output is the prompt's continuation, bounded here
 page_header(t("page.ablation.title"), t("ablation.intro_lm" if lm else "ablation.intro"))
-max_new = None
+max_new = view.max_new  # a translation's: the sidebar's bound (None: until the end token)
 if lm:
     most = max(view.max_new or IV.LM_DEFAULT_NEW, IV.LM_DEFAULT_NEW)
     if not 1 <= st.session_state.get("abl_new", 0) <= most:
@@ -194,7 +194,7 @@ if lm:  # 270 heads on SmolLM2: a slice of layers per cached call, the bar betwe
     bar.empty()
 else:
     with st.spinner(t("analysis.running")):
-        effects = lab.ablation.rank_heads(view.model, view.text, view.direction_arg, mode)
+        effects = lab.ablation.rank_heads(view.model, view.text, view.direction_arg, mode, max_new=max_new)
 kl = AB.kl_matrices(effects, view.n_layers, view.n_heads)
 columns = st.columns(len(view.kinds))
 for kind, column in zip(view.kinds, columns, strict=True):

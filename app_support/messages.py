@@ -108,17 +108,22 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
 
 
 def needs_output(view: View) -> None:
-    """For a page that shows a language model's output: when the sidebar asks for no new tokens, say so,
-    offer to write the default number, and stop the page."""
+    """For a page that shows the model's output: when the sidebar asks for no new tokens, say so, offer to
+    write the default (a language model's number of tokens, a translation to its end), and stop the page."""
     if view.max_new != 0:
         return
-    st.info(t("analysis.no_output"), icon=":material/edit_off:")
-    st.button(t("analysis.write_output", n=DEFAULT_NEW_TOKENS), key="write_output", on_click=_write_output)
+    if view.n_layers.get("cross"):
+        st.info(t("analysis.no_output_translation"), icon=":material/edit_off:")
+        st.button(t("analysis.translate_to_end"), key="write_output", on_click=_write_output, args=(None,))
+    else:
+        st.info(t("analysis.no_output"), icon=":material/edit_off:")
+        st.button(t("analysis.write_output", n=DEFAULT_NEW_TOKENS), key="write_output",
+                  on_click=_write_output, args=(DEFAULT_NEW_TOKENS,))
     stop_page()
 
 
-def _write_output() -> None:
-    st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
+def _write_output(new: int | None) -> None:
+    st.session_state[NEW_TOKENS_PARAM] = new
 
 
 def get_layer_tensors(view: View) -> LayerTensors:

@@ -66,7 +66,8 @@ class SidebarChoices:
     n_heads: int  # heads per layer
     strategy: Strategy  # how the output is decoded (greedy, no controls drawn, without a decoder)
     display: TokenDisplay  # how tokens are shown (as tokenized, no controls drawn, without word pieces)
-    max_new: int | None = None  # new tokens a decoder-only model writes (None for other models)
+    # new tokens the model writes at most (None: a model without a decoder, or a translation until its end)
+    max_new: int | None = None
 
 
 def clamp_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
@@ -213,15 +214,28 @@ def _decoding_strategy(bundle: Bundle, n_layers: dict[str, int]) -> Strategy:
 
 
 def _new_tokens(bundle: Bundle) -> int | None:
-    """How many new tokens a decoder-only model writes (a translation ends by itself: None)."""
-    if not bundle.cfg.decoder_only:
+    """How many new tokens the model writes: a decoder-only model at most the number in the box (a language
+    model rarely ends by itself soon); an encoder-decoder until it writes its end token, or at most the
+    number when one is given (an empty box: None). A model without a decoder writes nothing (None)."""
+    cfg = bundle.cfg
+    if cfg.decoder_only:
+        if not isinstance(st.session_state.get(NEW_TOKENS_PARAM), int):
+            st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
+        # 0: the prompt alone is read (no decoding); pages that need an output say so (messages.needs_output)
+        st.number_input(t("sidebar.new_tokens"), min_value=0, max_value=MAX_NEW_TOKENS, step=8,
+                        key=NEW_TOKENS_PARAM, help=t("sidebar.new_tokens_help", most=MAX_NEW_TOKENS))
+        return int(st.session_state[NEW_TOKENS_PARAM])
+    if getattr(cfg, "encoder_only", False):
         return None
     if not isinstance(st.session_state.get(NEW_TOKENS_PARAM), int):
-        st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS
-    # 0: the prompt alone is read (no decoding); pages that need an output say so (messages.needs_output)
-    st.number_input(t("sidebar.new_tokens"), min_value=0, max_value=MAX_NEW_TOKENS, step=8,
-                    key=NEW_TOKENS_PARAM, help=t("sidebar.new_tokens_help", most=MAX_NEW_TOKENS))
-    return int(st.session_state[NEW_TOKENS_PARAM])
+        st.session_state[NEW_TOKENS_PARAM] = None  # the default: until the end token
+    # 0: the decoder reads its start token alone (the source is read, nothing is written); value=None lets
+    # the box be emptied again
+    st.number_input(t("sidebar.new_tokens_translation"), min_value=0, max_value=MAX_NEW_TOKENS, value=None,
+                    step=8, key=NEW_TOKENS_PARAM, placeholder=t("sidebar.new_tokens_until_end"),
+                    help=t("sidebar.new_tokens_translation_help", most=MAX_NEW_TOKENS, limit=cfg.max_len))
+    chosen = st.session_state[NEW_TOKENS_PARAM]
+    return None if chosen is None else int(chosen)
 
 
 def _token_display(bundle: Bundle, lang: str) -> TokenDisplay:

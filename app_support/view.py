@@ -67,7 +67,8 @@ class View:
     directions: tuple[str, ...]  # the directions a translation model offers (empty: not a translator)
     strategy: Strategy = GREEDY  # how the output is decoded (greedy for a model without a decoder)
     display: TokenDisplay = AS_TOKENIZED  # word pieces merged, [CLS]/[SEP] hidden (WordPiece models only)
-    max_new: int | None = None  # new tokens a decoder-only model writes (None: not one, or its default)
+    # new tokens the model writes at most (None: a model without a decoder, or a translation until its end)
+    max_new: int | None = None
 
     @property
     def direction_arg(self) -> str | None:
@@ -166,8 +167,9 @@ def _init_from_url(models: list[str]) -> None:
     st.session_state["pieces"] = qp.get("pieces") == "words"
     st.session_state["special"] = qp.get("special") if qp.get("special") in SPECIALS else "show"
     decoding.seed_from_url(qp.get(decoding.PARAM))
-    new = url_int(qp.get(NEW_TOKENS_PARAM), 0, MAX_NEW_TOKENS)  # out of range or not a number: the default
-    st.session_state[NEW_TOKENS_PARAM] = DEFAULT_NEW_TOKENS if new is None else new  # 0: the prompt alone
+    # out of range or not a number: None, the model's default (a language model's DEFAULT_NEW_TOKENS, a
+    # translation's end token: sidebar._new_tokens); 0: the prompt (the source) alone
+    st.session_state[NEW_TOKENS_PARAM] = url_int(qp.get(NEW_TOKENS_PARAM), 0, MAX_NEW_TOKENS)
 
 
 # --------------------------------------------------------------------------- the view of this run
@@ -217,7 +219,9 @@ def _url_params(view: View) -> dict[str, str]:
         params["present"] = "1"
     if view.strategy != GREEDY:
         params[decoding.PARAM] = view.strategy.param
-    if view.max_new is not None and view.max_new != DEFAULT_NEW_TOKENS:
+    # a language model's default is a number; a translation's (until its end token) is None
+    default = DEFAULT_NEW_TOKENS if not view.n_layers.get("cross") else None
+    if view.max_new is not None and view.max_new != default:
         params[NEW_TOKENS_PARAM] = str(view.max_new)
     params.update(token_url_params(view.display))
     return params

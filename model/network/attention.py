@@ -207,13 +207,15 @@ class MultiHeadAttention(nn.Module):
 
         q_pad = key_padding if x_q is x_kv else query_padding  # in self-attention the queries are the keys
         table = self.position_bias_table()
-        bias = None
+        bias, edited_bias = None, None
         if table is not None:  # [1, head, query_pos, key_pos]: T5's relative position bias
             bias = table(Lq, k.shape[1], offset)
-            bias = self.hook_position_bias(bias if self._adds_bias() else torch.zeros_like(bias))
+            bias, edited_bias = self._hooked_bias(bias if self._adds_bias() else torch.zeros_like(bias))
         if recorded.recording():  # what the softmax sees, so any head's pattern can be computed again
             relative = None if table is None or not self._adds_bias() else recorded.RelativeBias(
                 table.weight.detach().float().cpu().numpy(), table.bidirectional, table.max_distance)
+            if edited_bias is not None:  # a hook function changed the bias: the table no longer gives it
+                relative = recorded.EditedBias.of(edited_bias, self.n_heads)
             new = offset if recorded.new_keys_only() and cache is not None else 0  # a step's own keys only
             divisor = self.divisor if self._scales() else 1.0
             # a step's keys copied: a view would keep the whole cache of that step alive in the record
@@ -346,6 +348,18 @@ class MultiHeadAttention(nn.Module):
                 q = torch.cat([apply_rope(q[..., :dh], cos_q, sin_q), q[..., dh:]], dim=-1)
                 k = torch.cat([apply_rope(k[..., :dh], cos_k, sin_k), k[..., dh:]], dim=-1)
         return self.hook_rot_q(q), self.hook_rot_k(k)
+
+    def _hooked_bias(self, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the bias after hook_position_bias, the same when a hook function changed it, else None).
+        A hook function gets a copy: the computed bias is shared by the stack's layers and kept for the
+        next pass (RelativePositionBias), so an edit in place must not reach them."""
+        point = self.hook_position_bias
+        if not point.fns:
+            return point(bias), None
+        out = point(bias.clone())
+        if out.shape == bias.shape and torch.equal(out, bias):  # a function that only looked
+            return out, None
+        return out, out
 
     def _adds_bias(self) -> bool:
         """Whether the relative position bias joins the scores (an edit can set it to 0)."""

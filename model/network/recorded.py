@@ -5,7 +5,8 @@ An analysis cannot keep every head's L x L pattern of a long input (SmolLM2's 27
 hold 4.5 GB of float32 patterns). Inside :func:`record_attention`, every attention module hands over
 instead what grows with the model's width x L: its queries and keys as the scores multiplied them
 (after RoPE), what it divided them by (sqrt(d_head), or the config's own), a description of its mask
-(causal, a sliding window, padding) and, for T5, its relative position bias table (buckets x heads).
+(causal, a sliding window, padding) and, for T5, its relative position bias table (buckets x heads; the
+whole bias, heads x L², only where a hook function on ``hook_position_bias`` changed it).
 :class:`AttentionInputs` rebuilds one head's (or one block of query rows') scores and pattern from them
 with the same functions the forward pass used (:func:`~model.network.masking.build_mask`,
 :func:`~model.network.masking.masked_softmax`).
@@ -44,6 +45,30 @@ class RelativeBias:
 
 
 @dataclass(frozen=True)
+class EditedBias:
+    """A position bias that a hook function on ``hook_position_bias`` changed: no table gives it, so it is
+    kept whole (heads x L², only under such a function)."""
+
+    values: np.ndarray  # [batch or 1, head, query_pos, key_pos] float32, as the scores added it
+
+    @classmethod
+    def of(cls, bias: torch.Tensor, n_heads: int) -> EditedBias:
+        """From the bias the scores added (any shape that broadcasts to [batch, head, query_pos, key_pos])."""
+        shape = torch.broadcast_shapes(bias.shape, (1, n_heads, *bias.shape[-2:]))
+        return cls(_numpy(torch.broadcast_to(bias, shape)))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.values.nbytes)
+
+    def rows(self, heads: np.ndarray, n_query: int, n_key: int, offset: int, rows: slice,
+             batch: int = 0) -> torch.Tensor:
+        """[head, query rows, key_pos] of the chosen heads for sentence ``batch``."""
+        values = self.values[min(batch, self.values.shape[0] - 1)]  # [head, query_pos, key_pos]
+        return torch.from_numpy(np.ascontiguousarray(values[heads][:, rows]))
+
+
+@dataclass(frozen=True)
 class AttentionInputs:
     """One attention layer's softmax inputs in one pass (numpy, so an analysis stays plain data)."""
 
@@ -59,7 +84,8 @@ class AttentionInputs:
     # [batch, head, key_pos] float32: each head's ‖f_h(x_j)‖, f(x) = (x W_V + b_V) W_O restricted to head h
     # (norm-based attention, model/lab/flow.py); None when not recorded
     value_norms: np.ndarray | None = None
-    relative: RelativeBias | None = None  # T5: the position bias added to the scaled scores
+    # T5: the position bias added to the scaled scores (its table; whole when a hook function edited it)
+    relative: RelativeBias | EditedBias | None = None
 
     @property
     def n_heads(self) -> int:
@@ -76,7 +102,10 @@ class AttentionInputs:
     @property
     def nbytes(self) -> int:
         extra = [p.nbytes for p in (self.key_padding, self.query_padding, self.value_norms) if p is not None]
-        extra += [self.relative.table.nbytes] if self.relative is not None else []
+        if isinstance(self.relative, RelativeBias):
+            extra.append(self.relative.table.nbytes)
+        elif self.relative is not None:
+            extra.append(self.relative.nbytes)
         return int(self.q.nbytes + self.k.nbytes + sum(extra))
 
     def masks_anything(self, batch: int = 0) -> bool:
@@ -119,7 +148,9 @@ class AttentionInputs:
         q = torch.from_numpy(np.ascontiguousarray(self.q[batch, index, rows]))  # [head, rows, d_head]
         k = torch.from_numpy(np.ascontiguousarray(self.k[batch, index // group]))  # [head, key_pos, d_head]
         scores = (q @ k.transpose(-2, -1)) / self.divisor  # [head, rows, key_pos]
-        if self.relative is not None:
+        if isinstance(self.relative, EditedBias):
+            scores = scores + self.relative.rows(index, self.n_queries, self.n_keys, self.offset, rows, batch)
+        elif self.relative is not None:
             scores = scores + self.relative.rows(index, self.n_queries, self.n_keys, self.offset, rows)
         mask = self.mask(batch, rows)
         if mask is not None:
@@ -184,10 +215,11 @@ def _numpy(t: torch.Tensor | None, dtype=torch.float32) -> np.ndarray | None:
 def record(path: str, qt: torch.Tensor, kt: torch.Tensor, divisor: float, causal: str, offset: int,
            softmax_dim: int, key_padding: torch.Tensor | None, query_padding: torch.Tensor | None,
            window: int = 0, value_norms: torch.Tensor | None = None,
-           relative: RelativeBias | None = None) -> None:
+           relative: RelativeBias | EditedBias | None = None) -> None:
     """Called by the attention module: qt [batch, head, query_pos, d_head], kt [batch, kv_head, key_pos,
     d_head] as the scores use them; divisor 1.0 when it did not scale; window its sliding window;
-    value_norms [batch, head, key_pos] (AttentionInputs.value_norms); relative: T5's position bias."""
+    value_norms [batch, head, key_pos] (AttentionInputs.value_norms); relative: T5's position bias (its
+    table, or the whole bias a hook function edited)."""
     store = _recording.get()
     if store is None:
         return

@@ -27,7 +27,7 @@ from ..network.trace import parameter_counts, trace_shapes
 from ..store.budget import with_budget_reason
 from ..store.bundle import Bundle
 from . import one_pass
-from .interventions import Edit, intervene
+from .interventions import Edit, HookFunction, intervene
 
 
 @dataclass
@@ -211,7 +211,8 @@ def analyze(
     strategy: how the output is decoded (greedy when None); the hooked pass then reads the chosen
     output, so every attention shown is that of the chosen path. Ignored when teacher-forced.
     keep: which hooks' tensors the analysis records (by hook name; every hook when None), e.g.
-    :func:`attention_only` for a page that draws attention alone.
+    :func:`attention_only` for a page that draws attention alone. A hook function (an edit) on raw scores,
+    scores or patterns widens it to those layers' scores and patterns (:func:`_keep_edited_squares`).
     max_new: most output tokens decoded (None: up to max_len; a decoder-only model, which rarely
     says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
     max_input: most tokens of the input read (None: the model's max_len; a larger value changes
@@ -227,6 +228,8 @@ def analyze(
     model: HookedModel = bundle.model
     task: Task = bundle.task
     cfg = model.cfg
+    # what the hooked pass keeps (the one pass never runs under a hook function: one_pass.stale_reason)
+    kept = _keep_edited_squares(cfg, keep, edits)
     if max_new is None and cfg.decoder_only:
         max_new = DEFAULT_NEW_TOKENS
     read_len = cfg.max_len if max_input is None else max(1, min(cfg.max_len, max_input))
@@ -235,7 +238,7 @@ def analyze(
     if getattr(cfg, "encoder_only", False):
         if target is not None:
             raise InputError(Message("no_decoder", {}, "error"))
-        return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, keep)
+        return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, kept)
     with model.lock, intervene(model, *edits):
         if target is None and one_pass.fits(model, keep) and not whole_trace:
             why = one_pass.stale_reason(model, torch.tensor([prepared.prefix]))
@@ -258,10 +261,32 @@ def analyze(
             torch.tensor([prepared.source_ids]), torch.tensor([decoder_in])]
         first_row = _first_logits_row(prepared.prefix)
         with trace_shapes() as trace, record_attention() as recorded, progress.stage(0.5, 1.0, "read"):
-            logits, cache = model.run_with_cache(*inputs, names_filter=keep, logits_from=first_row)
+            logits, cache = model.run_with_cache(*inputs, names_filter=kept, logits_from=first_row)
     return _result(bundle, prepared, decoder_in, generated, stopped, target is not None,
                    model.named_logits(logits[0]), first_row, cache.to_numpy(), recorded, trace.to_dicts(),
                    dict(trace.sizes), notes, edits, strategy, search, top_k)
+
+
+#: Attention hook points past the queries and keys: what a function there does, no recorded input gives back.
+_SQUARES = ("raw_scores", "scores", "pattern")
+
+
+def _keep_edited_squares(cfg, keep: Callable[[str], bool] | None,
+                         edits: tuple[Edit, ...]) -> Callable[[str], bool] | None:
+    """``keep``, widened where a hook function edits an attention's raw scores, scores or pattern: every
+    layer of that kind keeps its scores and pattern whole (heads x L², only under such a function), which
+    :meth:`Analysis.attention` then reads instead of computing them from the recorded queries and keys.
+    (A function on q, k or T5's position bias needs none of this: those are recorded as edited.)"""
+    hooks = {e.hook for e in edits if isinstance(e, HookFunction)}
+    if keep is None or not hooks:
+        return keep
+    wanted = set()
+    for kind, n in layer_counts(cfg).items():
+        if any(hook_name(kind, i, w) in hooks for i in range(n) for w in _SQUARES):
+            wanted |= {hook_name(kind, i, w) for i in range(n) for w in ("scores", "pattern")}
+    if not wanted:
+        return keep
+    return lambda name: name in wanted or keep(name)
 
 
 def _first_logits_row(prefix: list[int]) -> int:

@@ -33,7 +33,7 @@ import torch
 
 from ..network import progress
 from ..network.attention import MultiHeadAttention
-from ..network.recorded import AttentionInputs, record_attention
+from ..network.recorded import AttentionInputs, EditedBias, record_attention
 from ..network.trace import ShapeTrace, TraceStep, trace_shapes
 from ..network.transformer import Transformer
 
@@ -101,6 +101,8 @@ class RecordedSteps:
         steps = [(self.calls[t][0], r) for t, r in enumerate(rows)]
         joined = {}
         for path, first in self.prompt.items():
+            # a bias a hook function edited is kept whole per pass; no step is joined under one (stale_reason)
+            assert not isinstance(first.relative, EditedBias), "an edited position bias is never joined"
             q = [first.q] + [rec[path].q[r : r + 1] for rec, r in steps]  # [1, head, rows, d_head] each
             k = [first.k] + [rec[path].k[r : r + 1] for rec, r in steps]  # [1, kv_head, new keys, d_head]
             norms = None

@@ -55,6 +55,15 @@ EN = {
     "analysis.no_output": "New tokens to write is 0: the model read the prompt alone and wrote nothing, so "
     "this page, which shows the output, has nothing to show.",
     "analysis.write_output": "Write {n} new tokens",
+    "sidebar.new_tokens_translation": "Most output tokens",
+    "sidebar.new_tokens_until_end": "until the end token",
+    "sidebar.new_tokens_translation_help": "A translation ends by itself when the model writes its end token: "
+    "left empty, the output is decoded until then (or until the model's {limit} positions are full). A number "
+    "(0 to {most}) stops it after at most that many tokens, e.g. to follow the first steps of a long sentence. "
+    "At 0 nothing is written: the encoder reads the source and the decoder its start token alone.",
+    "analysis.no_output_translation": "Most output tokens is 0: the encoder read the source and the decoder "
+    "its start token alone, so this page, which shows the output, has nothing to show.",
+    "analysis.translate_to_end": "Translate to the end token",
     "direction.raw": "continued as typed",
     "direction.chat": "answered in chat form",
     "sidebar.form_help": "A chat model can read the text as typed and continue it, or read it as a user's "
@@ -145,6 +154,14 @@ ZH = {
     "每多一个就多一步解码，页面上也多一行。设为 0 时不写出任何 token：只读一遍提示。",
     "analysis.no_output": "要写出的新 token 数为 0：模型只读了提示，没有写出任何内容，所以这个展示输出的页面没有可显示的内容。",
     "analysis.write_output": "写出 {n} 个新 token",
+    "sidebar.new_tokens_translation": "最多输出 token 数",
+    "sidebar.new_tokens_until_end": "直到结束 token",
+    "sidebar.new_tokens_translation_help": "翻译在模型写出结束 token 时自己结束：留空时一直解码到那里（或直到模型的 "
+    "{limit} 个位置用完）。填一个数（0 到 {most}）则最多写出这么多个 token 就停止，例如用来跟踪长句翻译的前几步。"
+    "设为 0 时不写出任何 token：编码器读源句，解码器只读它的起始 token。",
+    "analysis.no_output_translation": "最多输出 token 数为 0：编码器读了源句，解码器只读了它的起始 token，所以这个展示输出的页面"
+    "没有可显示的内容。",
+    "analysis.translate_to_end": "翻译到结束 token",
     "direction.raw": "按原样续写",
     "direction.chat": "以对话形式回答",
     "sidebar.form_help": "对话模型可以把文本按原样读入并续写，也可以把它当作用户在对话模板里的一条消息来回答"

@@ -244,3 +244,77 @@ def test_the_compare_page_decodes_both_sentences_with_the_chosen_strategy():
     greedy = analysis("default", a, Strategy.parse("greedy")).output_text
     assert greedy != analysis("default", a, BEAM).output_text  # the test can tell the two apart
     assert text("en", "strategy.output_by", strategy=strategy_ui.name(BEAM, "en")) in all_texts(at)
+
+
+# --------------------------------------------------------------------------- the output's length
+
+
+def test_a_translation_decodes_to_its_end_unless_the_sidebar_bounds_it():
+    """A translation model's box in the sidebar is empty by default (decoded until the end token, no `new`
+    in the link); a number bounds the output on every page and goes into the link; emptied, the whole
+    translation is back."""
+    at = open_decoding("reverse", "attention")
+    box = at.number_input(key="new")
+    assert box.value is None and box.label == text("en", "sidebar.new_tokens_translation")
+    assert "new" not in at.query_params
+    assert md_output("noitnetta") in all_texts(at)
+    box.set_value(4).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.query_params["new"] == "4"
+    bounded = analyze(bundle("reverse"), "attention", max_new=4)
+    assert bounded.output_text == "noit" and len(bounded.target_tokens) == 5
+    said = all_texts(at)
+    assert md_output("noit") in said and md_output("noitnetta") not in said
+    assert any("4 new tokens" in s for s in said), said  # the analysis' note: stopped at the bound
+    at.switch_page(PAGES["single"]).run()  # another page reads the same bounded output
+    assert md_output("noit") in all_texts(at) and at.query_params["new"] == "4"
+    at.number_input(key="new").set_value(None).run()
+    assert not at.exception and "new" not in at.query_params
+    assert md_output("noitnetta") in all_texts(at)
+
+
+def test_a_link_bounding_a_translation_at_zero_says_so_and_offers_the_whole_translation():
+    at = open_decoding("default", "我吃了一个苹果", new=0)
+    said = [i.value for i in at.info]
+    assert text("en", "analysis.no_output_translation") in said, said
+    assert at.number_input(key="new").value == 0
+    at.button(key="write_output").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["new"] is None and "new" not in at.query_params
+    assert text("en", "analysis.no_output_translation") not in [i.value for i in at.info]
+    whole = analyze(bundle("default"), "我吃了一个苹果")
+    assert md_output(whole.output_text) in all_texts(at)
+
+
+def test_the_ablation_page_decodes_a_bounded_translation_as_far_as_the_sidebar_says():
+    """The ablation page's own decoding (intact and with the heads removed) stops where the sidebar's bound
+    stops the output the page shows."""
+    from model.lab.ablation import ablate
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "reverse", "text": "attention", "new": "4", "heads": "cross.0.1"})
+    at.run()
+    at.switch_page(PAGES["ablation"]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    heads = (("cross", 0, 1),)
+    bounded, whole = ablate(bundle("reverse"), "attention", None, heads, "zero", 5, 4), \
+        ablate(bundle("reverse"), "attention", None, heads, "zero", 5)
+    assert bounded.intact_output == "noit" and whole.intact_output == "noitnetta"
+    said = all_texts(at)
+    assert md_output(bounded.intact_output) in said and md_output(bounded.output) in said
+    assert md_output(whole.intact_output) not in said
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_page_opens_on_a_translation_bounded_at_zero(page):
+    """new=0 on a translation model: the source alone is read (the decoder its start token), every page
+    opens without an error, and only the decoding page, which shows the output, says there is none."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "reverse", "text": "attention", "new": "0"})
+    at.run()
+    at.switch_page(PAGES[page]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    said = [i.value for i in at.info]
+    assert (text("en", "analysis.no_output_translation") in said) == (page == "decoding"), said

@@ -1,5 +1,5 @@
-"""Hugging Face Marian folders (``model_type`` "marian": Helsinki-NLP's opus-mt models), converted into our own
-encoder-decoder ``Transformer`` with the BART family's layer names (model/store/formats/bart.py).
+"""Hugging Face Marian folders (``model_type`` "marian": Helsinki-NLP's opus-mt models), converted into our
+own encoder-decoder ``Transformer`` with the BART family's layer names (model/store/formats/bart.py).
 
 What Marian needs beyond our own translation models is config options: sinusoidal positions laid out in two
 halves (every sine, then every cosine: ``sinusoid_layout`` "halves"), embeddings * sqrt(d_model) when
@@ -50,13 +50,14 @@ MAX_TARGETS = 12
 def marian_config(hf: dict, where: Path) -> ModelConfig:
     if hf.get("model_type") not in MODEL_TYPES:
         raise Seq2SeqFormatError(f"{where}: model_type {hf.get('model_type')!r} is not 'marian'")
-    if hf.get("share_encoder_decoder_embeddings", True) is False:
+    if hf.get("share_encoder_decoder_embeddings", True) is False or hf.get("separate_vocabs") is True:
         raise Seq2SeqFormatError(f"{where}: not supported: separate source and target vocabularies "
-                                 "(share_encoder_decoder_embeddings false); only one shared vocabulary")
+                                 "(share_encoder_decoder_embeddings false or separate_vocabs true); only one "
+                                 "shared vocabulary")
     dec_vocab = hf.get("decoder_vocab_size")
     if dec_vocab is not None and dec_vocab != hf.get("vocab_size"):
-        raise Seq2SeqFormatError(f"{where}: not supported: decoder_vocab_size {str(dec_vocab)[:20]} differs from "
-                                 f"vocab_size {str(hf.get('vocab_size'))[:20]}")
+        raise Seq2SeqFormatError(f"{where}: not supported: decoder_vocab_size {str(dec_vocab)[:20]} differs "
+                                 f"from vocab_size {str(hf.get('vocab_size'))[:20]} (separate vocabularies)")
     if hf.get("normalize_before") or hf.get("normalize_embedding") or hf.get("add_final_layer_norm"):
         raise Seq2SeqFormatError(f"{where}: not supported: normalize_before / normalize_embedding / "
                                  "add_final_layer_norm (opus-mt models use none of them)")
@@ -69,9 +70,12 @@ def _tokenizer(folder: Path, hf: dict, cfg: ModelConfig) -> SpmVocabTokenizer:
         if not (folder / needed).is_file():
             raise Seq2SeqFormatError(f"{folder / needed} is missing (Marian's tokenizer reads "
                                      f"{', '.join(TOKENIZER_FILES)})")
-    if (folder / "target_vocab.json").is_file():
-        raise Seq2SeqFormatError(f"{folder / 'target_vocab.json'}: not supported: separate source and target "
-                                 "vocabularies")
+    separate = folder / "target_vocab.json"
+    if not separate.is_file() and tokenizer_config(folder).get("separate_vocabs") is True:
+        separate = folder / "tokenizer_config.json"
+    if separate.is_file():
+        raise Seq2SeqFormatError(f"{separate}: not supported: separate source and target vocabularies "
+                                 "(separate_vocabs); only one shared vocabulary")
     try:
         tokenizer = SpmVocabTokenizer.load(folder)
     except (ValueError, OSError) as e:
@@ -81,8 +85,8 @@ def _tokenizer(folder: Path, hf: dict, cfg: ModelConfig) -> SpmVocabTokenizer:
                                  f"config.json's vocab_size is {cfg.vocab_size}")
     eos = whole(hf, "eos_token_id", folder / "config.json", tokenizer.eos_id, cfg.vocab_size)
     if eos != tokenizer.eos_id or cfg.pad_id != tokenizer.pad_id:
-        raise Seq2SeqFormatError(f"{folder / 'config.json'}: eos_token_id {eos} / pad_token_id {cfg.pad_id} are "
-                                 f"not vocab.json's </s> {tokenizer.eos_id} / <pad> {tokenizer.pad_id}")
+        raise Seq2SeqFormatError(f"{folder / 'config.json'}: eos_token_id {eos} / pad_token_id {cfg.pad_id} "
+                                 f"are not vocab.json's </s> {tokenizer.eos_id} / <pad> {tokenizer.pad_id}")
     return tokenizer
 
 
@@ -118,8 +122,8 @@ def load_marian_folder(path: Path | str, name: str | None = None, example: str |
     notes = []
     if hf.get("bad_words_ids"):
         notes.append("bad_words_ids is not applied: <pad> may be chosen like any token (it rarely is)")
-    return seq2seq_bundle(folder, name, hf, cfg, model, tokenizer, frames, example or EXAMPLE, "marian", notes,
-                          target_encode=tokenizer.encode_target, limit=limit)
+    return seq2seq_bundle(folder, name, hf, cfg, model, tokenizer, frames, example or EXAMPLE, "marian",
+                          notes, target_encode=tokenizer.encode_target, limit=limit)
 
 
 def _ignored(cfg: ModelConfig):
@@ -127,7 +131,8 @@ def _ignored(cfg: ModelConfig):
 
     def ignored(name: str, shape: tuple) -> bool:
         # Older exports store the sinusoidal tables, which are computed, not learned.
-        return tied(name, shape) or name in ("encoder.embed_positions.weight", "decoder.embed_positions.weight")
+        computed = ("encoder.embed_positions.weight", "decoder.embed_positions.weight")
+        return tied(name, shape) or name in computed
     return ignored
 
 
@@ -150,7 +155,8 @@ class MarianFormat:
     def check(self, folder: Path) -> None:
         folder = Path(folder)
         cfg = self.read_config(folder)
-        check_mapped(refuse_pickles(folder), cfg, family_name_map(cfg, None), _ignored(cfg), prefixes=("model.",))
+        check_mapped(refuse_pickles(folder), cfg, family_name_map(cfg, None), _ignored(cfg),
+                     prefixes=("model.",))
 
     def load(self, folder: Path, name: str | None = None, example: str | None = None) -> Bundle:
         return load_marian_folder(folder, name=name, example=example)

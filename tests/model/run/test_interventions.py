@@ -564,6 +564,41 @@ def test_analyze_runs_the_whole_request_under_the_edits_and_records_them():
     assert forced.edits == ("No 1/√d_head scaling",)
 
 
+@pytest.mark.parametrize("what", ["raw_scores", "scores", "pattern"])
+def test_an_analysis_that_keeps_attention_only_shows_what_a_hook_function_on_the_squares_made(what):
+    """A hook function on a layer's raw scores, scores or pattern: the pages' analysis (attention only, every
+    head otherwise computed from the recorded queries and keys) shows the pattern the forward pass used,
+    for every head of that kind, within 1e-6 of an analysis that keeps every hook."""
+    from model.run.analysis import attention_only
+
+    bundle = load_model("reverse")
+    if what == "pattern":  # the first key's weight moved onto the second: still rows that sum to 1
+        def fn(p):
+            p = p.clone()
+            p[..., 1] += p[..., 0]
+            p[..., 0] = 0
+            return p
+    else:
+        def fn(s):
+            return s + torch.linspace(0.0, 3.0, s.shape[-1])  # later keys favoured
+    edit = HookFunction(hook_name("encoder", 1, what), fn, what="later keys")
+    shown = analyze(bundle, "attention", edits=(edit,), keep=attention_only)
+    whole = analyze(bundle, "attention", edits=(edit,))
+    intact = analyze(bundle, "attention", keep=attention_only)
+    assert shown.output_text == whole.output_text
+    worst, moved = 0.0, 0.0
+    for layer in range(shown.n_layers("encoder")):
+        for head in range(bundle.cfg.n_heads):
+            pattern = shown.head_attention("encoder", layer, head)[1]
+            used = whole.activations[hook_name("encoder", layer, "pattern")][0, head]
+            worst = max(worst, float(abs(pattern - used).max()))
+            if layer == 1:
+                moved = max(moved, float(abs(pattern - intact.head_attention("encoder", 1, head)[1]).max()))
+    assert worst <= 1e-6 and moved > 1e-2, (worst, moved)
+    # the kinds without such a function are still computed from their recorded inputs
+    assert hook_name("cross", 0, "pattern") not in shown.activations
+
+
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_the_shape_trace_under_edits_resolves_and_names_the_edited_steps(variant):
     from model.network.trace import resolve, trace_shapes

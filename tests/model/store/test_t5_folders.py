@@ -338,3 +338,87 @@ def test_a_zipped_folder_with_spiece_model_only_opens(tmp_path):
     assert (dest / "spiece.model").is_file() and not (dest / "tokenizer.json").exists()
     task = load_user_model(dest).task
     assert task.directions == ["en->de", "en->fr"] and task.prepare(EN[0], 64).source_ids[-1] == 1
+
+
+def test_the_command_line_translates_as_generate(tmp_path):
+    """``python -m model translate --model-dir`` on a v1.1 folder with spiece.model alone prints, for each
+    text, what ``transformers``' greedy ``generate`` writes from the same input: the config's first task
+    prefix put before the text (as the app does), the decoder started from <pad>, up to max_len."""
+    import transformers
+
+    from tests.cli_run import model_cli
+
+    folder, _, hf = t5_folder(tmp_path, "1.1", "spm")
+    reference = transformers.T5Tokenizer.from_pretrained(str(folder), extra_ids=4)
+    texts = EN[:4]
+    run = model_cli(["translate", "--model-dir", str(folder), *texts])
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run
+    lines = run.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == len(texts) + 1, run
+    tokenizer = load_user_model(folder).task.tokenizer
+    start = hf.config.decoder_start_token_id
+    room = json.loads((folder / "config.json").read_text())["n_positions"] - 1  # the decoder's positions
+    lengths = []
+    for text, line in zip(texts, lines, strict=False):
+        src = reference("translate English to German: " + text).input_ids
+        ids = _generate(hf, src, [start], room)
+        assert line == tokenizer.decode(ids), (text, run)
+        assert line == reference.decode(ids, skip_special_tokens=True), text
+        lengths.append(len(ids))
+    assert max(lengths) >= 6, lengths  # the comparison covers decoding steps past the first few
+
+
+@pytest.mark.parametrize("how", ["double", "zero in place"])
+def test_recomputed_patterns_see_a_hook_function_on_the_position_bias(built, how):
+    """A hook function on hook_position_bias (doubling the bias, or zeroing it in place) changes what the
+    pages draw: every head's pattern computed from what the analysis recorded equals the pattern the
+    forward pass used (kept whole by an analysis of every hook), within 1e-5; the layers without the
+    function keep their table, and the intact model is bit-identical afterwards."""
+    from model.network.recorded import EditedBias, RelativeBias
+    from model.run.analysis import analyze, attention_only
+    from model.run.interventions import HookFunction
+
+    bundle = built["1.1"][3]
+    model = bundle.model
+    fn = (lambda b: b * 2.0) if how == "double" else (lambda b: b.zero_())
+    edited = (("encoder", 1), ("decoder", 0))
+    edits = tuple(HookFunction(hook_name(kind, i, "position_bias"), fn, what=how) for kind, i in edited)
+    p = bundle.task.prepare(EN[1], model.cfg.max_len, "en->de")
+    src, tgt = torch.tensor([p.source_ids]), torch.tensor([p.prefix + [5, 6, 7]])
+    with torch.no_grad():
+        before = model(src, tgt)
+    intact = analyze(bundle, EN[1], "en->de", keep=attention_only, max_new=8)
+    recomputed = analyze(bundle, EN[1], "en->de", edits=edits, keep=attention_only, max_new=8)
+    whole = analyze(bundle, EN[1], "en->de", edits=edits, max_new=8)
+    with torch.no_grad():
+        after = model(src, tgt)
+    assert torch.equal(before, after)
+    assert recomputed.output_text == whole.output_text and recomputed.target_tokens == whole.target_tokens
+    inputs = recomputed.attention_inputs
+    for kind, i in edited:
+        assert isinstance(inputs[hook_name(kind, i, "pattern").rsplit(".", 1)[0]].relative, EditedBias)
+    assert isinstance(inputs[hook_name("encoder", 0, "pattern").rsplit(".", 1)[0]].relative, RelativeBias)
+    worst, moved = 0.0, 0.0
+    for kind in ("encoder", "decoder", "cross"):
+        for layer in range(recomputed.n_layers(kind)):
+            for head in range(model.cfg.n_heads):
+                _, pattern = recomputed.head_attention(kind, layer, head)
+                used = whole.activations[hook_name(kind, layer, "pattern")][0, head]
+                worst = max(worst, float(abs(pattern - used).max()))
+                if (kind, layer) == ("encoder", 1):  # same input, same encoder: the edit shows here
+                    before_edit = intact.head_attention(kind, layer, head)[1]
+                    moved = max(moved, float(abs(pattern - before_edit).max()))
+    assert worst <= 1e-5, worst
+    assert moved > 1e-2, moved  # the edit does move the pattern: the comparison above can fail
+
+
+def test_a_hook_function_that_only_looks_keeps_the_table(built):
+    from model.network.recorded import RelativeBias
+    from model.run.analysis import analyze, attention_only
+    from model.run.interventions import HookFunction
+
+    bundle = built["1.1"][3]
+    seen = []
+    look = HookFunction(hook_name("encoder", 1, "position_bias"), lambda b: seen.append(b.shape), what="look")
+    result = analyze(bundle, EN[1], "en->de", edits=(look,), keep=attention_only, max_new=4)
+    assert seen and isinstance(result.attention_inputs["encoder.blocks.1.attn"].relative, RelativeBias)

@@ -111,7 +111,8 @@ def test_beam_search_invariants(built, family):
         p = task.prepare(text, model.cfg.max_len)
         greedy = greedy_decode(model, [p.source_ids], [p.prefix], eos, 8)[0]
         assert beam_search(model, [p.source_ids], [p.prefix], eos, width=1, max_new=8)[0].best.ids == greedy
-        result = beam_search(model, [p.source_ids], [p.prefix], eos, width=4, max_new=8, length_penalty=0.0)[0]
+        result = beam_search(model, [p.source_ids], [p.prefix], eos, width=4, max_new=8,
+                             length_penalty=0.0)[0]
         scores = [h.score for h in result.finished]
         assert scores == sorted(scores, reverse=True)
         for hyp in result.finished[:4]:
@@ -190,7 +191,8 @@ HOSTILE = {
     "a NaN weight": ("marian", _poison, "NaN"),
     "no source.spm": ("marian", lambda f: (f / "source.spm").unlink(), "source.spm"),
     "vocab.json a list": ("marian", lambda f: (f / "vocab.json").write_text("[1, 2]"), "vocab.json"),
-    "garbage spm": ("marian", lambda f: (f / "target.spm").write_bytes(b"\x00not a model" * 10), "target.spm"),
+    "garbage spm": ("marian", lambda f: (f / "target.spm").write_bytes(b"\x00not a model" * 10),
+                    "target.spm"),
     "pickles only": ("marian", lambda f: ((f / "model.safetensors").rename(f / "pytorch_model.bin")),
                      "pytorch_model.bin"),
     "separate vocabularies": ("marian", lambda f: _edit_config(f, share_encoder_decoder_embeddings=False),
@@ -200,9 +202,53 @@ HOSTILE = {
     "huge vocabulary": ("bart", lambda f: _edit_config(f, vocab_size=10**9), "vocab_size"),
     "decoder start out of range": ("bart", lambda f: _edit_config(f, decoder_start_token_id=10**6),
                                    "decoder_start_token_id"),
-    "mbart without languages": ("mbart", lambda f: (f / "tokenizer_config.json").write_text("{}"), "src_lang"),
+    "mbart without languages": ("mbart", lambda f: (f / "tokenizer_config.json").write_text("{}"),
+                                "src_lang"),
     "no tokenizer.json": ("bart", lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json"),
 }
+
+
+def _separate_vocabularies(folder, where: str):
+    """The folder as a separate-vocabulary Marian: target_vocab.json beside vocab.json, separate_vocabs in
+    ``where`` (config.json or tokenizer_config.json)."""
+    (folder / "target_vocab.json").write_text((folder / "vocab.json").read_text(encoding="utf-8"),
+                                              encoding="utf-8")
+    name = folder / where
+    config = json.loads(name.read_text())
+    config["separate_vocabs"] = True
+    name.write_text(json.dumps(config))
+    if where == "tokenizer_config.json":
+        (folder / "target_vocab.json").unlink()
+
+
+HOSTILE["separate_vocabs in config.json"] = ("marian", lambda f: _separate_vocabularies(f, "config.json"),
+                                             "separate_vocabs")
+HOSTILE["separate_vocabs in tokenizer_config.json"] = (
+    "marian", lambda f: _separate_vocabularies(f, "tokenizer_config.json"), "separate_vocabs")
+
+
+def test_a_marian_with_separate_vocabularies_is_refused_in_one_line(tmp_path):
+    """A folder ``transformers`` saves for a Marian whose decoder has a vocabulary of its own (source ids
+    from vocab.json, target ids from target_vocab.json, no shared embedding): refused, saying why."""
+    import transformers
+
+    from .seq2seq_folders import DIMS
+
+    folder, tok, _ = marian_folder(tmp_path)
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    # the target's own ids: the pieces in another order, </s>, <unk> and <pad> where the source has them
+    pieces = [t for t in vocab if t not in ("</s>", "<unk>", "<pad>")][::-1]
+    target = {t: i for i, t in enumerate(["</s>", "<unk>", *pieces, "<pad>"])}
+    assert target["<pad>"] == vocab["<pad>"] and target != vocab
+    (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
+    cfg = transformers.MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(target),
+                                    share_encoder_decoder_embeddings=False, pad_token_id=vocab["<pad>"],
+                                    eos_token_id=0, decoder_start_token_id=vocab["<pad>"], **DIMS)
+    transformers.MarianMTModel(cfg).save_pretrained(folder, safe_serialization=True)
+    with pytest.raises(UserModelError) as caught:
+        load_user_model(folder)
+    message = str(caught.value)
+    assert "\n" not in message and "separate source and target vocabularies" in message, message
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -217,15 +263,24 @@ def test_hostile_folders_are_refused_in_one_line(built, tmp_path, case):
 
 
 def test_the_command_line_translates_with_a_marian_folder(built):
+    """``python -m model translate --model-dir`` prints, for each text, what ``transformers``' greedy
+    ``generate`` writes from MarianTokenizer's ids, the decoder started from <pad>, up to max_len."""
     from tests.cli_run import model_cli
 
-    folder, _, _, bundle = built["marian"]
-    run = model_cli(["translate", "--model-dir", str(folder), ZH[0]])
-    assert run.returncode == 0, run
-    prepared = bundle.task.prepare(ZH[0], bundle.model.cfg.max_len)
-    ids = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], bundle.task.tokenizer.eos_id)[0]
-    said = bundle.task.tokenizer.decode(ids)
-    assert said.strip() and said in run.stdout, run
+    folder, tok, hf, bundle = built["marian"]
+    texts = ZH[:4]
+    run = model_cli(["translate", "--model-dir", str(folder), *texts])
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run
+    lines = run.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == len(texts) + 1, run
+    start, room = hf.config.decoder_start_token_id, bundle.model.cfg.max_len - 1
+    lengths = []
+    for text, line in zip(texts, lines, strict=False):
+        ids = _generate(hf, "marian", tok(text).input_ids, [start], room)
+        assert line == bundle.task.tokenizer.decode(ids), (text, run)
+        assert line == tok.decode(ids, skip_special_tokens=True), text
+        lengths.append(len(ids))
+    assert max(lengths) >= 6, lengths  # the comparison covers decoding steps past the first few
 
 
 @pytest.mark.parametrize("family", ["marian", "bart"])
