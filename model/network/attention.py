@@ -341,8 +341,8 @@ class MultiHeadAttention(nn.Module):
         if self._rotates():
             dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
             pairs, scale = self.rope_pass(offset + q.shape[1])  # longrope: by the whole sequence's length
-            cos_q, sin_q = rope_angles(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
-            cos_k, sin_k = (cos_q, sin_q) if k.shape[1] == q.shape[1] else rope_angles(
+            cos_q, sin_q = _angles(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
+            cos_k, sin_k = (cos_q, sin_q) if k.shape[1] == q.shape[1] else _angles(
                 offset + k.shape[1], dh, base, k.device, f, pairs, scale, offset)
             if dh == self.d_head:
                 q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
@@ -402,6 +402,22 @@ class MultiHeadAttention(nn.Module):
 #: Positions a key/value store keeps free beyond what it holds when it grows: at least this many, or an
 #: eighth of what it holds, so a decoding step writes into room already there (a store grows by a copy).
 STORE_ROOM = 64
+
+
+#: The last angles :func:`_angles` computed outside autograd: (arguments, (cos, sin)).
+_last_angles: tuple | None = None
+
+
+def _angles(*args) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`~model.network.positional.rope_angles` of ``args``; outside autograd the last ones are kept, so
+    the layers of a pass (or of a decoding step) that rotate alike compute them once."""
+    global _last_angles
+    kept = _last_angles
+    if kept is not None and kept[0] == args and not torch.is_grad_enabled():
+        return kept[1]
+    angles = rope_angles(*args)
+    _last_angles = None if torch.is_grad_enabled() else (args, angles)
+    return angles
 
 
 def _grouped(rows: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:
