@@ -1,7 +1,8 @@
 """SmolLM2 at 1,024 and 2,048 tokens: our analysis beside transformers' eager forward with
 ``output_attentions=True`` on the same ids, one torch thread, side by side in one run.
 
-    .venv/bin/python bench/bench_long_contexts.py [--rounds 2] [--parts 1 2 3 4] [--length 1024] [--new 32]
+    .venv/bin/python bench/bench_long_contexts.py [--rounds 2] [--parts 1 2 3 4 5] [--length 1024] [--new 32]
+                                                  [--page-lengths 1024 2048]
     .venv/bin/python bench/bench_long_contexts.py --random-weights --length 8192 --device cuda
 
 Every measured case runs in a fresh process (peak memory is its own), rounds interleaved (A, B, C,
@@ -25,6 +26,14 @@ and CPU ms (medians of 5 calls), after the analyses of parts 1 and 3 and after t
 lengths.
 Part 3: the first analysis at 2,048 tokens (the budget's limit): wall time and peak.
 Part 4: the hooked pass, fused vs explicit, at 128-512 tokens: where ``FUSED_FROM_CELLS`` sits.
+Part 5 (``--page-lengths``, 1,024 and 2,048): the first view, as a user sees it, through Streamlit's
+AppTest in a fresh process per length: the model loaded first (a short text opened), then the app opened
+on a link with a text of that many tokens (the single-head page, the start page, with the sidebar's
+default new tokens): "first view" is that run, from the typed input to the drawn chart (the analysis
+inside it timed apart); "second page" the all-heads page on the same input, its analysis already there.
+CPU seconds of the process (every thread) and wall; the targets: first view <= 6 s at 1,024, <= 15 s at
+2,048, a second page <= 1.5 s. The tokens column is what the analysis read (prompt + output; the
+model's input limit may cut a long prompt).
 ``--random-weights``: a Transformer of SmolLM2's shape and transformers' Llama of the same shape, both
 random (no GGUF, no tokenizer: random ids), on ``--device``; parts 1 (without analyze) and 2 only.
 Prints figures and ratios (ours / transformers); asserts nothing about time.
@@ -184,9 +193,55 @@ def _threshold(model, ids: list[int], rounds: int = 3) -> dict:
     return out
 
 
+def open_pages(text: str) -> dict:
+    """Part 5, in this (fresh) process: the first view of ``text`` on the single-head page and the all-heads
+    page after it, through AppTest; their wall and CPU seconds, the analysis's, and the tokens it read."""
+    import torch
+    from streamlit.testing.v1 import AppTest
+
+    from app_support import gateway
+    from app_support import pages as page_registry
+
+    analyses: list[tuple[int, float, float]] = []  # (tokens read, wall, CPU) of each analysis computed
+    analyze = gateway.analyze
+
+    def timed(*args, **kwargs):
+        start, cpu = time.perf_counter(), time.process_time()
+        result = analyze(*args, **kwargs)
+        analyses.append((len(result.target_tokens), time.perf_counter() - start, time.process_time() - cpu))
+        return result
+
+    gateway.analyze = timed
+    torch.set_num_threads(1)
+    app = str(ROOT / "app.py")
+    warm = AppTest.from_file(app, default_timeout=600)
+    warm.query_params.update({"model": "smollm2", "text": "The model is loaded first."})
+    start = time.perf_counter()
+    warm.run()  # the model loaded, the app's modules imported: not what a first view costs
+    load_s = time.perf_counter() - start
+    analyses.clear()
+    at = AppTest.from_file(app, default_timeout=600)
+    at.query_params.update({"model": "smollm2", "text": text})
+    figures: dict = {"load_s": load_s}
+    for name, run in (("first", at.run), ("second", lambda: at.switch_page(
+            page_registry.page("heads").file).run())):
+        start, cpu = time.perf_counter(), time.process_time()
+        run()
+        figures[f"{name}_wall"] = time.perf_counter() - start
+        figures[f"{name}_cpu"] = time.process_time() - cpu
+        errors = [e.message for e in at.exception] + [e.value for e in at.error]
+        figures[f"{name}_charts"] = len(at.get("plotly_chart"))
+        figures[f"{name}_problems"] = "; ".join(str(e) for e in errors)[:120]
+    figures["analyses"] = analyses
+    return figures
+
+
 def run_case(case: str, args) -> dict:
     """Load, settle, run ``case`` once; its figures."""
     import torch
+
+    if case == "page":
+        return {"case": case, **open_pages(json.loads(Path(args.ids).read_text())["text"])}
 
     from model.run.runtime import configure_malloc
 
@@ -359,6 +414,23 @@ def print_threshold(results: list[dict]) -> None:
         print(f"{n:>6} {cells:>10,} {path:>8}  {row}")
 
 
+def print_pages(results: list[dict]) -> None:
+    print("\nPart 5: the first view (the single-head page on a link with the text; the model loaded before) "
+          "and a second page (all heads) on the same input; seconds wall / CPU")
+    print(f"{'prompt':>6} {'tokens':>6} {'first view':>14} {'its analysis':>14} {'second page':>14} "
+          f"{'charts':>6}  problems")
+    for r in results:
+        if "error" in r:
+            print(f"{r['prompt']:>6} failed: {r['error']}")
+            continue
+        tokens, a_wall, a_cpu = r["analyses"][0] if r["analyses"] else (0, float("nan"), float("nan"))
+        more = f" (+{len(r['analyses']) - 1} more analyses)" if len(r["analyses"]) > 1 else ""
+        problems = "; ".join(p for p in (r["first_problems"], r["second_problems"]) if p)
+        print(f"{r['prompt']:>6} {tokens:>6} {r['first_wall']:>6.2f} / {r['first_cpu']:<5.2f} "
+              f"{a_wall:>6.2f} / {a_cpu:<5.2f} {r['second_wall']:>6.2f} / {r['second_cpu']:<5.2f} "
+              f"{r['first_charts']:>3},{r['second_charts']:<2}  {problems}{more}")
+
+
 def interleaved(cases: list[str], rounds: int, args, ids_file: Path | None | dict, length: int) -> list[dict]:
     """``ids_file``: one file for every case, or case -> (file, length) where a case reads others."""
     results = []
@@ -373,10 +445,12 @@ def interleaved(cases: list[str], rounds: int, args, ids_file: Path | None | dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2, help="fresh processes per case")
-    parser.add_argument("--parts", type=int, nargs="+", default=[1, 2, 3, 4])
+    parser.add_argument("--parts", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--length", type=int, default=1024, help="part 1's tokens")
     parser.add_argument("--long", type=int, default=2048, help="part 3's tokens")
     parser.add_argument("--new", type=int, default=32, help="part 1's new tokens")
+    parser.add_argument("--page-lengths", type=int, nargs="+", default=[1024, 2048],
+                        help="part 5's prompts, in tokens")
     parser.add_argument("--random-weights", action="store_true")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -395,7 +469,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         whole = args.length + args.new
-        lengths = {args.length, whole, args.long - 1, args.long, max(THRESHOLD_LENGTHS)}
+        lengths = {args.length, whole, args.long - 1, args.long, max(THRESHOLD_LENGTHS), *args.page_lengths}
         files = make_inputs(sorted(lengths), Path(tmp))
         if 1 in args.parts:
             cases = ["hf", "analyze", "analyze0", "twopass", "pass"]
@@ -418,6 +492,13 @@ def main() -> None:
         if 4 in args.parts:
             results = interleaved(["threshold"], args.rounds, args, files[max(THRESHOLD_LENGTHS)], 512)
             print_threshold(results)
+        if 5 in args.parts:
+            results = []
+            for _ in range(args.rounds):
+                for n in args.page_lengths:
+                    results.append({**child("page", args, files[n], n), "prompt": n})
+                    print(".", end="", flush=True)
+            print_pages(sorted(results, key=lambda r: r["prompt"]))
 
 
 if __name__ == "__main__":

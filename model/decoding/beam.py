@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from ..data.batches import pad_batch
+from ..network.attention import select_cache_rows
 from ..network.transformer import Transformer
 from .results import BeamCandidate, BeamResult, BeamStep, Hypothesis
 
@@ -100,9 +101,7 @@ def beam_search(
         sel = torch.tensor(parents, dtype=torch.long)
         memory = None if memory is None else memory[sel]  # a decoder-only model has no encoder output
         src_pad = None if src_pad is None else src_pad[sel]
-        for cache in caches:
-            for name in cache:
-                cache[name] = cache[name][sel]
+        select_cache_rows(caches, sel)
         step_in = torch.tensor([ids[-1] for _, ids, _ in live], dtype=torch.long)[:, None]  # [row, 1]
     return search.results()
 

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data.batches import pad_batch
+from ..network.attention import select_cache_rows
 from ..network.transformer import Transformer
 from .beam import StepFn, beam_search, plain_step
 from .results import SHOWN_KEPT, SampleResult, SampleStep
@@ -67,9 +68,7 @@ def greedy_decode(
             rows, nxt = rows[sel], nxt[sel]
             memory = None if memory is None else memory[sel]  # a decoder-only model has no encoder output
             src_pad = None if src_pad is None else src_pad[sel]
-            for cache in caches:
-                for name in cache:
-                    cache[name] = cache[name][sel]
+            select_cache_rows(caches, sel)
         step_in = nxt[:, None]  # [row, 1]
     return out
 

@@ -227,6 +227,12 @@ class MultiHeadAttention(nn.Module):
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
             steps.fused(qt, kt, vt, zt)
+        elif steps is _NO_STEPS and H != Hkv:  # grouped heads, untraced (a decoding step): no copy of K, V
+            raw = self.hook_raw_scores(_grouped(qt, kt.transpose(-2, -1)))  # [batch, head, query, key_pos]
+            biased = self._scale(raw) if bias is None else self._scale(raw) + bias
+            scores = self.hook_scores(biased if mask is None else biased.masked_fill(mask, float("-inf")))
+            pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
+            zt = _grouped(self.dropout(pattern), vt)  # [batch, head, query_pos, d_head]
         else:
             kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
             steps.share(kt, kt_all)
@@ -337,10 +343,9 @@ class MultiHeadAttention(nn.Module):
         if self._rotates():
             dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
             pairs, scale = self.rope_pass(offset + q.shape[1])  # longrope: by the whole sequence's length
-            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device, f, pairs,
-                                                              scale))
-            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device, f, pairs,
-                                                              scale))
+            cos_q, sin_q = _angles(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
+            cos_k, sin_k = (cos_q, sin_q) if k.shape[1] == q.shape[1] else _angles(
+                offset + k.shape[1], dh, base, k.device, f, pairs, scale, offset)
             if dh == self.d_head:
                 q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
                 k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
@@ -408,13 +413,78 @@ class MultiHeadAttention(nn.Module):
         return z if self.edits is None or not self.edits.heads else edit_heads(z, self.edits, offset)
 
 
+#: Positions a key/value store keeps free beyond what it holds when it grows: at least this many, or an
+#: eighth of what it holds, so a decoding step writes into room already there (a store grows by a copy).
+STORE_ROOM = 64
+
+
+#: The last angles :func:`_angles` computed outside autograd: (arguments, (cos, sin)).
+_last_angles: tuple | None = None
+
+
+def _angles(*args) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`~model.network.positional.rope_angles` of ``args``; outside autograd the last ones are kept, so
+    the layers of a pass (or of a decoding step) that rotate alike compute them once."""
+    global _last_angles
+    kept = _last_angles
+    if kept is not None and kept[0] == args and not torch.is_grad_enabled():
+        return kept[1]
+    angles = rope_angles(*args)
+    _last_angles = None if torch.is_grad_enabled() else (args, angles)
+    return angles
+
+
+def _grouped(rows: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:
+    """rows [batch, head, query_pos, n] @ shared [batch, kv_head, n, m] -> [batch, head, query_pos, m], where
+    query head h reads key/value head h // (head / kv_head), as ``_share_kv`` lays them out: the query heads
+    of a group become rows of one product, so the shared heads are never copied."""
+    B, H, Lq, n = rows.shape
+    Hkv, m = shared.shape[1], shared.shape[-1]
+    return (rows.reshape(B, Hkv, H // Hkv * Lq, n) @ shared).view(B, H, Lq, m)
+
+
 def _extend_cache(cache: dict[str, torch.Tensor], k: torch.Tensor, v: torch.Tensor, offset: int):
-    """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these."""
-    if offset:
-        k = torch.cat([cache["k"], k], dim=1)  # [batch, offset + key_pos, kv_head, d_head]
-        v = torch.cat([cache["v"], v], dim=1)
-    cache["k"], cache["v"] = k, v
-    return k, v
+    """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these.
+
+    Each of ``cache["k"]`` and ``cache["v"]`` is a view of the first positions of a store with room for
+    more (``cache["k_store"]``, ``cache["v_store"]``, [batch, room, kv_head, d_head]): a step writes its
+    own positions into the room, where joining them on would copy the whole cache at every step."""
+    n = offset + k.shape[1]
+    for name, new in (("k", k), ("v", v)):
+        store = cache.get(f"{name}_store") if offset and _in_store(cache, name) else None
+        if store is None or store.shape[1] < n:
+            room = n + max(STORE_ROOM, n // 8)
+            grown = new.new_empty((new.shape[0], room, *new.shape[2:]))  # [batch, room, kv_head, d_head]
+            if offset:
+                grown[:, :offset] = cache[name]
+            store = cache[f"{name}_store"] = grown
+        store[:, offset:n] = new
+        cache[name] = store[:, :n]  # [batch, offset + key_pos, kv_head, d_head], a view
+    return cache["k"], cache["v"]
+
+
+def _in_store(cache: dict[str, torch.Tensor], name: str) -> bool:
+    """Whether ``cache[name]`` is the view of the first positions of ``cache[name + "_store"]``."""
+    held, store = cache.get(name), cache.get(f"{name}_store")
+    return (held is not None and store is not None and held.data_ptr() == store.data_ptr()
+            and held.shape[0] == store.shape[0] and held.stride() == store.stride())
+
+
+def select_cache_rows(caches: list[dict], rows: torch.Tensor) -> None:
+    """Keep the batch rows ``rows`` ([new batch] long, in their new order, repeats allowed: a beam's
+    hypotheses that continue one parent) of every decoding cache entry. A key/value store is gathered
+    whole (room included: one copy, as a plain tensor's rows are) and its view follows it."""
+    for cache in caches:
+        views = {name for name in ("k", "v") if _in_store(cache, name)}
+        for name in list(cache):
+            if name in views:
+                continue  # a view of its store, which follows
+            if name in ("k_store", "v_store") and name[0] not in views:
+                del cache[name]  # not what the cache holds (a view is taken again when it grows)
+                continue
+            cache[name] = cache[name].index_select(0, rows)
+            if name[0] in views and name == f"{name[0]}_store":
+                cache[name[0]] = cache[name][:, : cache[name[0]].shape[1]]
 
 
 class _Steps:

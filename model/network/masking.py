@@ -22,12 +22,15 @@ def build_mask(
     reversed_causal: hide the past instead of the future (each query sees itself and later keys).
     window (> 0, with causal): a sliding window; query i also may not look at keys more than window - 1
     positions back, so it sees ``window`` keys, itself included (transformers: kv > q - window).
+    None when nothing is hidden.
     """
     mask = None
     if reversed_causal:
         # [query_pos, key_pos]; query i sits at position offset + i and may see keys from there on.
         past = torch.ones(n_query, n_key, dtype=torch.bool, device=device).tril(offset - 1)
         mask = past[None, None]
+    elif causal and n_key - 1 <= offset and (window <= 0 or n_query - 1 + offset - window < 0):
+        pass  # every query sees every key (a decoding step's one query): no causal mask to build
     elif causal:
         # [query_pos, key_pos]; query i sits at position offset + i, so it may see keys up to there.
         future = torch.ones(n_query, n_key, dtype=torch.bool, device=device).triu(1 + offset)

@@ -46,12 +46,13 @@ class LearnedPositions(nn.Module):
 
 def rope_angles(
     length: int, d_head: int, base: float = 10000.0, device=None, factor: float = 1.0,
-    pair_factors: tuple[float, ...] = (), scale: float = 1.0,
+    pair_factors: tuple[float, ...] = (), scale: float = 1.0, start: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of the rotation angles, each [pos, d_head/2]. ``factor`` (linear RoPE scaling):
-    every frequency divided by it, as if positions were pos / factor. ``pair_factors`` (longrope,
-    Phi-3): pair i's frequency divided by its own factor; ``scale``: cos and sin both multiplied by it
-    (longrope's attention factor, so every q . k is scale^2 larger)."""
+    """cos and sin of the rotation angles of positions ``start`` to ``length`` - 1, each [pos, d_head/2]
+    (a decoding step's own positions: the whole table's rows from ``start``, exactly). ``factor`` (linear
+    RoPE scaling): every frequency divided by it, as if positions were pos / factor. ``pair_factors``
+    (longrope, Phi-3): pair i's frequency divided by its own factor; ``scale``: cos and sin both multiplied
+    by it (longrope's attention factor, so every q . k is scale^2 larger)."""
     if pair_factors:  # 1 / (factor_i * base^(2i/d)), the order of operations transformers uses
         shape = torch.arange(0, d_head, 2, dtype=torch.int64, device=device).float() / d_head
         inv_freq = 1.0 / (torch.tensor(pair_factors, dtype=torch.float32, device=device) * base**shape)
@@ -59,7 +60,8 @@ def rope_angles(
         inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32, device=device) / d_head)
     if factor != 1.0:
         inv_freq = inv_freq / factor
-    angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * inv_freq  # [pos, d_head/2]
+    positions = torch.arange(start, length, dtype=torch.float32, device=device)[:, None]  # [pos, 1]
+    angles = positions * inv_freq  # [pos, d_head/2]
     if scale != 1.0:
         return angles.cos() * scale, angles.sin() * scale
     return angles.cos(), angles.sin()

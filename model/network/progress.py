@@ -19,7 +19,8 @@ class _Progress:
     start: float = 0.0  # where the current stage begins and ends on the whole bar
     end: float = 1.0
     name: str = ""
-    done: float = 0.0  # the furthest point told: the bar never moves back
+    done: float = 0.0  # the furthest point reached: the bar never moves back
+    told: tuple[float, str] = (-1.0, "")  # the last point and stage told
 
 
 _active: contextvars.ContextVar[_Progress | None] = contextvars.ContextVar("progress", default=None)
@@ -59,7 +60,15 @@ def step(done: int, total: int) -> None:
         _tell(progress, progress.start + (progress.end - progress.start) * min(1.0, done / total))
 
 
+#: The least move of the bar that is told (a new stage and the end always are): a long analysis's decoding
+#: steps report every block, ~1,000 moves that each cost the app a message to the browser.
+LEAST_MOVE = 0.01
+
+
 def _tell(progress: _Progress, at: float) -> None:
     if at > progress.done:
         progress.done = at
-        progress.tell(at, progress.name)
+        last, name = progress.told
+        if at - last >= LEAST_MOVE or at >= 1.0 or name != progress.name:
+            progress.told = (at, progress.name)
+            progress.tell(at, progress.name)

@@ -68,6 +68,7 @@ class RecordedSteps:
 
     def __init__(self, model: Transformer, keep: Callable[[str], bool], logits_from: int, max_new: int):
         self.model, self.keep, self.logits_from, self.max_new = model, keep, logits_from, max(1, max_new)
+        self.decodes = max_new > 0  # with no new token (new=0), the prompt pass fills no cache
         self.trace: ShapeTrace | None = None
         self.prompt: dict[str, AttentionInputs] = {}
         self.prompt_logits: torch.Tensor | None = None  # [prompt rows from logits_from, vocab]
@@ -80,7 +81,8 @@ class RecordedSteps:
             with (trace_shapes() as trace, record_attention() as rec,
                   progress.stage(0.0, PROMPT_SHARE, "read")):
                 logits, _ = model.run_with_cache(step_in, names_filter=self.keep,
-                                                 logits_from=self.logits_from, caches=caches)
+                                                 logits_from=self.logits_from,
+                                                 caches=caches if self.decodes else None)
             # logits: [1, prompt rows from logits_from, vocab]
             self.trace, self.prompt, self.prompt_logits = trace, rec, logits[0]
             return logits[:, -1]  # [1, vocab]
@@ -98,6 +100,8 @@ class RecordedSteps:
         output: ``rows[t]`` is its row in step ``t`` (the call after the prompt's t-th)."""
         if len(rows) > len(self.calls):
             raise ValueError(f"{len(rows)} output tokens but {len(self.calls)} recorded steps")
+        if not rows:  # the prompt alone: its record as it is (joining would copy every array)
+            return self.prompt, self.prompt_logits
         steps = [(self.calls[t][0], r) for t, r in enumerate(rows)]
         joined = {}
         for path, first in self.prompt.items():

@@ -194,6 +194,35 @@ def test_the_sliding_window_is_the_same_in_the_fused_kernel_in_steps_and_while_d
         assert (first.rope_theta, first.rope_factor) == (100.0, 1.0)
 
 
+def test_the_key_value_store_grows_and_follows_reordered_rows(monkeypatch):
+    """A decoding cache writes each step into its store's room, grows it by a copy when full, and keeps the
+    rows a beam continues (reordered, one row twice): each row's steps equal a full pass over its ids."""
+    from model.network import attention
+
+    monkeypatch.setattr(attention, "STORE_ROOM", 2)  # the store fills after 2 steps: it must grow
+    model = Transformer(_llama_like(max_len=32)).eval()  # grouped heads: 4 query heads on 2 key heads
+    ids = torch.randint(3, 40, (3, 12), generator=torch.Generator().manual_seed(5))
+    order = torch.tensor([2, 0, 2])  # after step 6: row 2 continued twice, row 1 dropped
+    with torch.no_grad():
+        caches = [{} for _ in model.decoder.blocks]
+        model.decoder(ids[:, :4], None, None, None, caches, 0)  # the prefill
+        rooms = {caches[0]["k_store"].shape[1]}
+        seqs, rows = ids[:, :4], []
+        for i in range(4, 12):
+            if i == 7:
+                attention.select_cache_rows(caches, order)
+                seqs, rows = seqs[order], [r[order] for r in rows]
+            new = ids[: len(seqs), i : i + 1] if i < 7 else ids[order, i : i + 1]
+            seqs = torch.cat([seqs, new], dim=1)
+            rows.append(model.unembed(model.decoder(new, None, None, None, caches, i)[:, -1]))
+            rooms.add(caches[0]["k_store"].shape[1])
+            held, store = caches[0]["k"], caches[0]["k_store"]
+            assert held.shape[1] == i + 1 and held.data_ptr() == store.data_ptr()  # a view of the store
+        full = model(seqs)[:, 4:]  # [3, 8, vocab]
+    assert len(rooms) > 2  # it grew more than once
+    assert torch.allclose(torch.stack(rows, dim=1), full, atol=1e-5)
+
+
 def test_window_and_scaling_options_are_checked():
     with pytest.raises(ConfigError, match="sliding_window must be >= 0"):
         _cfg(sliding_window=-1)

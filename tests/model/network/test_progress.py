@@ -50,3 +50,19 @@ def test_an_encoder_only_analysis_reports_its_one_stage():
     with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
         analyze(load_model("minilm"), "a short sentence", keep=attention_only)
     assert told[-1] == (1.0, "read") and {s for _, s in told} == {"read"}
+
+
+def test_small_moves_are_told_once_per_percent_and_the_end_always():
+    told = []
+    with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
+        with progress.stage(0.0, 0.5, "read"):
+            for i in range(1, 1001):
+                progress.step(i, 1000)  # 1,000 moves of 0.05 %
+        with progress.stage(0.5, 1.0, "decode"):
+            progress.step(1, 1000)  # a new stage is told, however small its move
+            progress.step(999, 1000)
+    fractions = [f for f, _ in told]
+    assert len(told) <= 2 + 0.5 / progress.LEAST_MOVE + 3 and fractions == sorted(fractions)
+    pairs = zip(told, told[1:], strict=False)
+    assert all(b - a >= progress.LEAST_MOVE for (a, s), (b, t) in pairs if s == t and b < 1.0)
+    assert told[-1] == (1.0, "decode") and any(s == "decode" and abs(f - 0.5005) < 1e-9 for f, s in told)
