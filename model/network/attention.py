@@ -226,15 +226,20 @@ class MultiHeadAttention(nn.Module):
             zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
             steps.fused(qt, kt, vt, zt)
         else:
-            kt_all, vt_all = self._share_kv(kt), self._share_kv(vt)  # [batch, head, key_pos, d_head]
-            steps.share(kt, kt_all)
-            raw = self.hook_raw_scores(qt @ kt_all.transpose(-2, -1))  # [batch, head, query_pos, key_pos]
+            # Grouped-query attention outside the shape trace (a decoding step): each key/value head
+            # multiplies its group's queries as one block of rows, never copied once per query head.
+            grouped = steps is _NO_STEPS and H != Hkv
+            kt_all, vt_all = (kt, vt) if grouped else (self._share_kv(kt), self._share_kv(vt))
+            steps.share(kt, kt_all)  # [batch, head, key_pos, d_head] when shared
+            product = self._grouped(qt, kt.transpose(-2, -1)) if grouped else qt @ kt_all.transpose(-2, -1)
+            raw = self.hook_raw_scores(product)  # [batch, head, query_pos, key_pos]
             scaled = self._scale(raw)  # raw / sqrt(d_head)
             biased = scaled if bias is None else scaled + bias  # + the relative position bias (T5)
             scores = self.hook_scores(biased if mask is None else biased.masked_fill(mask, float("-inf")))
             pattern = self.hook_pattern(masked_softmax(scores, mask, self._softmax_dim()))
             steps.scores(qt, kt_all, raw, scaled, scores, pattern, (bias, biased))
-            zt = self.dropout(pattern) @ vt_all  # [batch, head, query_pos, d_head]
+            weights = self.dropout(pattern)
+            zt = self._grouped(weights, vt) if grouped else weights @ vt_all  # [batch, head, query_pos, dh]
             steps.weighted_sum(pattern, vt_all, zt)
         z = self._edit_heads(zt.transpose(1, 2), offset)  # [batch, query_pos, head, d_head]
         z = self.hook_z(z.contiguous())
@@ -296,6 +301,16 @@ class MultiHeadAttention(nn.Module):
             self.__dict__["_gram_kept"] = kept  # not a buffer: no state_dict entry, no module attribute
         return kept[1]
 
+    def _grouped(self, rows: torch.Tensor, by: torch.Tensor) -> torch.Tensor:
+        """``rows`` [batch, head, query_pos, n] @ ``by`` [batch, kv_head, n, m] -> [batch, head, query_pos,
+        m], query head h using key/value head h // (n_heads / n_kv_heads), as :meth:`_share_kv` lays them
+        out: a group's query rows stacked as one [group * query_pos, n] block, so ``by`` is read, not
+        repeated."""
+        B, H, Lq, n = rows.shape
+        Hkv = by.shape[1]
+        stacked = rows.reshape(B, Hkv, (H // Hkv) * Lq, n)  # the heads of group g: rows g*group*Lq ...
+        return (stacked @ by).view(B, H, Lq, by.shape[-1])
+
     def _share_kv(self, t: torch.Tensor) -> torch.Tensor:
         """[batch, kv_head, key_pos, d_head] -> [batch, head, key_pos, d_head]: under grouped-query
         attention each key/value head serves n_heads / n_kv_heads query heads."""
@@ -335,10 +350,9 @@ class MultiHeadAttention(nn.Module):
         if self._rotates():
             dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
             pairs, scale = self.rope_pass(offset + q.shape[1])  # longrope: by the whole sequence's length
-            cos_q, sin_q = (a[offset:] for a in rope_angles(offset + q.shape[1], dh, base, q.device, f, pairs,
-                                                              scale))
-            cos_k, sin_k = (a[offset:] for a in rope_angles(offset + k.shape[1], dh, base, k.device, f, pairs,
-                                                              scale))
+            cos_q, sin_q = rope_angles(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
+            cos_k, sin_k = (cos_q, sin_q) if k.shape[1] == q.shape[1] else rope_angles(
+                offset + k.shape[1], dh, base, k.device, f, pairs, scale, offset)
             if dh == self.d_head:
                 q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
                 k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]

@@ -46,9 +46,10 @@ class LearnedPositions(nn.Module):
 
 def rope_angles(
     length: int, d_head: int, base: float = 10000.0, device=None, factor: float = 1.0,
-    pair_factors: tuple[float, ...] = (), scale: float = 1.0,
+    pair_factors: tuple[float, ...] = (), scale: float = 1.0, start: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of the rotation angles, each [pos, d_head/2]. ``factor`` (linear RoPE scaling):
+    """cos and sin of the rotation angles of positions ``start`` … ``length - 1``, each [pos, d_head/2]
+    (a decoding step asks for its own positions only). ``factor`` (linear RoPE scaling):
     every frequency divided by it, as if positions were pos / factor. ``pair_factors`` (longrope,
     Phi-3): pair i's frequency divided by its own factor; ``scale``: cos and sin both multiplied by it
     (longrope's attention factor, so every q . k is scale^2 larger)."""
@@ -59,7 +60,8 @@ def rope_angles(
         inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32, device=device) / d_head)
     if factor != 1.0:
         inv_freq = inv_freq / factor
-    angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * inv_freq  # [pos, d_head/2]
+    positions = torch.arange(start, length, dtype=torch.float32, device=device)
+    angles = positions[:, None] * inv_freq  # [pos, d_head/2]
     if scale != 1.0:
         return angles.cos() * scale, angles.sin() * scale
     return angles.cos(), angles.sin()
