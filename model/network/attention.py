@@ -409,12 +409,30 @@ class MultiHeadAttention(nn.Module):
 
 
 def _extend_cache(cache: dict[str, torch.Tensor], k: torch.Tensor, v: torch.Tensor, offset: int):
-    """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these."""
-    if offset:
-        k = torch.cat([cache["k"], k], dim=1)  # [batch, offset + key_pos, kv_head, d_head]
-        v = torch.cat([cache["v"], v], dim=1)
-    cache["k"], cache["v"] = k, v
-    return k, v
+    """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these.
+
+    From the first step on they live in buffers with room to grow (``k_room``, ``v_room``: [batch, rows,
+    kv_head, d_head]); ``k`` and ``v`` are views of their filled rows, so a step writes its own rows instead
+    of copying every earlier one (torch.cat: a 256-token prompt's 32 steps spent 1.3 s of 13 s so on a
+    Qwen3-0.6B shape). Filled rows are never written again. A cache whose entries were selected since
+    (beam search, a finished row pruned: new tensors) is copied into new buffers."""
+    if not offset:
+        cache["k"], cache["v"] = k, v
+        return k, v
+    n = offset + k.shape[1]
+    rooms = cache.get("k_room"), cache.get("v_room")
+    held = all(room is not None and room.shape[0] == k.shape[0] and room.shape[1] >= n
+               and room.data_ptr() == cache[name].data_ptr() for room, name in zip(rooms, "kv", strict=True))
+    if not held:
+        rows = n + max(64, n // 4)  # room for the next steps: a quarter more (64 rows at least)
+        rooms = tuple(t.new_empty((t.shape[0], rows, *t.shape[2:])) for t in (k, v))
+        for room, name in zip(rooms, "kv", strict=True):
+            room[:, :offset] = cache[name]
+        cache["k_room"], cache["v_room"] = rooms
+    rooms[0][:, offset:n] = k
+    rooms[1][:, offset:n] = v
+    cache["k"], cache["v"] = rooms[0][:, :n], rooms[1][:, :n]  # [batch, offset + key_pos, kv_head, d_head]
+    return cache["k"], cache["v"]
 
 
 class _Steps:
