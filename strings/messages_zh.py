@@ -17,6 +17,15 @@ MESSAGES_ZH: dict[str, str] = {
         "在这个修改下，解码时缓存的键和值与对整段文本做一次前向计算得到的不同，"
         "所以模型先解码，再把提示和输出重新读一遍（两次前向计算，而不是一次）。"
     ),
+    "rope_factors_short": "RoPE 因子：短因子（这个输入有 {n} 个位置，不超过 {switch}：未到 `longrope` 的切换点）。",
+    "rope_factors_long": (
+        "RoPE 因子：长因子（这个输入有 {n} 个位置，超过 {switch}）：每个位置，包括最前面的，都用 `longrope` 的长因子旋转。"
+    ),
+    "rope_factors_switched": (
+        "RoPE 因子：长因子（提示加输出共 {n} 个位置，超过 {switch}）。输出的前几个 token 是在序列还短时用短因子选出的；"
+        "序列一超过 {switch} 个位置，整段序列就用长因子重新计算（和 `transformers` 一样），"
+        "这里显示的每个概率和注意力都来自那次计算，前面 token 的也是。"
+    ),
     "budget_clamped": (
         "在这台服务器上，一次分析最多占用 {budget_mib} MiB 内存，所以这个模型在这里最多读取 {max_len} 个 token："
         "它的配置允许 {config_max_len} 个，那样一次分析要占用 {full_mib:,} MiB。"

@@ -39,6 +39,20 @@ ENGLISH: dict[str, str] = {
         "Under this edit the keys and values cached while decoding are not those of a pass over the whole "
         "text, so the model decoded first and then read prompt and output again (two passes, not one)."
     ),
+    # longrope (Phi-3): which RoPE factors the analysis's numbers come from
+    "rope_factors_short": (
+        "RoPE factors: short (this input has {n} positions, at most {switch}: below longrope's switch)."
+    ),
+    "rope_factors_long": (
+        "RoPE factors: long (this input has {n} positions, past {switch}): every position, the first ones "
+        "included, is rotated with longrope's long factors."
+    ),
+    "rope_factors_switched": (
+        "RoPE factors: long (prompt and output have {n} positions, past {switch}). The output's first tokens "
+        "were chosen with the short factors, while the sequence was shorter; once it passed {switch} "
+        "positions the whole sequence was computed again with the long ones, as transformers does, and every "
+        "probability and attention shown comes from that pass, those of earlier tokens included."
+    ),
     "budget_clamped": (
         "One analysis may hold {budget_mib} MiB on this server, so this model reads at most {max_len} "
         "tokens here: its config allows {config_max_len}, whose analysis would hold {full_mib:,} MiB."

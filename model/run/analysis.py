@@ -240,16 +240,23 @@ def analyze(
             raise InputError(Message("no_decoder", {}, "error"))
         return _analyze_encoder_only(bundle, prepared, with_budget_reason(bundle, notes), edits, kept)
     with model.lock, intervene(model, *edits):
+        decoded = None  # (output, search) of a one pass that must be read again whole
         if target is None and one_pass.fits(model, keep) and not whole_trace:
             why = one_pass.stale_reason(model, torch.tensor([prepared.prefix]))
             if not why:
-                return _analyze_one_pass(bundle, prepared, strategy, keep, max_new, notes, edits, top_k)
-            notes.append(Message("two_passes", {}, "info"))
+                done = _analyze_one_pass(bundle, prepared, strategy, keep, max_new, notes, edits, top_k)
+                if isinstance(done, Analysis):
+                    return done
+                decoded = done  # the output passed longrope's switch (its note says so)
+            else:
+                notes.append(Message("two_passes", {}, "info"))
         if target is not None:
             if not target.strip():
                 raise InputError(Message("empty_target", {}, "error"))
             generated, target_notes = task.target_ids(target, prepared.direction)
             notes += target_notes
+        elif decoded is not None:
+            generated, search = decoded
         else:
             with progress.stage(0.0, 0.5, "decode"):
                 generated, search = _decode_output(bundle, prepared, strategy, max_new)
@@ -299,13 +306,17 @@ def _first_logits_row(prefix: list[int]) -> int:
 
 def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, keep: Callable[[str], bool],
                       max_new: int | None, notes: list[Message], edits: tuple[Edit, ...],
-                      top_k: int) -> Analysis:
+                      top_k: int) -> Analysis | tuple[list[int], BeamResult | SampleResult | None]:
     """A language model's analysis in one pass (model/run/one_pass.py): the recorded, traced pass over the
-    prompt is the prefill the output is decoded from, each step adding its rows. Equal to the two passes."""
+    prompt is the prefill the output is decoded from, each step adding its rows. Equal to the two passes.
+    When a step computed the whole sequence again (a longrope model's output passed its switch), the
+    decoded (output, search) instead, to be read again whole."""
     model, cfg = bundle.model, bundle.model.cfg
     first_row = _first_logits_row(prepared.prefix)
     steps = one_pass.RecordedSteps(model, keep, first_row, cfg.max_len if max_new is None else max_new)
     generated, search = _decode_output(bundle, prepared, strategy, max_new, steps)
+    if steps.recomputed:
+        return generated, search
     with progress.stage(1.0, 1.0, "decode"):  # done (an output that ended early fills the bar here)
         pass
     decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, True, max_new,
@@ -339,7 +350,8 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
         attention_inputs=recorded,
         trace=trace,
         trace_sizes=trace_sizes,
-        notes=with_budget_reason(bundle, notes),
+        notes=with_budget_reason(bundle, notes + _rope_factors_note(cfg, len(prepared.prefix),
+                                                                    len(decoder_in), teacher_forced)),
         layer_counts=layer_counts(cfg),
         source_special=[tok.is_special(i) for i in prepared.source_ids],
         target_special=[tok.is_special(i) for i in decoder_in],
@@ -347,6 +359,19 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
         strategy=strategy.param,
         search=search,
     )
+
+
+def _rope_factors_note(cfg, prompt_len: int, length: int, teacher_forced: bool) -> list[Message]:
+    """Which longrope factors (Phi-3) the numbers of a decoder sequence of ``length`` positions come from
+    ([] for any other model): short up to the switch length, long past it for every position; and when a
+    decoded output took the sequence past it, that its first tokens were chosen with the short ones."""
+    if not getattr(cfg, "longrope", False):
+        return []
+    params = {"n": length, "switch": cfg.rope_switch_len}
+    if length <= cfg.rope_switch_len:
+        return [Message("rope_factors_short", params, "info")]
+    crossed = not teacher_forced and prompt_len <= cfg.rope_switch_len
+    return [Message("rope_factors_switched" if crossed else "rope_factors_long", params, "info")]
 
 
 def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy, max_new: int | None,

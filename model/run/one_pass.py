@@ -16,7 +16,9 @@ sampling have one row per call; beam search reorders its rows at every call, so 
 at call ``t`` is the one whose ids were the hypothesis's first ``t`` (the beam trace lists every row's ids).
 The result equals a full pass over prompt + output (tests/model/run/test_one_pass.py), when the cached keys
 and values of earlier positions are what a full pass computes: :func:`stale_reason` names the cases where
-they are not, which keep the two passes.
+they are not, which keep the two passes. One case shows only while decoding: a longrope model (Phi-3) whose
+output passes its switch length computes the whole sequence again with the long factors at that step
+(:attr:`RecordedSteps.recomputed`); the output is then read again whole, as the two passes do.
 
 What the one pass cannot give is a hook tensor of every position (the continuation's rows come one per
 call): :func:`fits` holds only when the analysis keeps no hook tensor, and a reader who needs the shape
@@ -73,6 +75,9 @@ class RecordedSteps:
         self.prompt: dict[str, AttentionInputs] = {}
         self.prompt_logits: torch.Tensor | None = None  # [prompt rows from logits_from, vocab]
         self.calls: list[tuple[dict[str, AttentionInputs], torch.Tensor]] = []  # each step: rows, logits
+        # A step that computed the whole sequence again (longrope's switch: the decoder dropped its cache,
+        # model/network/transformer.py): the prompt pass's rows are no longer those of the sequence.
+        self.recomputed = False
 
     def __call__(self, step_in: torch.Tensor, memory: torch.Tensor | None, src_pad: torch.Tensor | None,
                  caches: list[dict], position: int) -> torch.Tensor:
@@ -92,6 +97,8 @@ class RecordedSteps:
               progress.stage(share(len(self.calls)), share(len(self.calls) + 1), "decode")):
             hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, 1, d_model]
             last = model.unembed(hidden[:, -1])  # [row, vocab]
+        if any(r.q.shape[2] != step_in.shape[1] for r in rec.values()):  # rows of every position: redone
+            self.recomputed = True
         self.calls.append((rec, last))
         return last
 

@@ -34,13 +34,12 @@ from safetensors.torch import load_file, save
 from ...core.files import atomic_write, file_digest
 from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
-from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
 from ..bundle import Bundle, safetensors_header
 from ..problems import CheckpointError
 from .gguf_file import GGUFError, GGUFFile
 from .hf_decoder import EXAMPLE, rope_permutation
-from .own import expected_shapes
+from .own import all_finite, expected_shapes, model_from_state
 
 ARCHITECTURES = ("llama", "qwen2", "qwen3", "gemma3", "phi3")
 #: Families llama.cpp rotates in halves (i, i + d/2), as Hugging Face does ("NEOX" RoPE): their q and k
@@ -255,7 +254,8 @@ def _state(g: GGUFFile, cfg: ModelConfig, names: dict[str, str], arch: str) -> d
         try:
             header = safetensors_header(cached)
             if header == {k: (shape, "F32") for k, shape in expected.items()}:
-                return load_file(str(cached))
+                # copies the model owns (load_file's tensors are views of the file's mapping)
+                return {k: v.clone() for k, v in load_file(str(cached)).items()}
         except (CheckpointError, SafetensorError, OSError, ValueError):
             pass  # a cache file that is not ours to trust: convert again and replace it
     state, read = {}, {}
@@ -264,7 +264,7 @@ def _state(g: GGUFFile, cfg: ModelConfig, names: dict[str, str], arch: str) -> d
     for ours, theirs in names.items():
         if theirs not in read:
             read[theirs] = torch.from_numpy(g.tensor(theirs))
-            if not torch.isfinite(read[theirs]).all():
+            if not all_finite(read[theirs]):
                 raise GGUFError(f"{g.path}: tensor {theirs} holds NaN or infinite values")
         t = _part(read[theirs], ours, theirs, cfg, fused)
         rotated = any(f".{x}." in ours for x in ("W_q", "W_k", "q_norm", "k_norm"))
@@ -300,9 +300,7 @@ def load_gguf(path: Path | str, name: str | None = None, example: str | None = N
                 if k.startswith("general.") and isinstance(v, str | int | float | bool)}
     if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
         state["unembed.weight"] = state["token_embed.weight"]
-    model = Transformer(cfg)
-    model.load_state_dict(state, strict=True)
-    model.eval()
+    model = model_from_state(cfg, state)
     task = ContinueTask(tokenizer, example or EXAMPLE, add_bos=add_bos, chat_template=template)
     info = {"source": "gguf", "notes": notes, "gguf": meta, "chat_template": template}
     return within_budget(Bundle(name=name or path.stem, model=model, task=task, directory=path.parent,

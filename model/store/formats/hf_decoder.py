@@ -26,11 +26,10 @@ from safetensors import SafetensorError, safe_open
 
 from ...data.lm_task import ContinueTask, PieceTokenizer
 from ...network.config import SIZE_LIMITS, ConfigError, ModelConfig
-from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
 from ..problems import CheckpointError
-from .own import expected_shapes
+from .own import all_finite, expected_shapes, model_from_state
 
 MODEL_TYPES = ("gpt2", "llama", "qwen2", "mistral", "qwen3", "olmo2", "gpt_neox", "gemma3_text", "phi3")
 #: Llama's layout of names, with extras: QK-norm (qwen3: per head, olmo2: whole projections).
@@ -453,8 +452,9 @@ def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: s
     perm = rope_permutation(dh, cfg.rotary_dims)
     state = {}
     for ours, theirs in mapping.items():
-        t = f.get_tensor(header[theirs][2]).to(torch.float32)
-        if not torch.isfinite(t).all():
+        mapped = f.get_tensor(header[theirs][2])  # a view of the file's mapping (safetensors maps it)
+        t = mapped.to(torch.float32)
+        if not all_finite(t):
             raise DecoderFormatError(f"tensor {theirs} holds NaN or infinite values")
         which = "qkv".index(ours.split(".")[-2][-1]) if ".W_q." in ours or ".W_k." in ours or (
             ".W_v." in ours) else None
@@ -479,7 +479,10 @@ def _convert(f, header: dict, mapping: dict[str, str], cfg: ModelConfig, kind: s
             t = t.reshape(heads, dh, *t.shape[1:])[:, perm].reshape(t.shape)
         if kind == "gemma3_text" and "norm" in ours.rsplit(".", 2)[-2]:
             t = t + 1.0  # Gemma's RMSNorm scales by (1 + weight): ours by the weight, so it holds 1 + theirs
-        state[ours] = t.contiguous()
+        t = t.contiguous()
+        if t.untyped_storage().data_ptr() == mapped.untyped_storage().data_ptr():
+            t = t.clone()  # the model owns its weights: a file changed or cut later changes nothing
+        state[ours] = t
     if cfg.tie_embeddings:  # one tensor under both names, as the model holds it
         state["unembed.weight"] = state["token_embed.weight"]
     return state
@@ -517,9 +520,7 @@ def load_decoder_folder(path: Path | str, name: str | None = None, example: str 
         raise DecoderFormatError(f"{weights}: {e}") from e
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise DecoderFormatError(f"{weights} is not a readable safetensors file ({e})") from e
-    model = Transformer(cfg)
-    model.load_state_dict(state, strict=True)
-    model.eval()
+    model = model_from_state(cfg, state)
     info = {"source": f"huggingface-{hf['model_type']}", "notes": notes,
             "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)}}
     # GPT-2 and GPT-NeoX read no BOS before the prompt (their tokenizers add none)

@@ -18,11 +18,11 @@ from safetensors import SafetensorError, safe_open
 
 from ...data.seq2seq_task import Frame, Seq2SeqTask
 from ...network.config import ModelConfig
-from ...network.positional import SinusoidalPositions, sinusoidal_table
 from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
 from ..bundle import FLOAT_DTYPES, MAX_JSON_BYTES, Bundle, read_json, safetensors_header
 from ..problems import CheckpointError
+from .own import all_finite, expected_shapes, model_from_state
 
 WEIGHTS = "model.safetensors"
 #: Files that hold pickled weights: never opened (unpickling can run code).
@@ -33,7 +33,8 @@ class Seq2SeqFormatError(CheckpointError):
     """An encoder-decoder folder we cannot convert; the message names the file and why."""
 
 
-def whole(hf: dict, key: str, where: Path, default: int | None = None, below: int | None = None) -> int | None:
+def whole(hf: dict, key: str, where: Path, default: int | None = None,
+          below: int | None = None) -> int | None:
     """config.json's ``key`` as a whole number >= 0 (``default`` when absent or null), below ``below``."""
     value = hf.get(key)
     if value is None:
@@ -68,7 +69,8 @@ def read_config(folder: Path) -> dict:
 
 
 def tokenizer_config(folder: Path) -> dict:
-    """tokenizer_config.json (source_lang / target_lang, src_lang / tgt_lang, the tokenizer's class), or {}."""
+    """tokenizer_config.json (source_lang / target_lang, src_lang / tgt_lang, the tokenizer's class),
+    or {}."""
     found = read_json(folder / "tokenizer_config.json", default={})
     return found if isinstance(found, dict) else {}
 
@@ -80,8 +82,9 @@ def refuse_pickles(folder: Path) -> Path:
         return weights
     pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
     if pickles:
-        raise Seq2SeqFormatError(f"{folder / pickles[0]}: pickled weights are never loaded (unpickling can run "
-                                 "code); save the model with save_pretrained(folder, safe_serialization=True)")
+        raise Seq2SeqFormatError(f"{folder / pickles[0]}: pickled weights are never loaded (unpickling can "
+                                 "run code); save the model with save_pretrained(folder, "
+                                 "safe_serialization=True)")
     raise Seq2SeqFormatError(f"{weights} is missing")
 
 
@@ -103,7 +106,6 @@ def check_mapped(weights: Path, cfg: ModelConfig, mapping: Mapped, ignored: Call
     """Compare the header of ``weights`` with ``mapping`` (ours -> (theirs, shape)), reading no tensor;
     ``ignored(name, shape)`` says which other tensors may be there (tied copies, buffers). Returns
     their short name -> the stored name."""
-    from .own import expected_shapes
 
     raw = safetensors_header(weights, Seq2SeqFormatError)
     stored = {}
@@ -132,7 +134,6 @@ def read_mapped(weights: Path, cfg: ModelConfig, mapping: Mapped, stored: dict[s
                 reshape: Callable[[str, torch.Tensor], torch.Tensor] = lambda ours, t: t) -> Transformer:
     """Our network with the tensors of ``weights`` (names and shapes already checked by :func:`check_mapped`);
     ``reshape(ours, tensor)`` fits one of theirs to ours (a position table's unread rows, a [1, V] bias)."""
-    from .own import expected_shapes
 
     expected = expected_shapes(cfg)
     state = {}
@@ -140,34 +141,17 @@ def read_mapped(weights: Path, cfg: ModelConfig, mapping: Mapped, stored: dict[s
         with safe_open(str(weights), framework="pt") as f:
             for ours in expected:
                 theirs = mapping[ours][0]
-                t = f.get_tensor(stored[theirs]).to(torch.float32)
+                mapped = f.get_tensor(stored[theirs])  # a view of the file's mapping (safetensors maps it)
+                t = mapped.to(torch.float32)
                 if not all_finite(t):
                     raise Seq2SeqFormatError(f"{weights}: tensor {theirs} holds NaN or infinite values")
-                state[ours] = reshape(ours, t).contiguous()
+                t = reshape(ours, t).contiguous()
+                if t.untyped_storage().data_ptr() == mapped.untyped_storage().data_ptr():
+                    t = t.clone()  # the model owns its weights: a file changed or cut later changes nothing
+                state[ours] = t
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise Seq2SeqFormatError(f"{weights} is not a readable safetensors file ({e})") from e
-    # Built without its random start (every weight is replaced): on the meta device, then given the tensors.
-    with torch.device("meta"):
-        model = Transformer(cfg)
-    model.load_state_dict(state, strict=False, assign=True)
-    if cfg.tie_embeddings:
-        model.unembed.weight = model.token_embed.weight
-    for module in model.modules():  # the computed tables (sinusoidal positions) are no tensors of the file
-        if isinstance(module, SinusoidalPositions):
-            module.register_buffer("table", sinusoidal_table(cfg.max_len, cfg.d_model, cfg.sinusoid_layout),
-                                   persistent=False)
-    left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
-    assert not left, f"tensors without a value: {left[:5]}"
-    return model.eval()
-
-
-def all_finite(t: torch.Tensor) -> bool:
-    """No NaN or infinity in ``t``: its smallest and largest values (NaN spreads to both) in one pass, an
-    order of magnitude faster than isfinite(t).all() on a 65k-row embedding."""
-    if not t.numel():
-        return True
-    low, high = torch.aminmax(t)
-    return bool(torch.isfinite(low)) and bool(torch.isfinite(high))
+    return model_from_state(cfg, state, strict=False)
 
 
 def seq2seq_bundle(folder: Path, name: str | None, hf: dict, cfg: ModelConfig, model: Transformer, tokenizer,

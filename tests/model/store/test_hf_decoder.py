@@ -22,6 +22,7 @@ from model.decoding.decoders import decode, greedy_decode  # noqa: E402
 from model.decoding.strategy import Strategy  # noqa: E402
 from model.network.kinds import hook_name  # noqa: E402
 from model.network.trace import trace_shapes  # noqa: E402
+from model.network.transformer import Transformer  # noqa: E402
 from model.run.analysis import analyze  # noqa: E402
 from model.store.formats import format_for  # noqa: E402
 from model.store.formats.hf_decoder import (  # noqa: E402
@@ -387,3 +388,26 @@ def test_gemma3_worked_example_uses_the_layers_scaling_and_window(tmp_path):
             row = viz.work_row(data.q, data.k, data.v, 1, query, causal=True, scale=data.divisor,
                                window=data.window)
             np.testing.assert_allclose(row.weights, data.pattern[1, query], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["llama", "gpt_neox", "qwen3"])
+def test_a_loaded_model_owns_its_weights_and_keeps_one_tied_embedding(kind, tmp_path):
+    """The network is built without a random start and given the file's tensors: each one a copy the model
+    owns (safetensors hands out views of its file mapping), so overwriting the file afterwards changes no
+    weight; tied embeddings stay one parameter, and the parameter count is the modules' own."""
+    _save(kind, tmp_path)
+    bundle = HF_DECODER.load(tmp_path)
+    model = bundle.model
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    weights = tmp_path / "model.safetensors"
+    size = weights.stat().st_size
+    header = 8 + int.from_bytes(weights.read_bytes()[:8], "little")
+    with open(weights, "r+b") as f:  # the same file, its tensors' bytes overwritten in place
+        f.seek(header)
+        f.write(b"\x7f" * (size - header))
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    if bundle.cfg.tie_embeddings:
+        assert model.unembed.weight is model.token_embed.weight
+    fresh = Transformer(bundle.cfg)
+    assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in fresh.parameters())
+    assert not any(t.is_meta for t in [*model.parameters(), *model.buffers()])

@@ -202,3 +202,37 @@ def test_the_rotation_by_hand_uses_the_factors_of_the_sequence(phi3, length):
         mine = viz.rotate_by_hand(data.q_before_rotation[pos, 2], pos, data.rotary_dims, data.rope_base,
                                   data.rope_factor, data.rope_pairs, data.rope_scale).rotated
         np.testing.assert_allclose(mine, data.q[pos, 2], rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("words,new,code", [(6, 4, "rope_factors_short"),
+                                            (SWITCH + 3, 3, "rope_factors_long"),
+                                            (10, 12, "rope_factors_switched")])
+def test_the_analysis_says_which_factors_and_equals_transformers_whole_pass(phi3, words, new, code):
+    """The analysis (one pass) names the factors its numbers come from. An output that takes the sequence
+    past the switch is read again whole (a step computed every position again with the long factors):
+    every pattern and the steps' logits are those of transformers' eager pass over prompt + output, and
+    the recorded rows are one per position (not the prompt pass's joined to the recomputed step's)."""
+    import numpy as np
+
+    from model.run.analysis import attention_only
+
+    hf, bundle = phi3
+    text = " ".join(f"w{i}" for i in range(5, 5 + words))
+    result = analyze(bundle, text, max_new=new, keep=attention_only)
+    codes = [n.code for n in result.notes]
+    assert code in codes and "two_passes" not in codes, codes
+    assert sum(c.startswith("rope_factors") for c in codes) == 1
+    n = len(result.target_tokens)
+    assert (n > SWITCH) == (code != "rope_factors_short")
+    assert (len(result.prepared.prefix) <= SWITCH < n) == (code == "rope_factors_switched")
+    ids = torch.tensor([result.prepared.prefix + [s.token_id for s in result.steps[:-1]]])
+    assert ids.shape[1] == n
+    with torch.no_grad():
+        theirs = hf(ids, output_attentions=True)
+    probs = torch.softmax(theirs.logits[0], -1)
+    for layer, p in enumerate(theirs.attentions):
+        assert result.layer_inputs("decoder")[layer].n_queries == n
+        ours = np.stack([result.head_attention("decoder", layer, h)[1] for h in range(p.shape[1])])
+        assert float(np.abs(ours - p[0].numpy()).max()) <= 1e-5
+    for step in result.steps:
+        assert abs(step.prob - float(probs[step.position, step.token_id])) <= 1e-5
