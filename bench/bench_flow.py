@@ -71,10 +71,39 @@ print(json.dumps({"tokens": len(ids), "cpu_s": round(cpu, 2), "wall_s": round(wa
 """
 
 
+SEQ2SEQ_CHILD = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+sys.path.insert(0, sys.argv[1])
+from model.store.registry import load_model
+from model.lab.flow import build_seq2seq_flow
+from model.decoding.decoders import greedy_decode
+
+threshold, text = float(sys.argv[2]), sys.argv[3]
+bundle = load_model("default")
+model = bundle.model.eval()
+prepared = bundle.task.prepare(text, model.cfg.max_len, "en->zh")
+src = list(prepared.source_ids)
+out = greedy_decode(model, [src], [list(prepared.prefix)], bundle.tokenizer.eos_id)[0]
+ids = (list(prepared.prefix) + out)[: model.cfg.max_len]
+names = bundle.tokenizer.tokens
+cpu, wall = time.process_time(), time.perf_counter()
+graph = build_seq2seq_flow(model, src, ids, names(ids), names(src), len(ids) - 1, threshold)
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+print(json.dumps({"model": "default (translation, Pre-LN)", "source_tokens": len(src), "target_tokens": len(ids),
+                  "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "rows": graph.rows_computed,
+                  "edges": int(len(graph.layer)),
+                  "cross_edges": int(sum(1 for k in graph.kind.tolist() if k in (4, 5)))}))
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=[256, 2048])
     parser.add_argument("--threshold", type=float, default=0.04)
+    parser.add_argument("--translation", action="store_true",
+                        help="also our translation model's graph, cross-attention edges into the encoder")
     args = parser.parse_args()
     for length in args.lengths:
         out = subprocess.run(
@@ -86,6 +115,10 @@ def main() -> None:
         got = json.loads(out.stdout.strip().splitlines()[-1])
         got["extra_beyond_recorded_mb"] = round(got["peak_extra_mb"] - got["residuals_values_mb"], 1)
         print(json.dumps(got))
+    if args.translation:  # its longest input: 64 positions a side
+        out = subprocess.run([sys.executable, "-c", SEQ2SEQ_CHILD, str(ROOT), str(args.threshold), PROSE[:400]],
+                             capture_output=True, text=True, check=True)
+        print(out.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
