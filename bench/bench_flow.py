@@ -91,7 +91,8 @@ names = bundle.tokenizer.tokens
 cpu, wall = time.process_time(), time.perf_counter()
 graph = build_seq2seq_flow(model, src, ids, names(ids), names(src), len(ids) - 1, threshold)
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-print(json.dumps({"model": "default (translation, Pre-LN)", "source_tokens": len(src), "target_tokens": len(ids),
+print(json.dumps({"model": "default (translation, Pre-LN)", "source_tokens": len(src),
+                  "target_tokens": len(ids),
                   "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "rows": graph.rows_computed,
                   "edges": int(len(graph.layer)),
                   "cross_edges": int(sum(1 for k in graph.kind.tolist() if k in (4, 5)))}))
@@ -116,8 +117,8 @@ def main() -> None:
         got["extra_beyond_recorded_mb"] = round(got["peak_extra_mb"] - got["residuals_values_mb"], 1)
         print(json.dumps(got))
     if args.translation:  # its longest input: 64 positions a side
-        out = subprocess.run([sys.executable, "-c", SEQ2SEQ_CHILD, str(ROOT), str(args.threshold), PROSE[:400]],
-                             capture_output=True, text=True, check=True)
+        child = [sys.executable, "-c", SEQ2SEQ_CHILD, str(ROOT), str(args.threshold), PROSE[:400]]
+        out = subprocess.run(child, capture_output=True, text=True, check=True)
         print(out.stdout.strip().splitlines()[-1])
 
 
