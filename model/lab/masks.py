@@ -193,7 +193,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
             if with_scores:
                 scores[name] = np.stack([cache[hook_name(name, i, "scores")].float().numpy()
                                          for i in layers[name]], axis=1)
-        causal = build_mask(None, n_tgt, n_tgt, True)[0, 0].numpy()
+        causal = np.triu(np.ones((n_tgt, n_tgt), bool), 1)  # the future hidden (a 1-token mask hides nothing)
     ids_src, ids_tgt = src.numpy(), tgt.numpy()
     return PaddedBatch(
         texts=[p.text for p in prepared],
@@ -300,7 +300,7 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         module = _self_attention(model, layer)
         mask = build_mask(model.attention_padding(ids), n, n, module.causal,  # what the model applies
                           window=module.window)
-        causal = build_mask(None, n, n, True)[0, 0].numpy()
+        causal = np.triu(np.ones((n, n), bool), 1)  # the future hidden
         left = _left_padded(model, tok, seqs, alone, layer)
     none = np.zeros((2, 0), np.int64)
     return PaddedBatch(

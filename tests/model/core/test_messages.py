@@ -55,7 +55,7 @@ def _error(fn, *args, **kwargs) -> Message:
 
 
 @pytest.fixture(scope="module")
-def produced(translation) -> dict[str, Message]:
+def produced(translation, tmp_path_factory) -> dict[str, Message]:
     """One message per code, each made by the code path that makes it in real use."""
     synthetic = SyntheticTask("reverse")
     out: list[Message] = []
@@ -74,6 +74,16 @@ def produced(translation) -> dict[str, Message]:
     # a language model under an edit that makes its decoding cache stale: two passes, not one
     out += analyze(load_model("induction"), "abcab", edits=(CausalMask("reversed"),), keep=attention_only,
                    max_new=2).notes
+    # a Phi-3 longrope model (factors switch past 16 positions): below, past, and crossed by the output
+    from tests.model.store.test_phi3_longrope import HF_DECODER, SWITCH
+    from tests.model.store.test_phi3_longrope import _save as save_longrope
+
+    folder = tmp_path_factory.mktemp("longrope")
+    save_longrope(folder)
+    longrope = HF_DECODER.load(folder)
+    for words, new in ((6, 4), (SWITCH + 3, 3), (10, 12)):
+        out += analyze(longrope, " ".join(f"w{i}" for i in range(5, 5 + words)), max_new=new,
+                       keep=attention_only).notes
     out.append(_error(synthetic.prepare, "   ", 16))
     out.append(_error(synthetic.prepare, "ab\udcff", 16))
     out.append(_error(translation.prepare, "hello", 32, "fr->en"))
@@ -125,6 +135,8 @@ def test_severities(produced):
         "output_max_new",  # the bound the user set (or the decoder-only default): nothing went wrong
         "input_prefixed",  # what the model is made to read (e5's "query: "): nothing went wrong
         "two_passes",  # how the analysis was computed: the numbers are the same
+        "rope_factors_short", "rope_factors_long",  # which longrope factors the numbers come from
+        "rope_factors_switched",  # the same, when the output crossed the switch (as transformers does)
     }
     assert {c for c, m in produced.items() if m.severity == "warning"} == {
         "input_truncated",
