@@ -63,7 +63,7 @@ EN = {
     "sequence, so they are also measured on the sidebar's text ({n} tokens, as the model reads it; a "
     "language model's continuation is not included).",
     "detectors.text_needs_probe": "The {role} score needs a sequence written twice: it is measured on the "
-    "probes only. Choose previous token, first token or duplicate token to see your text.",
+    "probes only. Choose previous token, first token or duplicate token to see it on your text or a corpus.",
     "detectors.text_no_dup": "No token of your text occurs twice, so the duplicate-token score is undefined "
     "(empty cells).",
     "detectors.text_caption": "Click a head to open it on your text.",
@@ -141,7 +141,7 @@ ZH = {
     "detectors.text_explain": "前一个 token、首个 token 和重复 token 这三种得分不需要重复的序列，所以也在侧栏的文本上"
     "计算（{n} 个 token，即模型读到的样子；语言模型续写的部分不包括在内）。",
     "detectors.text_needs_probe": "{role}得分需要写两遍的序列：只在探针上计算。选择前一个 token、首个 token 或"
-    "重复 token，就能看到你的文本上的得分。",
+    "重复 token，就能看到你的文本或语料上的得分。",
     "detectors.text_no_dup": "你的文本中没有出现两次的 token，所以重复 token 得分没有定义（格子为空）。",
     "detectors.text_caption": "点击一个头，在你的文本上打开它。",
     "detectors.data": "数据",
