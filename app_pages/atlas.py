@@ -10,7 +10,7 @@ from app_pages.glue import atlas as AT
 from app_support import lab, pages
 from app_support.i18n import current_lang, t, text
 from app_support.selection import head_from_scatter_selection, selected_row
-from app_support.sidebar import clamp_choice
+from app_support.sidebar import choose_data, clamp_choice
 from app_support.ui import chart, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view, keep_view_across_switch, open_head
@@ -29,14 +29,8 @@ if not AT.has_test_split(view.model):
 didactic = AT.is_didactic(view.model)
 n: int | None = None
 corpora = AT.corpus_atlases(view.model)  # computed with `python -m model atlas --corpus`, here or elsewhere
-corpus = None
-if corpora:
-    choices = ["held-out", *range(len(corpora))]
-    clamp_choice("atlas_data", choices, "held-out")
-    picked_data = st.selectbox(t("atlas.data"), choices, key="atlas_data", help=t("atlas.data_help"),
-                               format_func=lambda c: t("atlas.data.held_out") if c == "held-out"
-                               else AT.corpus_label(corpora[c]))
-    corpus = None if picked_data == "held-out" else corpora[picked_data]
+corpus = choose_data("atlas_data", "held-out", t("atlas.data.held_out"), corpora, AT.corpus_label,
+                     t("atlas.data"), t("atlas.data_help"))
 if corpus is not None:
     src = corpus.source
     st.markdown(t("atlas.corpus_dataset", name=src["corpus"], n=src["sampled"], total=src["prompts"],

@@ -15,7 +15,7 @@ from app_support import lab, pages
 from app_support.i18n import current_lang, t, text
 from app_support.messages import show_input_error
 from app_support.selection import head_from_scatter_selection
-from app_support.sidebar import clamp_choice
+from app_support.sidebar import choose_data, clamp_choice
 from app_support.ui import chart, md_tokens, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view, keep_view_across_switch
@@ -108,14 +108,8 @@ show_role(scores.scores[role], scores.texts[0], "det_probe", t("detectors.map_ca
 # --------------------------------------------------------------------------- the user's text or a corpus
 
 corpora = DT.corpus_scores(view.model)  # computed with `python -m model atlas --corpus`, here or elsewhere
-corpus = None
-if corpora:
-    choices = ["text", *range(len(corpora))]
-    clamp_choice("det_data", choices, "text")
-    picked_data = st.selectbox(t("detectors.data"), choices, key="det_data", help=t("detectors.data_help"),
-                               format_func=lambda c: t("detectors.data.text") if c == "text"
-                               else corpora[c].label())
-    corpus = None if picked_data == "text" else corpora[picked_data]
+corpus = choose_data("det_data", "text", t("detectors.data.text"), corpora, lambda c: c.label(),
+                     t("detectors.data"), t("detectors.data_help"))
 st.subheader(t("detectors.text_header") if corpus is None else t("detectors.corpus_header"))
 if role not in DT.ON_ANY_INPUT:
     st.info(t("detectors.text_needs_probe", role=role_name), icon=":material/repeat:")

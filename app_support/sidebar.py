@@ -9,7 +9,7 @@ This module imports nothing of the view: the view module draws the sidebar, so t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,25 @@ def clamp_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
     """Reset widget state ``key`` to ``default`` (or the first option) if it is not an option."""
     if st.session_state.get(key) not in options:
         st.session_state[key] = default if default in options else (options[0] if options else None)
+
+
+def choose_data(key: str, own: str, own_label: str, runs: Sequence[Any], run_label: Callable[[Any], str],
+                label: str, help: str) -> Any | None:
+    """The page's Data choice: its own data (``own``, shown as ``own_label``) or one of ``runs`` (corpus
+    runs found in runs/atlas/); the run picked, None for the page's own data. Nothing is drawn without
+    runs."""
+    if not runs:
+        return None
+    choices = [own, *range(len(runs))]
+    clamp_choice(key, choices, own)
+    picked = st.selectbox(label, choices, key=key, help=help,
+                          format_func=lambda c: own_label if c == own else run_label(runs[c]))
+    return None if picked == own else runs[picked]
+
+
+def corpus_run_label(source: dict, n_texts: int) -> str:
+    """A corpus run as a Data choice lists it: the corpus's name and how many prompts it read."""
+    return f"{source.get('corpus', '?')} ({source.get('sampled', n_texts):,})"
 
 
 def _example(name: str) -> str:

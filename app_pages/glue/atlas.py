@@ -18,6 +18,7 @@ import pandas as pd
 
 from app_support import gateway as G
 from app_support import lab, pages
+from app_support.sidebar import corpus_run_label
 from model.lab.atlas import TRUTH_TASKS as TRUTH_TASKS  # tasks whose right alignment is known
 from model.lab.atlas import Atlas, atlas_dir, atlas_key, compute_atlas, save_atlas
 from model.lab.atlas_prompts import DEFAULT_PROMPTS
@@ -106,8 +107,7 @@ def corpus_atlases(name: str) -> list[Atlas]:
 
 def corpus_label(atlas: Atlas) -> str:
     """A corpus atlas as the data choice lists it: the corpus's name and how many prompts it read."""
-    src = atlas.source
-    return f"{src.get('corpus', '?')} ({src.get('sampled', len(atlas.texts)):,})"
+    return corpus_run_label(atlas.source, len(atlas.texts))
 
 
 # --------------------------------------------------------------------------- tables

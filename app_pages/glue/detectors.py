@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from app_support import lab, pages
+from app_support.sidebar import corpus_run_label
 from model.lab.atlas import Atlas
 from model.lab.atlas_shards import CorpusDetectors, corpus_runs
 from model.lab.detectors import ON_ANY_INPUT, PROBE_COUNT, PROBE_LENGTH, ROLES, THRESHOLDS
@@ -65,8 +66,7 @@ class CorpusScores:
 
     def label(self) -> str:
         """The run as the data choice lists it: the corpus's name and how many prompts it read."""
-        src = self.atlas.source
-        return f"{src.get('corpus', '?')} ({src.get('sampled', len(self.atlas.texts)):,})"
+        return corpus_run_label(self.atlas.source, len(self.atlas.texts))
 
     def top_prompt(self, kind: str, layer: int, head: int) -> str:
         """The corpus prompt where the head's attention is most peaked (the atlas's top example)."""
