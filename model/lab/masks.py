@@ -184,8 +184,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
                               window=module.window)
             windows[name] = int(module.window)
             shape = (2, length[k.queries], length[k.keys])
-            masks[name] = (np.zeros(shape, bool) if mask is None
-                           else np.broadcast_to(mask[:, 0].numpy(), shape).copy())
+            masks[name] = _dense(mask, shape)
             if name not in kinds:
                 continue
             patterns[name] = np.stack([cache[hook_name(name, i, "pattern")].float().numpy()
@@ -270,8 +269,8 @@ def _left_padded(model, tok, seqs: list[list[int]], alone: list[np.ndarray], lay
     diff_masked, masked = _row_diffs(masked, alone, starts), _only(masked, layer)
     return LeftPadded(
         ids=ids.numpy(), tokens=[tok.tokens(row.tolist()) for row in ids], padding=padding.numpy(),
-        applied=np.broadcast_to(applied[:, 0].numpy(), shape).copy(),
-        with_padding=np.broadcast_to(with_padding[:, 0].numpy(), shape).copy(),
+        applied=_dense(applied, shape),
+        with_padding=_dense(with_padding, shape),
         as_run=as_run, masked=masked, pad_weight=pad_weight, diff_as_run=diff_as_run, diff_masked=diff_masked,
         layer=layer)
 
@@ -309,7 +308,7 @@ def _language_model_batch(bundle: Bundle, prepared: list, with_scores: bool,
         target_tokens=[tok.tokens(row.tolist()) for row in ids], source_lengths=[0, 0],
         target_lengths=[len(s) for s in seqs], source_padding=none.astype(bool),
         target_padding=padding.numpy(),
-        causal=causal, masks={"decoder": np.broadcast_to(mask[:, 0].numpy(), (2, n, n)).copy()},
+        causal=causal, masks={"decoder": _dense(mask, (2, n, n))},
         patterns={"decoder": recorded["pattern"]},
         scores={"decoder": recorded["scores"]} if with_scores else {},
         decoder_only=True, masks_padding=cfg.mask_padding, pad_is_eos=cfg.pad_id == tok.eos_id,
@@ -399,3 +398,8 @@ def causal_demo_run(bundle: Bundle, text: str, direction: str | None, target: st
     demonstration): decoder self-attention's ``layer`` (what the page draws) and the steps."""
     edits = (CausalMask("off"),) if causal_off else ()
     return layer_run(bundle, text, direction, target, edits, "decoder", layer)
+
+
+def _dense(mask: torch.Tensor | None, shape: tuple[int, int, int]) -> np.ndarray:
+    """``build_mask``'s answer as a [2, query, key] bool array (None: nothing hidden, all False)."""
+    return np.zeros(shape, bool) if mask is None else np.broadcast_to(mask[:, 0].numpy(), shape).copy()
