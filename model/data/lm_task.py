@@ -100,6 +100,8 @@ class ContinueTask:
     """
 
     name = "continue"
+    #: The tokenizer of the decoder's ids: the one tokenizer (one shared vocabulary).
+    target_tokenizer = property(lambda self: self.tokenizer)
 
     def __init__(self, tokenizer: PieceTokenizer, example: str = "", add_bos: bool = False,
                  chat: ChatForm | None = None, chat_template: str | None = None):

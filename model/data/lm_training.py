@@ -28,6 +28,8 @@ class _LanguageModelTask:
 
     directions: list[str] = []
     tokenizer: CharTokenizer
+    #: The tokenizer of the decoder's ids: the one tokenizer (one shared vocabulary).
+    target_tokenizer = property(lambda self: self.tokenizer)
 
     def _normalise(self, text: str) -> tuple[str, list[Message]]:
         return text, []

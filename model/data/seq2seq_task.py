@@ -11,7 +11,9 @@ and the decoder's first ids, so a family only says where its language codes go.
                                                     decoder: <pad> (decoder_start_token_id)
 
 Nothing here is trained: ``examples`` has no pairs. The tokenizer reads the source; ``target_encode`` (Marian:
-the target's own SentencePiece model) reads a typed reference.
+the target's own SentencePiece model) reads a typed reference. A Marian with separate vocabularies gives a
+``target_tokenizer`` of its own (target.spm and target_vocab.json): it reads a typed reference and names every
+id the decoder reads or writes; otherwise it is the tokenizer itself.
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ class Seq2SeqTask:
     name = "translation"
 
     def __init__(self, tokenizer, frames: dict[str, Frame], example: str = "",
-                 target_encode: Callable[[str], list[int]] | None = None, family: str = ""):
+                 target_encode: Callable[[str], list[int]] | None = None, family: str = "",
+                 target_tokenizer=None):
         if not frames:
             raise ValueError("a translation task needs at least one frame")
         self.tokenizer, self.frames, self.example, self.family = tokenizer, dict(frames), example, family
-        self.target_encode = target_encode or tokenizer.encode
+        self.target_tokenizer = tokenizer if target_tokenizer is None else target_tokenizer
+        self.target_encode = target_encode or self.target_tokenizer.encode
         self.directions = [d for d in self.frames if d]
 
     def frame(self, direction: str | None) -> tuple[str | None, Frame]:
@@ -96,7 +100,7 @@ class Seq2SeqTask:
         """A typed reference as the decoder reads it after its prefix (the end token is the caller's)."""
         text = check_text(text)
         self.frame(direction)
-        unknown = self.tokenizer.unknown_characters(text)
+        unknown = self.target_tokenizer.unknown_characters(text)
         notes = [Message("target_unknown_characters", {"shown": str(unknown)}, "warning")] if unknown else []
         return self.target_encode(text), notes
 

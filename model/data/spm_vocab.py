@@ -86,6 +86,11 @@ class SpmVocabTokenizer:
         folder = Path(folder)
         return cls(read_spm(folder / source), read_spm(folder / target), read_vocab(folder / vocab), **specials)
 
+    def target_side(self, vocab: dict[str, int]) -> SpmVocabTokenizer:
+        """The tokenizer of a model with separate vocabularies' target side: target.spm's pieces looked up
+        in ``vocab`` (target_vocab.json), for what the decoder reads and writes."""
+        return SpmVocabTokenizer(self._target, self._target, vocab)
+
     # ------------------------------------------------------------- properties
     pad_id = property(lambda self: self._pad)
     eos_id = property(lambda self: self._eos)

@@ -63,6 +63,8 @@ class SyntheticTask:
         self.directions: list[str] = []
 
     name = property(lambda self: self.kind)
+    #: The tokenizer of the decoder's ids: the one tokenizer (one shared vocabulary).
+    target_tokenizer = property(lambda self: self.tokenizer)
     example = property(lambda self: self.EXAMPLES[self.kind])
 
     def target_text(self, text: str) -> str:
@@ -112,6 +114,8 @@ class TranslationTask:
     """Chinese <-> English in one model; the decoder starts with a tag naming the target language."""
 
     DIRECTIONS = ("zh->en", "en->zh")
+    #: The tokenizer of the decoder's ids: the one tokenizer (one shared vocabulary).
+    target_tokenizer = property(lambda self: self.tokenizer)
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
@@ -193,6 +197,8 @@ class EncodeTask:
 
     directions: list[str] = []
     name = "encode"
+    #: The tokenizer of the decoder's ids: the one tokenizer (one shared vocabulary).
+    target_tokenizer = property(lambda self: self.tokenizer)
 
     def __init__(self, tokenizer: FramedTokenizer, example: str = "", trained_len: int | None = None,
                  prefix: str = ""):

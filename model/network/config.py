@@ -40,6 +40,7 @@ FUSED_FROM_CELLS = 2**20
 #: are checked (the weights' header is compared with the config before anything is built).
 SIZE_LIMITS = {
     "vocab_size": 1_000_000,
+    "target_vocab_size": 1_000_000,
     "d_model": 8192,
     "n_heads": 256,
     "d_ff": 65536,
@@ -179,6 +180,10 @@ class ModelConfig:
     # The decoder's last hidden state times this before the output projection (T5 with a tied
     # embedding: d_model^-0.5); 1.0 = none.
     output_scale: float = 1.0
+    # The decoder's own vocabulary (Marian with separate source and target vocabularies): its token table
+    # and the output projection get this many rows, the encoder keeps vocab_size. None = one vocabulary
+    # and one table for both sides (every model of this project, and every other family).
+    target_vocab_size: int | None = None
 
     def __post_init__(self) -> None:
         problems = _type_problems(self)
@@ -256,8 +261,29 @@ class ModelConfig:
             problems.append(f"pos_encoding must be one of {POS_ENCODINGS} (got {self.pos_encoding!r})")
         if not 0 <= self.pad_id < max(self.vocab_size, 1):
             problems.append(f"pad_id ({self.pad_id}) must be a token id below vocab_size ({self.vocab_size})")
+        problems += self._target_vocab_problems()
         if problems:
             raise ConfigError("invalid ModelConfig: " + "; ".join(problems))
+
+    def _target_vocab_problems(self) -> list[str]:
+        n = self.target_vocab_size
+        if n is None:
+            return []
+        problems = []
+        if n < 1:
+            problems.append(f"target_vocab_size must be >= 1 (got {n})")
+        if self.encoder_only or self.decoder_only:
+            problems.append("target_vocab_size needs an encoder and a decoder (a second vocabulary is the "
+                            "decoder's)")
+        if n >= 1 and not 0 <= self.pad_id < n:
+            # the decoder's table has a row for the padding id too (Marian starts decoding from it)
+            problems.append(f"pad_id ({self.pad_id}) must be a token id below target_vocab_size ({n})")
+        return problems
+
+    @property
+    def output_vocab_size(self) -> int:
+        """Rows of the decoder's token table and of the logits: target_vocab_size, else vocab_size."""
+        return self.vocab_size if self.target_vocab_size is None else self.target_vocab_size
 
     def _window_problems(self) -> list[str]:
         problems = []

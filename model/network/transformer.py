@@ -209,13 +209,19 @@ class Transformer(HookedModule):
         self.encoder: Encoder | None = None if cfg.decoder_only else Encoder(cfg, self.token_embed)
         # An encoder-only model (cfg.encoder_only, e.g. a converted BERT) has neither decoder nor
         # output projection; forward(src) returns the encoder output.
-        self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.token_embed)
+        # Separate vocabularies (cfg.target_vocab_size, Marian): the decoder reads its own table, and a
+        # tied output projection is that table; None = the one table serves both sides.
+        self.target_embed: nn.Embedding | None = None
+        if cfg.target_vocab_size is not None:
+            self.target_embed = nn.Embedding(cfg.target_vocab_size, cfg.d_model)
+            nn.init.normal_(self.target_embed.weight, std=cfg.d_model**-0.5)
+        self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.target_table)
         self.unembed: nn.Linear | None = None
         if not cfg.encoder_only:
-            self.unembed = Unembed(cfg.d_model, cfg.vocab_size, cfg.logit_softcap, bias=cfg.logits_bias,
+            self.unembed = Unembed(cfg.d_model, cfg.output_vocab_size, cfg.logit_softcap, bias=cfg.logits_bias,
                                    scale=cfg.output_scale)
             if cfg.tie_embeddings:
-                self.unembed.weight = self.token_embed.weight
+                self.unembed.weight = self.target_table.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]
         # Ids the tokenizer can name, when the embedding has more rows (checkpoints pad their vocabulary:
         # Qwen2.5 151,936 rows for 151,665 tokens). Set by the Bundle; None = every row is a token.
@@ -225,6 +231,11 @@ class Transformer(HookedModule):
         for name, module in self.named_modules():
             if hasattr(module, "path"):
                 module.path = name
+
+    @property
+    def target_table(self) -> nn.Embedding:
+        """The token table the decoder reads: its own under separate vocabularies, else the shared one."""
+        return self.token_embed if self.target_embed is None else self.target_embed
 
     def attention_layer_counts(self) -> dict[str, int]:
         return layer_counts(self.cfg)
@@ -290,7 +301,7 @@ class Transformer(HookedModule):
             if t.shape[1] > c.max_len:
                 raise ValueError(f"{name} has {t.shape[1]} positions; this model takes at most {c.max_len}")
         sizes = dict(B=src.shape[0], L_src=src.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
-                     d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
+                     d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
         if tgt is not None:
             sizes["L_tgt"] = tgt.shape[1]
         record_sizes(**sizes)
@@ -309,7 +320,7 @@ class Transformer(HookedModule):
         if ids.shape[1] > c.max_len:
             raise ValueError(f"ids has {ids.shape[1]} positions; this model takes at most {c.max_len}")
         record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
-                     d_head=c.d_head, d_ff=c.d_ff, V=c.vocab_size)
+                     d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
         return self.decode(ids, None, None, logits_from, caches)  # [batch, pos - logits_from, vocab]
 
     def teacher_forced(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:

@@ -66,7 +66,7 @@ def pass_bytes(cfg: ModelConfig, length: int) -> int:
     per_position = FLOAT32 * length * (8 * width + 2 * cfg.d_ff)
     squares = FLOAT32 * PASSING_SQUARES * min(cfg.n_heads * length * length, FUSED_FROM_CELLS)
     rows = min(length, LM_OUTPUT_ROWS) if cfg.decoder_only else length
-    logits = 0 if cfg.encoder_only else FLOAT32 * rows * cfg.vocab_size
+    logits = 0 if cfg.encoder_only else FLOAT32 * rows * cfg.output_vocab_size
     return per_position + squares + length * length + logits
 
 

@@ -36,9 +36,10 @@ class Bundle:
 
     def __post_init__(self) -> None:
         # An embedding padded past its tokenizer (Qwen2.5, Pythia): decoding must never pick those ids.
-        vocab = getattr(getattr(self.task, "tokenizer", None), "vocab_size", None)
+        # The logits are the decoder's vocabulary: the target tokenizer names them.
+        vocab = getattr(getattr(self.task, "target_tokenizer", None), "vocab_size", None)
         cfg = getattr(self.model, "cfg", None)
-        if isinstance(vocab, int) and cfg is not None and 0 < vocab < cfg.vocab_size:
+        if isinstance(vocab, int) and cfg is not None and 0 < vocab < cfg.output_vocab_size:
             self.model.named_vocab = vocab
 
     @property
@@ -48,6 +49,11 @@ class Bundle:
     @property
     def tokenizer(self) -> Tokenizer:
         return self.task.tokenizer
+
+    @property
+    def target_tokenizer(self) -> Tokenizer:
+        """The tokenizer of the decoder's ids (see protocols.Task.target_tokenizer)."""
+        return self.task.target_tokenizer
 
 
 #: Largest JSON file of a model folder we read (the shipped tokenizer.json is ~0.5 MB).

@@ -102,7 +102,7 @@ def family_name_map(cfg: ModelConfig, position_rows: int | None) -> Mapped:
     """Our parameter name -> (their name without "model.", the shape theirs must have; None: ours) for a
     BART-family checkpoint; ``position_rows``: the rows of their learned position tables (None: no table)."""
     names: Mapped = {"token_embed.weight": ("shared.weight", None),
-                     "unembed.bias": ("final_logits_bias", (1, cfg.vocab_size))}
+                     "unembed.bias": ("final_logits_bias", (1, cfg.output_vocab_size))}
     if not cfg.tie_embeddings:
         names["unembed.weight"] = ("lm_head.weight", None)
     for stack, layer, count in (("encoder", _ENCODER_LAYER, cfg.n_enc_layers),
@@ -133,7 +133,7 @@ def tied_copies(cfg: ModelConfig):
     def ignored(name: str, shape: tuple) -> bool:
         if name in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight"):
             return shape == (cfg.vocab_size, cfg.d_model)
-        return name == "lm_head.weight" and cfg.tie_embeddings and shape == (cfg.vocab_size, cfg.d_model)
+        return name == "lm_head.weight" and cfg.tie_embeddings and shape == (cfg.output_vocab_size, cfg.d_model)
     return ignored
 
 

@@ -95,7 +95,7 @@ def model_from_state(cfg: ModelConfig, state: dict[str, torch.Tensor], strict: b
         model = Transformer(cfg)
     model.load_state_dict(state, strict=strict, assign=True)
     if cfg.tie_embeddings and model.unembed is not None:
-        model.unembed.weight = model.token_embed.weight
+        model.unembed.weight = model.target_table.weight
     for module in model.modules():
         if isinstance(module, SinusoidalPositions):
             module.register_buffer("table", sinusoidal_table(cfg.max_len, cfg.d_model, cfg.sinusoid_layout),

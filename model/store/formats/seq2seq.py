@@ -156,11 +156,11 @@ def read_mapped(weights: Path, cfg: ModelConfig, mapping: Mapped, stored: dict[s
 
 def seq2seq_bundle(folder: Path, name: str | None, hf: dict, cfg: ModelConfig, model: Transformer, tokenizer,
                    frames: dict[str, Frame], example: str, family: str, notes: list[str],
-                   target_encode=None, limit=None) -> Bundle:
+                   target_encode=None, limit=None, target_tokenizer=None) -> Bundle:
     """The bundle of a converted encoder-decoder with its translation task."""
     info = {"source": f"huggingface-{family}", "notes": notes,
             "hf_config": {k: hf[k] for k in sorted(hf) if isinstance(hf[k], str | int | float | bool)}}
-    task = Seq2SeqTask(tokenizer, frames, example, target_encode, family)
+    task = Seq2SeqTask(tokenizer, frames, example, target_encode, family, target_tokenizer)
     bundle = Bundle(name=name or folder.name, model=model, task=task, directory=folder, info=info)
     return within_budget(bundle, limit)
 

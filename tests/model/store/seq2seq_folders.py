@@ -78,6 +78,54 @@ def marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, obje
     return folder, tok, model
 
 
+def _spm_vocab(model_file: Path, first: tuple[str, ...] = ()) -> dict[str, int]:
+    """A Marian vocabulary of one SentencePiece model's pieces: </s> 0, <unk> 1, <pad> 2, ``first``, the pieces."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(model_file))
+    vocab = {"</s>": 0, "<unk>": 1, "<pad>": 2}
+    for p in [*first, *(sp.id_to_piece(i) for i in range(sp.get_piece_size()))]:
+        if p not in vocab and p != "<s>":
+            vocab[p] = len(vocab)
+    return vocab
+
+
+def separate_marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, object, object]:
+    """(folder, MarianTokenizer, transformers model) of a tiny zh->en Marian with separate vocabularies, as
+    ``transformers`` saves one: source ids from vocab.json (source.spm's pieces), target ids from
+    target_vocab.json (target.spm's pieces, a smaller vocabulary), a decoder embedding of its own
+    (share_encoder_decoder_embeddings false, decoder_vocab_size). config.json has one pad_token_id (the
+    decoder's start, the padding row of both tables), so both vocabularies hold <pad> at that id."""
+    import transformers
+
+    root.mkdir(parents=True, exist_ok=True)
+    work = root / "spm-separate"
+    work.mkdir(exist_ok=True)
+    src = _spm(work / "source", ZH + EN[:2], 110)
+    tgt = _spm(work / "target", EN, 70)
+    vocab, target = _spm_vocab(src, tuple(f">>{t}<<" for t in targets)), _spm_vocab(tgt)
+    pad = vocab["<pad>"]
+    assert len(target) < len(vocab) and target["<pad>"] == pad
+    (work / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (work / "target_vocab.json").write_text(json.dumps(target, ensure_ascii=False), encoding="utf-8")
+    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"), source_spm=str(src), target_spm=str(tgt),
+                                       target_vocab_file=str(work / "target_vocab.json"), separate_vocabs=True,
+                                       source_lang="zh", target_lang="en")
+    folder = root / "marian-separate"
+    tok.save_pretrained(folder)
+    torch.manual_seed(4)
+    cfg = transformers.MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(target),
+                                    share_encoder_decoder_embeddings=False, pad_token_id=pad, eos_token_id=0,
+                                    decoder_start_token_id=pad, activation_function="swish",
+                                    scale_embedding=True, **DIMS)
+    model = transformers.MarianMTModel(cfg)
+    _randomise(model)
+    model.config._attn_implementation = "eager"
+    model.eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder, tok, model
+
+
 def _bart_tokenizer():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
