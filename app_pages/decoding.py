@@ -24,7 +24,7 @@ language_model = not view.n_layers.get("cross")
 page_header(t("page.decoding.title"), t("decoding.intro_lm" if language_model else "decoding.intro"))
 needs_output(view)
 result = current_analysis(view)
-vocab_size = G.config(view.model).vocab_size
+vocab_size = G.config(view.model).output_vocab_size
 
 steps = result.steps
 n_steps = len(steps)

@@ -84,8 +84,8 @@ tops = [row[column] for row in lens.top_tokens()]
 path = lens_position_figure(lens.final_rank[:, column], lens.final_prob[:, column], lens.entropy[:, column],
                             tops, final_token=final, title=t("lens.position_title", pos=pos), lang=lang)
 chart(path, key="lens_position")
-st.caption(t("lens.position_caption", vocab=f"{cfg.vocab_size:,}",
-             max_entropy=f"{math.log(cfg.vocab_size):.2f}"))
+st.caption(t("lens.position_caption", vocab=f"{cfg.output_vocab_size:,}",
+             max_entropy=f"{math.log(cfg.output_vocab_size):.2f}"))
 with st.expander(t("lens.table")):
     st.dataframe(pd.DataFrame({
         t("lens.col.layer"): rows,

@@ -83,6 +83,8 @@ def model_parameters(cfg) -> list[tuple[str, str, int]]:
               if not (s == "encoder" and cfg.decoder_only) and not (s == "decoder" and cfg.encoder_only)]
     n_stacks = len(stacks)
     parts = [("embed", "V·d_model", vocab * d)]
+    if cfg.target_vocab_size is not None:  # separate vocabularies: the decoder's own table
+        parts.append(("target_embed", "V_tgt·d_model", cfg.target_vocab_size * d))
     if cfg.pos_encoding == "learned":
         parts.append(("positions", _times(n_stacks, "max_len·d_model"), n_stacks * cfg.max_len * d))
     if cfg.pos_encoding == "relative":  # T5: one [buckets, h] table per stack, in its first layer
@@ -101,7 +103,8 @@ def model_parameters(cfg) -> list[tuple[str, str, int]]:
     if cfg.norm_first:
         parts.append(("final_norm", _times(n_stacks, width), n_stacks * value))
     if not cfg.encoder_only and not cfg.tie_embeddings:
-        parts.append(("unembed", "V·d_model", vocab * d))
+        out = "V" if cfg.target_vocab_size is None else "V_tgt"
+        parts.append(("unembed", f"{out}·d_model", cfg.output_vocab_size * d))
     return parts
 
 

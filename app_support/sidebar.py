@@ -229,7 +229,7 @@ def _attention_choice(bundle: Bundle, lang: str) -> tuple[dict[str, int], int]:
 
 def _decoding_strategy(bundle: Bundle, n_layers: dict[str, int]) -> Strategy:
     """The decoding controls, for a model with a decoder (greedy, drawing nothing, for one without)."""
-    return decoding.controls(bundle.cfg.vocab_size) if n_layers.get("decoder", 0) else GREEDY
+    return decoding.controls(bundle.cfg.output_vocab_size) if n_layers.get("decoder", 0) else GREEDY
 
 
 def _new_tokens(bundle: Bundle) -> int | None:

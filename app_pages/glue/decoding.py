@@ -1,6 +1,6 @@
 """The decoding page's data: beam search as tree nodes and per-step tables, one sampling step's
 distribution, and the teacher-forced losses of a reference (no Streamlit display here). Token ids
-become text through the model's own tokenizer, looked up by model name."""
+become text through the model's target-side tokenizer (the decoder's vocabulary), looked up by model name."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from model.run.token_losses import TokenLosses, token_losses, training_smoothing
 
 
 def _tokenizer(name: str) -> Tokenizer:
-    return G.get_bundle(name).tokenizer
+    """Every id here is one the decoder wrote: the target side names it."""
+    return G.get_bundle(name).target_tokenizer
 
 
 def token_text(name: str, token_id: int) -> str:
-    """The text of one token of model ``name``."""
+    """The text of one output token of model ``name``."""
     return _tokenizer(name).id_to_token(token_id)
 
 

@@ -75,7 +75,7 @@ def _teacher_forced(bundle: Bundle, text: str, direction: str | None, max_new: i
                     output: tuple[int, ...] | None = None) -> _Run:
     """The intact model's greedy output (or the given `output` ids), laid out for teacher forcing (as
     model/run/analysis.py does). A language model continues by at most `max_new` tokens (LM_NEW_TOKENS)."""
-    model, cfg, tok = bundle.model, bundle.model.cfg, bundle.tokenizer
+    model, cfg, tok = bundle.model, bundle.model.cfg, bundle.target_tokenizer  # every id here is an output id
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
     bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else max_new
     generated = list(output) if output is not None else greedy_decode(
@@ -286,7 +286,7 @@ def ablate(
     Raises InputError on unusable input, ValueError on an unknown mode or a head the model lacks.
     """
     edits = head_edits(heads, mode)
-    model, tok = bundle.model, bundle.tokenizer
+    model, tok = bundle.model, bundle.target_tokenizer  # every id named here is an output id
     bound = (max_new or LM_NEW_TOKENS) if model.cfg.decoder_only else max_new
     with model.lock:
         model.eval()

@@ -219,7 +219,8 @@ def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums],
                  on_batch: BatchHook | None = None) -> list[str]:
     """Decode every sentence and add its attention to ``sums``, in batches; the model's outputs.
     ``read_only``: see :func:`_decode_and_record`; ``on_batch``: also given each batch's patterns."""
-    cfg, tok = bundle.model.cfg, bundle.tokenizer
+    cfg, tok = bundle.model.cfg, bundle.target_tokenizer  # decodes the outputs
+    side_tok = {"source": bundle.tokenizer, "target": tok}  # names each side's key ids
     n_sent = len(dataset.texts)
     outputs: list[str] = [""] * n_sent
     prepared = [bundle.task.prepare(text, cfg.max_len, direction)
@@ -243,7 +244,7 @@ def _run_dataset(bundle: Bundle, dataset: Dataset, sums: dict[str, RunningSums],
             pattern = np.stack([cache[hook_name(kind, i, "pattern")].float().numpy()
                                 for i in range(s.n_layers)], axis=1).astype(np.float64)  # [B, L, H, q, k]
             accumulate(s, pattern, idx, side_ids[k.queries], side_ids[k.keys], k.queries == k.keys, k.causal,
-                       tok, task_kind if kind == "cross" else None, [p.text for p in preps])
+                       side_tok[k.keys], task_kind if kind == "cross" else None, [p.text for p in preps])
             patterns[kind] = pattern
         if on_batch is not None:
             on_batch(patterns, side_ids)

@@ -160,7 +160,7 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
         enc = np.stack([cache[hook_name("encoder", i, "pattern")][0].float().numpy()
                         for i in range(counts["encoder"])]) if counts["encoder"] else np.zeros((0, 1, 1, 1))
         rollout = cross_rollout(cross, enc)
-    return Attribution(source_tokens=tok.tokens(source), output_tokens=tok.tokens(targets),
+    return Attribution(source_tokens=tok.tokens(source), output_tokens=bundle.target_tokenizer.tokens(targets),
                        rows=rows, n_steps=m, integrated=integrated.numpy(), grad_x_input=gxi.numpy(),
                        f_input=f[m].numpy(), f_baseline=f[m + 1].numpy(), cross=cross, rollout=rollout)
 
@@ -174,7 +174,7 @@ def _eos_embeddings(model, hook: str, n: int, eos_id: int) -> torch.Tensor:
 
 def _output_rows(bundle: Bundle, prepared, bound: int | None) -> tuple[list[int], list[int], list[int]]:
     """(decoder rows of the output's steps, the token each predicts, prefix + greedy output)."""
-    cfg, tok, prefix = bundle.cfg, bundle.tokenizer, prepared.prefix
+    cfg, tok, prefix = bundle.cfg, bundle.target_tokenizer, prepared.prefix
     with torch.no_grad():
         generated = greedy_decode(bundle.model, [prepared.source_ids], [prefix], tok.eos_id, bound)[0]
     full = (prefix + generated)[: cfg.max_len]

@@ -625,10 +625,10 @@ class _Translation:
 
 def _translation(bundle: Bundle, text: str, direction: str | None) -> _Translation:
     prepared = bundle.task.prepare(text, bundle.cfg.max_len, direction)
-    tok = bundle.tokenizer
-    output = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], tok.eos_id)[0]
+    tok, out_tok = bundle.tokenizer, bundle.target_tokenizer
+    output = greedy_decode(bundle.model, [prepared.source_ids], [prepared.prefix], out_tok.eos_id)[0]
     ids = list(prepared.prefix) + list(output[:-1])
-    return _Translation(list(prepared.source_ids), ids, tok.tokens(ids), tok.tokens(prepared.source_ids))
+    return _Translation(list(prepared.source_ids), ids, out_tok.tokens(ids), tok.tokens(prepared.source_ids))
 
 
 @entry
@@ -662,7 +662,7 @@ def flow_graph(
             run.source_tokens,
             position,
             threshold,
-            bundle.tokenizer.id_to_token,
+            bundle.target_tokenizer.id_to_token,
         )
 
 

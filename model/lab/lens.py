@@ -188,10 +188,11 @@ def logit_lens(bundle: Bundle, source_ids: tuple[int, ...], decoder_ids: tuple[i
     ids = top_ids.to(torch.int32).numpy()
     final_np = final.to(torch.int32).numpy()
     vocab_ids = sorted({int(i) for i in np.unique(ids)} | {int(i) for i in final_np})
-    words = dict(zip(vocab_ids, (bundle.tokenizer.id_to_token(i) for i in vocab_ids), strict=True))
+    out_tok = bundle.target_tokenizer  # the decoder's rows and the logits' ids are the target side's
+    words = dict(zip(vocab_ids, (out_tok.id_to_token(i) for i in vocab_ids), strict=True))
     return LogitLens(
         stack="decoder",
-        tokens=bundle.tokenizer.tokens(list(decoder_ids))[start:stop],
+        tokens=out_tok.tokens(list(decoder_ids))[start:stop],
         positions=np.arange(start, stop, dtype=np.int32),
         prompt_len=int(prompt_len),
         top_ids=ids,

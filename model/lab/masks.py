@@ -148,6 +148,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
     cache holds); the masks of every kind and the figures over every layer are kept all the same.
     """
     model, tok, task = bundle.model, bundle.tokenizer, bundle.task
+    out_tok = bundle.target_tokenizer  # names the decoder's ids
     cfg = model.cfg
     prepared = [task.prepare(text, cfg.max_len, direction) for text in texts]
     if cfg.decoder_only:
@@ -156,7 +157,7 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
         model.eval()
         encoder_only = getattr(cfg, "encoder_only", False)  # no decoder: the source side only
         generated = [[] for _ in prepared] if encoder_only else greedy_decode(
-            model, [p.source_ids for p in prepared], [p.prefix for p in prepared], tok.eos_id)
+            model, [p.source_ids for p in prepared], [p.prefix for p in prepared], out_tok.eos_id)
         decoder_in = [(p.prefix + g)[: cfg.max_len] for p, g in zip(prepared, generated, strict=True)]
         src = pad_batch([p.source_ids for p in prepared], cfg.pad_id)  # [2, src_pos]
         tgt = pad_batch(decoder_in, cfg.pad_id)  # [2, tgt_pos]
@@ -196,12 +197,12 @@ def padded_batch(bundle: Bundle, texts: list[str], direction: str | None = None,
     ids_src, ids_tgt = src.numpy(), tgt.numpy()
     return PaddedBatch(
         texts=[p.text for p in prepared],
-        outputs=[tok.decode(g) for g in generated],
+        outputs=[out_tok.decode(g) for g in generated],
         pad_id=cfg.pad_id,
         source_ids=ids_src,
         target_ids=ids_tgt,
         source_tokens=[tok.tokens(row.tolist()) for row in ids_src],
-        target_tokens=[tok.tokens(row.tolist()) for row in ids_tgt],
+        target_tokens=[out_tok.tokens(row.tolist()) for row in ids_tgt],
         source_lengths=[len(p.source_ids) for p in prepared],
         target_lengths=[len(d) for d in decoder_in],
         source_padding=src_pad.numpy(),

@@ -124,18 +124,18 @@ class _Sentence:
 
 
 def _sentence(bundle: Bundle, text: str, direction: str | None, max_new: int | None = None) -> _Sentence:
-    model, tok = bundle.model, bundle.tokenizer
+    model, tok, out_tok = bundle.model, bundle.tokenizer, bundle.target_tokenizer
     cfg = model.cfg
     p = bundle.task.prepare(text, cfg.max_len, direction)
     bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else None
-    generated = greedy_decode(model, [p.source_ids], [p.prefix], tok.eos_id, bound)[0]
+    generated = greedy_decode(model, [p.source_ids], [p.prefix], out_tok.eos_id, bound)[0]
     full = (p.prefix + generated)[: cfg.max_len]
     stopped = len(p.prefix) + len(generated) < cfg.max_len and (bound is None or len(generated) < bound)
-    targets = full[len(p.prefix):] + ([tok.eos_id] if stopped else [])
+    targets = full[len(p.prefix):] + ([out_tok.eos_id] if stopped else [])
     first = len(p.prefix) - 1
     return _Sentence(p.text, p.source_ids, p.prefix, torch.tensor([p.source_ids]), torch.tensor([full]),
                      list(range(first, first + len(targets))), targets,
-                     tok.decode(full[len(p.prefix):]), tok.tokens(p.source_ids), tok.tokens(full))
+                     out_tok.decode(full[len(p.prefix):]), tok.tokens(p.source_ids), out_tok.tokens(full))
 
 
 def _inputs(model, s: _Sentence) -> tuple[torch.Tensor, ...]:
@@ -258,7 +258,7 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
     Raises InputError for a sentence the model cannot read, ValueError for a site the model lacks.
     """
     _check_site(bundle, site)
-    model, tok = bundle.model, bundle.tokenizer
+    model, tok = bundle.model, bundle.target_tokenizer  # every id named here is an output id
     lm = model.cfg.decoder_only
     with model.lock:
         model.eval()

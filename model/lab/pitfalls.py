@@ -201,8 +201,9 @@ def order_run(bundle: Bundle, text: str, direction: str | None, seed: int) -> Or
         with model.lock, torch.no_grad(), intervene(model, *edits):
             model.eval()
             for name, src in (("original", ids), ("shuffled", shuffled)):
-                generated = greedy_decode(model, [src], [prepared.prefix], tok.eos_id)[0]
-                outputs[f"{name}/{pos}"] = tok.decode(generated)
+                out_tok = bundle.target_tokenizer  # the translations are the decoder's ids
+                generated = greedy_decode(model, [src], [prepared.prefix], out_tok.eos_id)[0]
+                outputs[f"{name}/{pos}"] = out_tok.decode(generated)
                 memory, _ = model.encode(torch.tensor([src]))
                 memories[f"{name}/{pos}"] = memory[0]
     inverse = torch.tensor(order)

@@ -69,7 +69,11 @@ def same_vocabulary(a: Tokenizer, b: Tokenizer) -> TokenizerMatch:
 
 @entry(models=2)
 def tokenizer_match(a: Bundle, b: Bundle) -> TokenizerMatch:
-    return same_vocabulary(a.tokenizer, b.tokenizer)
+    found = same_vocabulary(a.tokenizer, b.tokenizer)
+    if found.shared and (a.target_tokenizer is not a.tokenizer or b.target_tokenizer is not b.tokenizer):
+        # separate vocabularies: the decoder's ids must name the same tokens too
+        return same_vocabulary(a.target_tokenizer, b.target_tokenizer)
+    return found
 
 
 # --------------------------------------------------------------------------- Jensen–Shannon distance

@@ -335,17 +335,19 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
             teacher_forced: bool, logits: torch.Tensor, first_row: int, activations: dict, recorded: dict,
             trace: list[dict], trace_sizes: dict, notes: list[Message], edits: tuple[Edit, ...],
             strategy: Strategy, search: BeamResult | SampleResult | None, top_k: int) -> Analysis:
-    tok, cfg = bundle.tokenizer, bundle.model.cfg
+    # The decoder's ids are named by the target side's tokenizer (its own vocabulary in a separate-vocabulary
+    # Marian; the same tokenizer otherwise).
+    tok, out_tok, cfg = bundle.tokenizer, bundle.target_tokenizer, bundle.model.cfg
     return Analysis(
         model=bundle.name,
         prepared=prepared,
         source_tokens=tok.tokens(prepared.source_ids),
-        target_tokens=tok.tokens(decoder_in),
-        output_text=tok.decode(generated),
+        target_tokens=out_tok.tokens(decoder_in),
+        output_text=out_tok.decode(generated),
         teacher_forced=teacher_forced,
         stopped=stopped,
         # the steps pick and list only ids the tokenizer names (the logits above keep every row)
-        steps=_decoding_steps(logits, first_row, len(prepared.prefix), decoder_in, stopped, tok, top_k),
+        steps=_decoding_steps(logits, first_row, len(prepared.prefix), decoder_in, stopped, out_tok, top_k),
         activations=activations,
         attention_inputs=recorded,
         trace=trace,
@@ -354,7 +356,7 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
                                                                     len(decoder_in), teacher_forced)),
         layer_counts=layer_counts(cfg),
         source_special=[tok.is_special(i) for i in prepared.source_ids],
-        target_special=[tok.is_special(i) for i in decoder_in],
+        target_special=[out_tok.is_special(i) for i in decoder_in],
         edits=tuple(e.label for e in edits),
         strategy=strategy.param,
         search=search,
@@ -378,7 +380,7 @@ def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy, max_n
                    step: StepFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
     """(the generated ids, what the search saw: None for greedy decoding) of one prepared input.
     ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None."""
-    eos_id = bundle.tokenizer.eos_id
+    eos_id = bundle.target_tokenizer.eos_id
     # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
     args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
     if strategy.kind == "beam":

@@ -133,6 +133,7 @@ EN = {
     "model.params.formula_off": "The formula gives {total}, the modules hold {real}: this model has parts "
     "the formula does not know.",
     "model.params.part.embed": "token embedding",
+    "model.params.part.target_embed": "the decoder's own token embedding (target vocabulary)",
     "model.params.part.positions": "learned positions",
     "model.params.part.rel_bias": "relative position bias (first layer of each stack)",
     "model.params.part.token_types": "token-type embedding",
@@ -261,6 +262,7 @@ ZH = {
     "model.params.formula_total": "公式之和：**{total}**；模块自己的参数量：**{real}**（共享的矩阵只计一次）。",
     "model.params.formula_off": "公式给出 {total}，而模块有 {real}：这个模型有公式不知道的部分。",
     "model.params.part.embed": "token 嵌入",
+    "model.params.part.target_embed": "解码器自己的 token 嵌入（目标词表）",
     "model.params.part.positions": "学习得到的位置编码",
     "model.params.part.rel_bias": "相对位置偏置（每个栈的第一层）",
     "model.params.part.token_types": "token 类型嵌入",

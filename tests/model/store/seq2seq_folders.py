@@ -120,6 +120,15 @@ def separate_marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[P
                                     scale_embedding=True, **DIMS)
     model = transformers.MarianMTModel(cfg)
     _randomise(model)
+    with torch.no_grad():  # token tables large enough that the greedy output is not one token repeated
+        for table in (model.model.encoder.embed_tokens, model.model.decoder.embed_tokens):
+            table.weight.normal_(0.0, 0.5)
+            table.weight[pad] = 0.0  # the padding row stays zero, as transformers starts it
+        # larger projections, the cross-attention's most: each source leads to an output of its own
+        for name, p in model.named_parameters():
+            if name.endswith(("proj.weight", "fc1.weight", "fc2.weight")):
+                p.mul_(40.0 if "encoder_attn" in name and name.endswith(("v_proj.weight", "out_proj.weight"))
+                       else 8.0)
     model.config._attn_implementation = "eager"
     model.eval()
     model.save_pretrained(folder, safe_serialization=True)

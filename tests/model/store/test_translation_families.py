@@ -22,7 +22,7 @@ from model.network.positional import sinusoidal_table
 from model.store.problems import UserModelError
 from model.store.user_folders import load_user_model
 
-from .seq2seq_folders import EN, TOKENIZER_SENTENCES, ZH, bart_folder, marian_folder
+from .seq2seq_folders import EN, TOKENIZER_SENTENCES, ZH, bart_folder, marian_folder, separate_marian_folder
 
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
@@ -195,8 +195,11 @@ HOSTILE = {
                     "target.spm"),
     "pickles only": ("marian", lambda f: ((f / "model.safetensors").rename(f / "pytorch_model.bin")),
                      "pytorch_model.bin"),
+    # the decoder would have a vocabulary of its own, but the tokenizer names no target ids
     "separate vocabularies": ("marian", lambda f: _edit_config(f, share_encoder_decoder_embeddings=False),
-                              "separate"),
+                              "separate_vocabs"),
+    "decoder_vocab_size differs but shared": ("marian", lambda f: _edit_config(f, decoder_vocab_size=40),
+                                              "decoder_vocab_size"),
     "unknown activation": ("bart", lambda f: _edit_config(f, activation_function="tanh"), "tanh"),
     "wrong width": ("bart", lambda f: _edit_config(f, d_model=48), "does not match"),
     "huge vocabulary": ("bart", lambda f: _edit_config(f, vocab_size=10**9), "vocab_size"),
@@ -209,8 +212,9 @@ HOSTILE = {
 
 
 def _separate_vocabularies(folder, where: str):
-    """The folder as a separate-vocabulary Marian: target_vocab.json beside vocab.json, separate_vocabs in
-    ``where`` (config.json or tokenizer_config.json)."""
+    """A shared-vocabulary Marian whose tokenizer says separate_vocabs (in ``where``: config.json or
+    tokenizer_config.json), with or without target_vocab.json: its network has one table, so no target
+    vocabulary can name the decoder's ids."""
     (folder / "target_vocab.json").write_text((folder / "vocab.json").read_text(encoding="utf-8"),
                                               encoding="utf-8")
     name = folder / where
@@ -225,30 +229,6 @@ HOSTILE["separate_vocabs in config.json"] = ("marian", lambda f: _separate_vocab
                                              "separate_vocabs")
 HOSTILE["separate_vocabs in tokenizer_config.json"] = (
     "marian", lambda f: _separate_vocabularies(f, "tokenizer_config.json"), "separate_vocabs")
-
-
-def test_a_marian_with_separate_vocabularies_is_refused_in_one_line(tmp_path):
-    """A folder ``transformers`` saves for a Marian whose decoder has a vocabulary of its own (source ids
-    from vocab.json, target ids from target_vocab.json, no shared embedding): refused, saying why."""
-    import transformers
-
-    from .seq2seq_folders import DIMS
-
-    folder, tok, _ = marian_folder(tmp_path)
-    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    # the target's own ids: the pieces in another order, </s>, <unk> and <pad> where the source has them
-    pieces = [t for t in vocab if t not in ("</s>", "<unk>", "<pad>")][::-1]
-    target = {t: i for i, t in enumerate(["</s>", "<unk>", *pieces, "<pad>"])}
-    assert target["<pad>"] == vocab["<pad>"] and target != vocab
-    (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
-    cfg = transformers.MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(target),
-                                    share_encoder_decoder_embeddings=False, pad_token_id=vocab["<pad>"],
-                                    eos_token_id=0, decoder_start_token_id=vocab["<pad>"], **DIMS)
-    transformers.MarianMTModel(cfg).save_pretrained(folder, safe_serialization=True)
-    with pytest.raises(UserModelError) as caught:
-        load_user_model(folder)
-    message = str(caught.value)
-    assert "\n" not in message and "separate source and target vocabularies" in message, message
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -314,3 +294,147 @@ def test_the_picker_describes_a_translation_folder_as_one(built, family, tmp_pat
     cached = source.info(name)
     assert cached.task == "translation" and cached.kinds == every_kind
     assert f"({family})" in cached.description
+
+
+# --------------------------------------------------------------------------- separate vocabularies
+
+
+@pytest.fixture(scope="module")
+def separate(tmp_path_factory):
+    """(folder, MarianTokenizer(separate_vocabs=True), transformers model, our bundle)."""
+    folder, tok, hf = separate_marian_folder(tmp_path_factory.mktemp("separate"))
+    return folder, tok, hf, load_user_model(folder)
+
+
+def _target_names(tok) -> dict[int, str]:
+    return {i: t for t, i in tok.target_encoder.items()}
+
+
+def test_separate_vocabularies_give_the_decoder_its_own_table(separate):
+    _, tok, hf, bundle = separate
+    cfg, task = bundle.cfg, bundle.task
+    assert hf.config.share_encoder_decoder_embeddings is False
+    assert (cfg.vocab_size, cfg.target_vocab_size) == (hf.config.vocab_size, hf.config.decoder_vocab_size)
+    assert cfg.target_vocab_size < cfg.vocab_size
+    model = bundle.model
+    assert model.token_embed.weight.shape[0] == cfg.vocab_size
+    assert model.target_embed.weight.shape[0] == model.unembed.weight.shape[0] == cfg.target_vocab_size
+    assert torch.equal(model.token_embed.weight, hf.model.encoder.embed_tokens.weight)
+    assert torch.equal(model.target_embed.weight, hf.model.decoder.embed_tokens.weight)
+    assert task.target_tokenizer is not task.tokenizer and bundle.target_tokenizer is task.target_tokenizer
+
+
+def test_separate_vocabularies_patterns_and_logits_match_transformers(separate):
+    _, tok, hf, bundle = separate
+    model, task = bundle.model, bundle.task
+    worst = {"encoder": 0.0, "decoder": 0.0, "cross": 0.0, "logits": 0.0}
+    for text, reference in zip(ZH[:5], EN[:5], strict=True):
+        prepared = task.prepare(text, model.cfg.max_len)
+        target, _ = task.target_ids(reference, prepared.direction)
+        src, tgt = torch.tensor([prepared.source_ids]), torch.tensor([prepared.prefix + target])
+        with torch.no_grad():
+            out = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+            logits, cache = model.run_with_cache(src, tgt)
+        assert logits.shape[-1] == hf.config.decoder_vocab_size
+        worst["logits"] = max(worst["logits"], (out.logits - logits).abs().max().item())
+        for kind, theirs in (("encoder", out.encoder_attentions), ("decoder", out.decoder_attentions),
+                             ("cross", out.cross_attentions)):
+            for i, pattern in enumerate(theirs):
+                diff = (pattern - cache[hook_name(kind, i, "pattern")]).abs().max().item()
+                worst[kind] = max(worst[kind], diff)
+    assert worst["logits"] <= 1e-4, worst
+    assert max(worst[k] for k in ("encoder", "decoder", "cross")) <= 1e-5, worst
+
+
+def test_separate_vocabularies_greedy_decoding_equals_generate(separate):
+    _, tok, hf, bundle = separate
+    model, task = bundle.model, bundle.task
+    outputs = []
+    for text in ZH[:5]:
+        prepared = task.prepare(text, model.cfg.max_len)
+        ours = greedy_decode(model, [prepared.source_ids], [prepared.prefix], task.target_tokenizer.eos_id, 12)[0]
+        assert ours == _generate(hf, "marian", prepared.source_ids, prepared.prefix, 12), text
+        assert task.target_tokenizer.decode(ours) == tok.decode(ours, skip_special_tokens=True), text
+        outputs.append(tuple(ours))
+    assert len(set(outputs)) > 1  # the inputs do lead to different outputs
+
+
+def test_separate_vocabularies_token_ids_equal_marian_tokenizer(separate):
+    """Source ids from vocab.json and target ids from target_vocab.json, as MarianTokenizer(separate_vocabs)
+    gives them, and each target id named as it names it."""
+    _, tok, _, bundle = separate
+    task = bundle.task
+    assert tok.separate_vocabs and len(TOKENIZER_SENTENCES) == 20
+    names = _target_names(tok)
+    differ = 0
+    for text in TOKENIZER_SENTENCES:
+        prepared = task.prepare(text, 64)
+        assert prepared.source_ids == tok(text).input_ids, text
+        target, _ = task.target_ids(text, "zh->en")
+        theirs = tok(text_target=text).input_ids
+        assert target + [task.target_tokenizer.eos_id] == theirs, text
+        assert task.target_tokenizer.tokens(theirs) == [names[i] for i in theirs], text
+        differ += target != prepared.source_ids[:-1]
+    assert differ >= 18  # the two sides really give other ids
+
+
+def test_an_analysis_names_decoder_ids_from_the_target_vocabulary(separate):
+    """Decoder rows, the output text and every step's tokens come from target_vocab.json; source tokens
+    from vocab.json (the same ids name other pieces there)."""
+    from model.run.analysis import analyze
+
+    _, tok, _, bundle = separate
+    names, source_names = _target_names(tok), {i: t for t, i in tok.encoder.items()}
+    forced = analyze(bundle, ZH[0], target=EN[0])
+    ids = [bundle.task.prepare(ZH[0], 64).prefix[0], *tok(text_target=EN[0]).input_ids[:-1]]
+    assert forced.target_tokens == [names[i] for i in ids]
+    assert forced.target_tokens != [source_names.get(i) for i in ids]
+    assert forced.source_tokens == [source_names[i] for i in tok(ZH[0]).input_ids]
+    assert [s.token for s in forced.steps] == [names[i] for i in tok(text_target=EN[0]).input_ids]
+    assert all(t in tok.target_encoder for s in forced.steps for t in s.top_tokens)
+    free = analyze(bundle, ZH[1])
+    out = [s.token_id for s in free.steps][:-1]
+    assert free.output_text == tok.decode(out, skip_special_tokens=True)
+
+
+def _spoil_target_vocab(folder, **moved):
+    vocab = json.loads((folder / "target_vocab.json").read_text(encoding="utf-8"))
+    for token, i in moved.items():
+        other = next(t for t, j in vocab.items() if j == i)
+        vocab[other], vocab[token] = vocab[token], i
+    (folder / "target_vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+
+
+def _edit_tokenizer_config(folder, **changes):
+    name = folder / "tokenizer_config.json"
+    config = json.loads(name.read_text())
+    config.update(changes)
+    name.write_text(json.dumps(config))
+
+
+SEPARATE_HOSTILE = {
+    "no target_vocab.json": (lambda f: (f / "target_vocab.json").unlink(), "target_vocab.json"),
+    "target_vocab.json a list": (lambda f: (f / "target_vocab.json").write_text("[1, 2]"), "target_vocab.json"),
+    "separate_vocabs not said": (lambda f: _edit_tokenizer_config(f, separate_vocabs=False), "separate_vocabs"),
+    "no decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=None), "decoder_vocab_size"),
+    "huge decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=10**9), "decoder_vocab_size"),
+    "decoder_vocab_size not a number": (lambda f: _edit_config(f, decoder_vocab_size="53"), "decoder_vocab_size"),
+    "target ids past decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=10), "decoder_vocab_size"),
+    "weights of another target size": (lambda f: _edit_config(f, decoder_vocab_size=60), "does not match"),
+    "target </s> elsewhere": (lambda f: _spoil_target_vocab(f, **{"</s>": 5}), "eos_token_id"),
+    "target <pad> elsewhere": (lambda f: _spoil_target_vocab(f, **{"<pad>": 7}), "pad_token_id"),
+    "decoder start past the target vocabulary": (lambda f: _edit_config(f, decoder_start_token_id=60),
+                                                  "decoder_start_token_id"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEPARATE_HOSTILE))
+def test_hostile_separate_vocabulary_folders_are_refused_in_one_line(separate, tmp_path, case):
+    spoil, named = SEPARATE_HOSTILE[case]
+    folder = tmp_path / "marian-separate"
+    shutil.copytree(separate[0], folder)
+    spoil(folder)
+    with pytest.raises(UserModelError) as caught:
+        load_user_model(folder)
+    message = str(caught.value)
+    assert "\n" not in message and named in message, message
