@@ -12,7 +12,7 @@ from app_support import pages as page_registry
 from model.store.registry import load_model
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT
 from tests.app.test_upload_page import _zip_of
-from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder, t5_folder
+from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder, separate_marian_folder, t5_folder
 
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
@@ -40,12 +40,13 @@ def _clean(at):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["marian", "bart", "t5"])
+@pytest.mark.parametrize("family", ["marian", "bart", "t5", "marian-separate"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, lang):
     from streamlit.testing.v1 import AppTest
 
-    build = {"marian": marian_folder, "bart": bart_folder, "t5": t5_folder}[family]
+    build = {"marian": marian_folder, "bart": bart_folder, "t5": t5_folder,
+             "marian-separate": separate_marian_folder}[family]
     folder = build(tmp_path)[0]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"model": "default", "text": "attention", "lang": lang})
@@ -53,7 +54,7 @@ def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, la
     name = _upload(at, folder)
     bundle = load_model(name)
     assert bundle.cfg.n_enc_layers and bundle.cfg.n_dec_layers
-    at.session_state["text"] = ZH[0] if family == "marian" else EN[0]
+    at.session_state["text"] = ZH[0] if family.startswith("marian") else EN[0]
     drawn = []
     for page in page_registry.PAGES:
         at.switch_page(page.file).run()
@@ -70,7 +71,7 @@ def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, la
     assert DRAWING <= set(drawn), drawn
     # the decoding page: a typed reference (teacher forcing), beam search, sampling
     at.switch_page(PAGES["decoding"]).run()
-    at.text_input(key="decode_ref").set_value(EN[0] if family == "marian" else EN[1]).run()
+    at.text_input(key="decode_ref").set_value(EN[0] if family.startswith("marian") else EN[1]).run()
     _clean(at)
     for kind in ("beam", "sample"):
         at.session_state["strategy_kind"] = kind
@@ -78,6 +79,38 @@ def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, la
         _clean(at)
         assert at.get("plotly_chart"), kind
     at.switch_page(PAGES["mymodels"]).run()  # a test process's AppTests share one session, which keeps 3
+    at.button(key=f"mymodels_remove_{name}").click().run()
+    assert not at.exception
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_decoding_page_names_a_separate_vocabulary_marians_outputs_from_its_target_vocabulary(tmp_path, lang):
+    """A Marian with separate vocabularies, uploaded: the decoding page's teacher-forcing table lists the
+    reference's tokens as target_vocab.json names them (MarianTokenizer's target ids), not as vocab.json names
+    the same ids, and every token the model would pick is a target-vocabulary token."""
+    from streamlit.testing.v1 import AppTest
+
+    from app_support.i18n import text
+
+    folder, tok, _ = separate_marian_folder(tmp_path)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "default", "text": "attention", "lang": lang})
+    at.run()
+    name = _upload(at, folder)
+    at.session_state["text"] = ZH[0]
+    at.switch_page(PAGES["decoding"]).run()
+    _clean(at)
+    at.text_input(key="decode_ref").set_value(EN[0]).run()
+    _clean(at)
+    ids = tok(text_target=EN[0]).input_ids
+    target = {i: t for t, i in tok.target_encoder.items()}
+    source = {i: t for t, i in tok.encoder.items()}
+    token_col, model_col = text(lang, "decoding.tf.col.token"), text(lang, "decoding.tf.col.model")
+    (table,) = [df.value for df in at.dataframe if token_col in df.value.columns]
+    assert table[token_col].tolist() == [target[i] for i in ids]
+    assert table[token_col].tolist() != [source.get(i) for i in ids]
+    assert set(table[model_col]) <= set(tok.target_encoder)
+    at.switch_page(PAGES["mymodels"]).run()
     at.button(key=f"mymodels_remove_{name}").click().run()
     assert not at.exception
 
