@@ -161,13 +161,13 @@ def measure_model(
     cfg = model.cfg
     lengths = list(lengths) if lengths is not None else model_lengths(cfg.max_len)
     gen = torch.Generator().manual_seed(seed)
-    low = cfg.pad_id + 1 if cfg.pad_id + 1 < cfg.vocab_size else 0
+    low = cfg.pad_id + 1 if cfg.pad_id + 1 < min(cfg.vocab_size, cfg.output_vocab_size) else 0
     cores: dict[int, float] = {}
     deadline_box: dict[str, float] = {}
 
     def timed(n: int) -> float | None:
         src = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
-        tgt = torch.randint(low, cfg.vocab_size, (1, n), generator=gen)
+        tgt = torch.randint(low, cfg.output_vocab_size, (1, n), generator=gen)  # the decoder's own vocabulary
         if getattr(cfg, "encoder_only", False):  # forward(src) alone, no decoder
             run_once = lambda: model(src)  # noqa: E731
         elif getattr(cfg, "decoder_only", False):  # one sequence, no source

@@ -41,7 +41,7 @@ def kv_cache_bytes(model: Transformer, n_tokens: int = 8) -> float:
         memory, src_pad = model.encode(src)
         caches: list[dict] = [{} for _ in model.decoder.blocks]
         for position in range(n_tokens):
-            step_in = torch.full((1, 1), min(4, cfg.vocab_size - 1), dtype=torch.long)  # [batch, 1]
+            step_in = torch.full((1, 1), min(4, cfg.output_vocab_size - 1), dtype=torch.long)  # [batch, 1]
             model.decoder(step_in, memory, None, src_pad, caches, position)
     total = sum(cache[k].nbytes for cache in caches for k in ("k", "v") if k in cache)
     return total / n_tokens
