@@ -20,8 +20,8 @@ MEMBERS = {
         "unknown_characters", "is_special", "save",
     },
     Task: {
-        "name", "example", "directions", "tokenizer", "prepare", "target_ids", "examples", "references",
-        "to_dict", "save_tokenizer",
+        "name", "example", "directions", "tokenizer", "target_tokenizer", "prepare", "target_ids", "examples",
+        "references", "to_dict", "save_tokenizer",
     },
     HookedModel: {"cfg", "lock", "hook_names", "run_with_cache", "hooks", "attention_layer_counts", "encode"},
 }
