@@ -160,7 +160,8 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
         enc = np.stack([cache[hook_name("encoder", i, "pattern")][0].float().numpy()
                         for i in range(counts["encoder"])]) if counts["encoder"] else np.zeros((0, 1, 1, 1))
         rollout = cross_rollout(cross, enc)
-    return Attribution(source_tokens=tok.tokens(source), output_tokens=bundle.target_tokenizer.tokens(targets),
+    outputs = bundle.target_tokenizer.tokens(targets)  # the decoder's ids
+    return Attribution(source_tokens=tok.tokens(source), output_tokens=outputs,
                        rows=rows, n_steps=m, integrated=integrated.numpy(), grad_x_input=gxi.numpy(),
                        f_input=f[m].numpy(), f_baseline=f[m + 1].numpy(), cross=cross, rollout=rollout)
 

@@ -218,8 +218,8 @@ class Transformer(HookedModule):
         self.decoder: Decoder | None = None if cfg.encoder_only else Decoder(cfg, self.target_table)
         self.unembed: nn.Linear | None = None
         if not cfg.encoder_only:
-            self.unembed = Unembed(cfg.d_model, cfg.output_vocab_size, cfg.logit_softcap, bias=cfg.logits_bias,
-                                   scale=cfg.output_scale)
+            self.unembed = Unembed(cfg.d_model, cfg.output_vocab_size, cfg.logit_softcap,
+                                   bias=cfg.logits_bias, scale=cfg.output_scale)
             if cfg.tie_embeddings:
                 self.unembed.weight = self.target_table.weight
             self.hook_logits = HookPoint()  # [batch, tgt_pos, vocab]

@@ -131,6 +131,7 @@ class RecordedSteps:
         if n_steps:
             op = (f"continuation: {n_steps} new tokens written one at a time from the key/value cache the "
                   "prompt pass filled (each step [B, 1, ...])")
-            trace.steps.append(TraceStep("decoding", op, None, [(1, 1)], (1, 1, self.model.cfg.output_vocab_size),
+            vocab = self.model.cfg.output_vocab_size
+            trace.steps.append(TraceStep("decoding", op, None, [(1, 1)], (1, 1, vocab),
                                          [("B", "1")], ("B", "1", "V")))
         return trace.to_dicts()

@@ -12,7 +12,14 @@ from app_support import pages as page_registry
 from model.store.registry import load_model
 from tests.app.test_app_pages import APP, PAGES, TIMEOUT
 from tests.app.test_upload_page import _zip_of
-from tests.model.store.seq2seq_folders import EN, ZH, bart_folder, marian_folder, separate_marian_folder, t5_folder
+from tests.model.store.seq2seq_folders import (
+    EN,
+    ZH,
+    bart_folder,
+    marian_folder,
+    separate_marian_folder,
+    t5_folder,
+)
 
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
@@ -84,7 +91,7 @@ def test_every_page_opens_on_an_uploaded_translation_folder(tmp_path, family, la
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_decoding_page_names_a_separate_vocabulary_marians_outputs_from_its_target_vocabulary(tmp_path, lang):
+def test_decoding_page_names_separate_vocabulary_outputs_from_the_target_vocabulary(tmp_path, lang):
     """A Marian with separate vocabularies, uploaded: the decoding page's teacher-forcing table lists the
     reference's tokens as target_vocab.json names them (MarianTokenizer's target ids), not as vocab.json names
     the same ids, and every token the model would pick is a target-vocabulary token."""

@@ -133,7 +133,8 @@ def tied_copies(cfg: ModelConfig):
     def ignored(name: str, shape: tuple) -> bool:
         if name in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight"):
             return shape == (cfg.vocab_size, cfg.d_model)
-        return name == "lm_head.weight" and cfg.tie_embeddings and shape == (cfg.output_vocab_size, cfg.d_model)
+        tied = shape == (cfg.output_vocab_size, cfg.d_model)
+        return name == "lm_head.weight" and cfg.tie_embeddings and tied
     return ignored
 
 

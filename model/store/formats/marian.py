@@ -60,9 +60,10 @@ def separate_vocabularies(hf: dict, where: Path) -> int | None:
     dec_vocab = hf.get("decoder_vocab_size")
     if hf.get("share_encoder_decoder_embeddings", True) is not False:
         if dec_vocab is not None and dec_vocab != hf.get("vocab_size"):
-            raise Seq2SeqFormatError(f"{where}: decoder_vocab_size {str(dec_vocab)[:20]} differs from vocab_size "
-                                     f"{str(hf.get('vocab_size'))[:20]} but share_encoder_decoder_embeddings is "
-                                     "true (one table cannot have both sizes)")
+            raise Seq2SeqFormatError(f"{where}: decoder_vocab_size {str(dec_vocab)[:20]} differs from "
+                                     f"vocab_size {str(hf.get('vocab_size'))[:20]} but "
+                                     "share_encoder_decoder_embeddings is true (one table cannot have both "
+                                     "sizes)")
         return None
     if dec_vocab is None:
         raise Seq2SeqFormatError(f"{where}: share_encoder_decoder_embeddings is false but there is no "
@@ -98,9 +99,9 @@ def _target_tokenizer(folder: Path, hf: dict, cfg: ModelConfig, tokenizer: SpmVo
                                      "embedding between source and target (share_encoder_decoder_embeddings)")
         return tokenizer
     if not said:
-        raise Seq2SeqFormatError(f"{folder / 'tokenizer_config.json'}: config.json gives the decoder a vocabulary "
-                                 "of its own (share_encoder_decoder_embeddings false) but separate_vocabs is not "
-                                 "true, so nothing names its ids")
+        raise Seq2SeqFormatError(f"{folder / 'tokenizer_config.json'}: config.json gives the decoder a "
+                                 "vocabulary of its own (share_encoder_decoder_embeddings false) but "
+                                 "separate_vocabs is not true, so nothing names its ids")
     path = folder / "target_vocab.json"
     if not path.is_file():
         raise Seq2SeqFormatError(f"{path} is missing (separate_vocabs: the target's ids are read from it)")
@@ -112,8 +113,9 @@ def _target_tokenizer(folder: Path, hf: dict, cfg: ModelConfig, tokenizer: SpmVo
         raise Seq2SeqFormatError(f"{path} has ids up to {target.vocab_size - 1} but config.json's "
                                  f"decoder_vocab_size is {cfg.output_vocab_size}")
     if target.eos_id != eos or target.pad_id != cfg.pad_id:
-        raise Seq2SeqFormatError(f"{path}: </s> {target.eos_id} / <pad> {target.pad_id} are not config.json's "
-                                 f"eos_token_id {eos} / pad_token_id {cfg.pad_id} (one id for both vocabularies)")
+        raise Seq2SeqFormatError(f"{path}: </s> {target.eos_id} / <pad> {target.pad_id} are not "
+                                 f"config.json's eos_token_id {eos} / pad_token_id {cfg.pad_id} (one id for "
+                                 "both vocabularies)")
     return target
 
 
@@ -169,13 +171,14 @@ def load_marian_folder(path: Path | str, name: str | None = None, example: str |
     notes = []
     if hf.get("bad_words_ids"):
         notes.append("bad_words_ids is not applied: <pad> may be chosen like any token (it rarely is)")
+    # one vocabulary: a reference is cut by target.spm and looked up in it; separate: the target's own
+    encode = target.encode if target is not tokenizer else tokenizer.encode_target
     return seq2seq_bundle(folder, name, hf, cfg, model, tokenizer, frames, example or EXAMPLE, "marian",
-                          notes, target_encode=target.encode if target is not tokenizer else tokenizer.encode_target,
-                          limit=limit, target_tokenizer=target)
+                          notes, target_encode=encode, limit=limit, target_tokenizer=target)
 
 
 def marian_name_map(cfg: ModelConfig):
-    """The BART family's name map; with separate vocabularies each stack's own table instead of the shared one."""
+    """The BART family's name map; with separate vocabularies, each stack's own table for the shared one."""
     mapping = family_name_map(cfg, None)
     if cfg.target_vocab_size is not None:
         mapping["token_embed.weight"] = ("encoder.embed_tokens.weight", None)

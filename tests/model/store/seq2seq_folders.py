@@ -79,7 +79,8 @@ def marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, obje
 
 
 def _spm_vocab(model_file: Path, first: tuple[str, ...] = ()) -> dict[str, int]:
-    """A Marian vocabulary of one SentencePiece model's pieces: </s> 0, <unk> 1, <pad> 2, ``first``, the pieces."""
+    """A Marian vocabulary of one SentencePiece model's pieces: </s> 0, <unk> 1, <pad> 2, ``first``, the
+    pieces."""
     import sentencepiece as spm
 
     sp = spm.SentencePieceProcessor(model_file=str(model_file))
@@ -108,9 +109,9 @@ def separate_marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[P
     assert len(target) < len(vocab) and target["<pad>"] == pad
     (work / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     (work / "target_vocab.json").write_text(json.dumps(target, ensure_ascii=False), encoding="utf-8")
-    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"), source_spm=str(src), target_spm=str(tgt),
-                                       target_vocab_file=str(work / "target_vocab.json"), separate_vocabs=True,
-                                       source_lang="zh", target_lang="en")
+    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"), source_spm=str(src),
+                                       target_spm=str(tgt), target_vocab_file=str(work / "target_vocab.json"),
+                                       separate_vocabs=True, source_lang="zh", target_lang="en")
     folder = root / "marian-separate"
     tok.save_pretrained(folder)
     torch.manual_seed(4)

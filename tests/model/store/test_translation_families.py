@@ -352,7 +352,8 @@ def test_separate_vocabularies_greedy_decoding_equals_generate(separate):
     outputs = []
     for text in ZH[:5]:
         prepared = task.prepare(text, model.cfg.max_len)
-        ours = greedy_decode(model, [prepared.source_ids], [prepared.prefix], task.target_tokenizer.eos_id, 12)[0]
+        eos = task.target_tokenizer.eos_id
+        ours = greedy_decode(model, [prepared.source_ids], [prepared.prefix], eos, 12)[0]
         assert ours == _generate(hf, "marian", prepared.source_ids, prepared.prefix, 12), text
         assert task.target_tokenizer.decode(ours) == tok.decode(ours, skip_special_tokens=True), text
         outputs.append(tuple(ours))
@@ -414,12 +415,16 @@ def _edit_tokenizer_config(folder, **changes):
 
 SEPARATE_HOSTILE = {
     "no target_vocab.json": (lambda f: (f / "target_vocab.json").unlink(), "target_vocab.json"),
-    "target_vocab.json a list": (lambda f: (f / "target_vocab.json").write_text("[1, 2]"), "target_vocab.json"),
-    "separate_vocabs not said": (lambda f: _edit_tokenizer_config(f, separate_vocabs=False), "separate_vocabs"),
+    "target_vocab.json a list": (lambda f: (f / "target_vocab.json").write_text("[1, 2]"),
+                                 "target_vocab.json"),
+    "separate_vocabs not said": (lambda f: _edit_tokenizer_config(f, separate_vocabs=False),
+                                 "separate_vocabs"),
     "no decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=None), "decoder_vocab_size"),
     "huge decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=10**9), "decoder_vocab_size"),
-    "decoder_vocab_size not a number": (lambda f: _edit_config(f, decoder_vocab_size="53"), "decoder_vocab_size"),
-    "target ids past decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=10), "decoder_vocab_size"),
+    "decoder_vocab_size not a number": (lambda f: _edit_config(f, decoder_vocab_size="53"),
+                                        "decoder_vocab_size"),
+    "target ids past decoder_vocab_size": (lambda f: _edit_config(f, decoder_vocab_size=10),
+                                           "decoder_vocab_size"),
     "weights of another target size": (lambda f: _edit_config(f, decoder_vocab_size=60), "does not match"),
     "target </s> elsewhere": (lambda f: _spoil_target_vocab(f, **{"</s>": 5}), "eos_token_id"),
     "target <pad> elsewhere": (lambda f: _spoil_target_vocab(f, **{"<pad>": 7}), "pad_token_id"),
