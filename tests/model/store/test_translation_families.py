@@ -443,3 +443,36 @@ def test_hostile_separate_vocabulary_folders_are_refused_in_one_line(separate, t
         load_user_model(folder)
     message = str(caught.value)
     assert "\n" not in message and named in message, message
+
+
+def test_ablation_patching_and_attribution_name_outputs_from_the_target_vocabulary(separate):
+    """The lab's decoder-side labels on a separate-vocabulary Marian: each step's token, the output texts and
+    the attributed outputs are the greedy output's ids as target_vocab.json names them (MarianTokenizer's
+    decode for the texts); the source tokens as vocab.json names them."""
+    from model.lab.ablation import ablate
+    from model.lab.attribution import attribute
+    from model.lab.choices import Site
+    from model.lab.patching import patch
+
+    _, tok, _, bundle = separate
+    model, task = bundle.model, bundle.task
+    names, source_names = _target_names(tok), {i: t for t, i in tok.encoder.items()}
+    eos = task.target_tokenizer.eos_id
+    outputs = {}
+    for text in ZH[:2]:
+        p = task.prepare(text, model.cfg.max_len)
+        ids = greedy_decode(model, [p.source_ids], [p.prefix], eos, None)[0]
+        stopped = len(p.prefix) + len(ids) < model.cfg.max_len
+        outputs[text] = (ids, [names[i] for i in ids + ([eos] if stopped else [])])
+    ids, tokens = outputs[ZH[0]]
+    assert tokens != [source_names.get(i) for i in ids[: len(tokens)]]
+    ablation = ablate(bundle, ZH[0], heads=[("cross", 0, 1)])
+    assert [s.token for s in ablation.steps] == tokens
+    assert ablation.intact_output == tok.decode(ids, skip_special_tokens=True)
+    assert all(t in tok.target_encoder for s in ablation.steps for t, _ in s.top_intact + s.top_ablated)
+    patched = patch(bundle, ZH[0], ZH[1], Site("resid", "decoder", 0))
+    assert [s.token for s in patched.steps] == outputs[ZH[1]][1]
+    assert patched.output_a == tok.decode(ids, skip_special_tokens=True)
+    attribution = attribute(bundle, ZH[0], n_steps=2, outputs=3)
+    assert attribution.output_tokens == tokens[:3]
+    assert attribution.source_tokens == [source_names[i] for i in tok(ZH[0]).input_ids]
