@@ -476,3 +476,11 @@ def test_ablation_patching_and_attribution_name_outputs_from_the_target_vocabula
     attribution = attribute(bundle, ZH[0], n_steps=2, outputs=3)
     assert attribution.output_tokens == tokens[:3]
     assert attribution.source_tokens == [source_names[i] for i in tok(ZH[0]).input_ids]
+
+
+def test_a_multi_target_separate_vocabulary_marian_reads_target_tokens_from_the_source_vocabulary(tmp_path):
+    """>>xx<< tokens open the source, so they are source ids (vocab.json), as MarianTokenizer reads them."""
+    folder, tok, _ = separate_marian_folder(tmp_path, targets=("fra", "spa"))
+    task = load_user_model(folder).task
+    assert task.directions == ["zh->fra", "zh->spa"]
+    assert task.prepare(ZH[1], 64, "zh->spa").source_ids == tok(">>spa<< " + ZH[1]).input_ids
