@@ -206,6 +206,9 @@ for col, label_key, output in (
     col.caption(t(label_key.replace("output", "continuation") if lm else label_key))
     col.markdown(md_output(output))
 st.caption(greedy_here("intervention", view.strategy, current_lang()))
+stopped = [m for m in res_a.notes + res_b.notes if m.code == "output_max_new"]
+if not lm and stopped:  # the sidebar's cap cut a translation, as the decoding page says
+    st.caption(note(stopped[0]))
 if not result.alignment.pairs:
     st.info(t("patching.nothing_patched"), icon=":material/info:")
 toward = result.toward_a

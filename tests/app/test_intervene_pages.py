@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support.i18n import message_text
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
@@ -255,6 +256,8 @@ def test_patching_page_stops_a_translation_at_the_sidebars_cap(lang):
     for output in (capped.output_a, capped.output_b, capped.output):
         assert md_output(output) in text
     assert md_output(whole.output_text) not in text
+    stopped = next(m for m in shown.notes if m.code == "output_max_new")  # the decoding page's note
+    assert message_text(lang, stopped) in [c.value for c in at.caption]
     effects = rank_patches(b, CAP_A, CAP_B, "苹", max_new=CAP)
     counts = {k: n for k, n in layer_counts(b.cfg).items() if n}
     for fig, kind in zip(figs[2:], counts, strict=True):
