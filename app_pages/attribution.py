@@ -13,7 +13,7 @@ from app_support import gateway as G
 from app_support import interventions as IV
 from app_support import lab
 from app_support.i18n import current_lang, t
-from app_support.messages import current_analysis
+from app_support.messages import current_analysis, needs_output
 from app_support.ui import chart, escape_md, page_header
 from app_support.url_state import seed_from_url, set_url_param, stop_page, url_int
 from app_support.view import current_view
@@ -23,8 +23,10 @@ view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 lm = G.config(view.model).decoder_only  # a language model: the prompt is the source, bounded here
 page_header(t("page.attribution.title"), t("attribution.intro_lm" if lm else "attribution.intro"))
-max_new = IV.lm_bound(view.max_new) if lm else None
-current_analysis(dataclasses.replace(view, max_new=max_new) if lm else view)
+if not lm:  # a translation's output follows the sidebar's cap (None: to the end token), none at 0
+    needs_output(view)
+max_new = IV.lm_bound(view.max_new) if lm else view.max_new
+current_analysis(dataclasses.replace(view, max_new=max_new))
 if not view.n_layers.get("cross") and not lm:
     st.info(t("attribution.no_cross"), icon=":material/info:")
     stop_page()
@@ -47,7 +49,7 @@ with st.spinner(t("analysis.running")):
         r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps), max_new,
                                       int(outputs))
     else:
-        r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps))
+        r = lab.attribution.attribute(view.model, view.text, view.direction_arg, int(n_steps), max_new)
 lm_key = "_lm" if lm else ""  # the words that name cross-attention, or a language model's self-attention
 
 # --------------------------------------------------------------------------- 1. every step

@@ -11,6 +11,7 @@ from app_support import interventions as IV
 from app_support import lab
 from app_support import models as M
 from app_support.i18n import current_lang, note, t, text
+from app_support.messages import needs_output
 from app_support.selection import clicked_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_output, md_tokens, page_header
@@ -23,6 +24,9 @@ view = current_view()
 lang = current_lang()  # after the sidebar: it settles the language
 lm = G.config(view.model).decoder_only  # a language model: prompts A (clean) and B (corrupted), continued
 page_header(t("page.patching.title"), t("patching.intro_lm" if lm else "patching.intro"))
+if not lm:  # a translation's outputs follow the sidebar's cap (None: to the end token), none at 0
+    needs_output(view)
+max_new = IV.lm_bound(view.max_new) if lm else view.max_new  # what every decoding here writes at most
 
 # Sentence pairs (model input, not interface text): the compare page's presets.
 PRESETS = {True: ("苹果公司发布新品", "我吃了一个苹果", "苹"), False: ("listen", "silent", "")}
@@ -63,7 +67,7 @@ def _run(text: str, which: str):
         return None
     try:
         # A language model's tokens are its prompt's: one new token is enough to read them.
-        return G.get_analysis(view.model, text, view.direction_arg, max_new=1 if lm else None)
+        return G.get_analysis(view.model, text, view.direction_arg, max_new=1 if lm else max_new)
     except InputError as e:
         st.info(t("patching.input_error", which=which, error=escape_md(note(e.message))))
         return None
@@ -167,7 +171,7 @@ if lm:
     st.markdown(t("patching.lm.aligned", n=1 if position is not None else n_prompt, total=n_prompt))
     st.markdown("A: " + md_tokens(res_a.source_tokens, highlight=position) + "  \nB: "
                 + md_tokens(res_b.source_tokens, highlight=position))
-    st.caption(t("patching.lm.bound", n=IV.lm_bound(view.max_new), most=IV.LM_DEFAULT_NEW))
+    st.caption(t("patching.lm.bound", n=max_new, most=IV.LM_DEFAULT_NEW))
 else:
     show_alignment(site.side, *((res_a.source_tokens, res_b.source_tokens) if site.side == "source"
                                 else (res_a.target_tokens, res_b.target_tokens)))
@@ -192,7 +196,7 @@ st.subheader(
 )
 with st.spinner(t("analysis.running")):
     result = lab.patching.patch(view.model, text_a, text_b, site, token or None, view.direction_arg,
-                                IV.lm_bound(view.max_new) if lm else None, position)
+                                max_new, position)
 cols = st.columns(3)
 for col, label_key, output in (
     (cols[0], "patching.output_a", result.output_a),
@@ -202,6 +206,9 @@ for col, label_key, output in (
     col.caption(t(label_key.replace("output", "continuation") if lm else label_key))
     col.markdown(md_output(output))
 st.caption(greedy_here("intervention", view.strategy, current_lang()))
+stopped = [m for m in res_a.notes + res_b.notes if m.code == "output_max_new"]
+if not lm and stopped:  # the sidebar's cap cut a translation, as the decoding page says
+    st.caption(note(stopped[0]))
 if not result.alignment.pairs:
     st.info(t("patching.nothing_patched"), icon=":material/info:")
 toward = result.toward_a
@@ -313,7 +320,8 @@ if lm:
 st.subheader(t("patching.rank.header"))
 st.markdown(t("patching.rank.explain"))
 with st.spinner(t("analysis.running")):
-    effects = lab.patching.rank_patches(view.model, text_a, text_b, token or None, view.direction_arg)
+    effects = lab.patching.rank_patches(view.model, text_a, text_b, token or None, view.direction_arg,
+                                        max_new=max_new)
 moved = {kind: np.full((view.n_layers[kind], view.n_heads), np.nan) for kind in view.kinds}
 for e in effects:
     moved[e.kind][e.layer, e.head] = e.mean_kl

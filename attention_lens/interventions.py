@@ -137,15 +137,16 @@ def rank_patches(
     token: str | None = None,
     direction: str | None = None,
     batched: bool = True,
+    max_new: int | None = None,
 ) -> list:
     """Every head patched alone from A into B, by how much it moves B, largest first
-    (:func:`model.lab.patching.rank_patches`).
+    (:func:`model.lab.patching.rank_patches`); `max_new` caps A's and B's outputs (None: to the end token).
 
     >>> import attention_lens as al
     >>> len(al.rank_patches(al.load("reverse"), "abc", "abd"))
     24
     """
-    return _patching.rank_patches(_bundle(model), text_a, text_b, token, direction, batched)
+    return _patching.rank_patches(_bundle(model), text_a, text_b, token, direction, batched, max_new)
 
 
 def attribute(

@@ -58,16 +58,24 @@ def cmd_translate(args) -> int:
         return found
     texts, strategy, bundle = found
     direction = None if args.direction == "auto" else args.direction
+    max_new = args.max_new_tokens
+    said_cut: set[int] = set()  # the rooms already named (inputs of one direction share theirs)
     status = 0
     for n, text in enumerate(texts, 1):
         try:
-            result = analyze(bundle, text, direction, strategy=strategy)
+            result = analyze(bundle, text, direction, strategy=strategy, max_new=max_new)
         except InputError as e:
             # An empty line out keeps output lines aligned with input lines; the exit status tells.
             print(f"error: input {n}: {render(e.message)}", file=sys.stderr)
             print(flush=True)
             status = EXIT_USAGE
             continue
+        before = len(result.prepared.prefix)  # the decoder's start (a language model's prompt)
+        room = bundle.cfg.max_len - before
+        if max_new is not None and max_new > room and room not in said_cut:
+            said_cut.add(room)
+            print(f"warning: --max-new-tokens {max_new} was cut to {room}: the model reads at most "
+                  f"{bundle.cfg.max_len} tokens, {before} of them before the output", file=sys.stderr)
         for note in result.notes:
             print(f"warning: {render(note)}", file=sys.stderr)
         print(result.output_text, flush=True)
@@ -218,6 +226,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("translate", help="print the model's output for each text (arguments or stdin lines)")
     add_model_args(s)
     s.add_argument("--direction", default="auto", choices=["auto", "zh->en", "en->zh"])
+    s.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",
+                   help="write at most N new tokens (default: until the end token, or the model's length)")
     s.add_argument("texts", nargs="*")
     add_strategy_args(s)
     s.set_defaults(fn=cmd_translate)

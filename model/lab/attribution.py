@@ -103,10 +103,11 @@ def cross_rollout(cross: np.ndarray, encoder: np.ndarray) -> np.ndarray:
 def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: int = 32,
               max_new: int | None = None, outputs: int | None = None) -> Attribution:
     """Gradient x input and integrated gradients for every step of the greedy output (see module doc),
-    or its first `outputs` steps; a language model continues by at most `max_new` (LM_NEW_TOKENS).
+    or its first `outputs` steps; a language model continues by at most `max_new` (LM_NEW_TOKENS when
+    None), a translation stops at its end token or after `max_new` new tokens (None: no bound).
 
-    Raises InputError on unusable input, ValueError for n_steps < 1 or a model without cross-attention
-    that is not a decoder-only language model.
+    Raises InputError on unusable input, ValueError for n_steps < 1, a translation bounded at no new
+    token, or a model without cross-attention that is not a decoder-only language model.
     """
     if not isinstance(n_steps, int) or n_steps < 1:
         raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
@@ -115,11 +116,13 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
     counts, lm = layer_counts(cfg), cfg.decoder_only
     if not counts["cross"] and not lm:
         raise ValueError("the model has no cross-attention: there is no source to attribute to")
+    if not lm and max_new is not None and max_new < 1:  # no output step to attribute
+        raise ValueError(f"max_new must be at least 1 (or None: to the end token), got {max_new}")
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
     hook, attention = (LM_EMBED_HOOK, "decoder") if lm else (EMBED_HOOK, "cross")
     with model.lock:
         model.eval()
-        rows, targets, full = _output_rows(bundle, prepared, (max_new or LM_NEW_TOKENS) if lm else None)
+        rows, targets, full = _output_rows(bundle, prepared, (max_new or LM_NEW_TOKENS) if lm else max_new)
         rows, targets = rows[:outputs], targets[:outputs]
         source = prepared.prefix if lm else prepared.source_ids  # a language model reads its prompt
         n_src = len(source)

@@ -29,10 +29,14 @@ Per step t of B's output (B's own token, teacher-forced):
 
 A decoder-only language model (prompt A clean, B corrupted): the prompts must have equal token counts
 (positions are paired one to one; nothing is guessed otherwise: reason "prompt_length"), the patch covers
-the prompt (every position, or the one `position`), and the continuation (at most `max_new` new tokens)
-runs live. Only the first step reads aligned prefixes, so toward_a is given there alone, and beside it
-the logit difference of the two answers' first tokens at the end of the prompt, logit(A's) - logit(B's):
-`Patch.recovered` = (patched - B) / (A - B), 1 = B now prefers A's answer as A does.
+the prompt (every position, or the one `position`), and the continuation (at most `max_new` new tokens,
+LM_NEW_TOKENS when None) runs live. Only the first step reads aligned prefixes, so toward_a is given
+there alone, and beside it the logit difference of the two answers' first tokens at the end of the
+prompt, logit(A's) - logit(B's): `Patch.recovered` = (patched - B) / (A - B), 1 = B now prefers A's
+answer as A does.
+
+A translation's output (A's, B's, B patched) stops at its end token or after `max_new` new tokens, the
+sidebar's cap (None: no cap), so its steps are those of the output the other pages show.
 
 Over steps the share is a ratio of sums, 1 - sum JS(A, patched) / sum JS(A, B), over the steps that have
 one, so a step with a small gap cannot dominate. Note that A's and B's steps read different prefixes
@@ -109,6 +113,13 @@ def _check_site(bundle: Bundle, site: Site) -> None:
         raise ValueError(f"the model has heads 0..{cfg.n_heads - 1}, got {site.head}")
 
 
+def _check_bound(bundle: Bundle, max_new: int | None) -> None:
+    """A translation bounded at 0 new tokens has no output whose steps could move (a language model's
+    0 means its default bound)."""
+    if not bundle.cfg.decoder_only and max_new is not None and max_new < 1:
+        raise ValueError(f"max_new must be at least 1 (or None: to the end token), got {max_new}")
+
+
 @dataclass
 class _Sentence:
     text: str  # as the model reads it
@@ -127,7 +138,7 @@ def _sentence(bundle: Bundle, text: str, direction: str | None, max_new: int | N
     model, tok, out_tok = bundle.model, bundle.tokenizer, bundle.target_tokenizer
     cfg = model.cfg
     p = bundle.task.prepare(text, cfg.max_len, direction)
-    bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else None
+    bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else max_new
     generated = greedy_decode(model, [p.source_ids], [p.prefix], out_tok.eos_id, bound)[0]
     full = (p.prefix + generated)[: cfg.max_len]
     stopped = len(p.prefix) + len(generated) < cfg.max_len and (bound is None or len(generated) < bound)
@@ -253,11 +264,14 @@ def _answer_logit_diff(a: _Sentence, b: _Sentence, *logits: torch.Tensor) -> tup
 def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | None = None,
           direction: str | None = None, max_new: int | None = None, position: int | None = None) -> Patch:
     """B run with `site` taken from A at the aligned positions (see the module docstring); a language
-    model's at every prompt position, or at `position` alone.
+    model's at every prompt position, or at `position` alone. `max_new` bounds every output decoded here
+    (a language model's: LM_NEW_TOKENS when None; a translation's: none when None).
 
-    Raises InputError for a sentence the model cannot read, ValueError for a site the model lacks.
+    Raises InputError for a sentence the model cannot read, ValueError for a site the model lacks or a
+    translation bounded at no new token.
     """
     _check_site(bundle, site)
+    _check_bound(bundle, max_new)
     model, tok = bundle.model, bundle.target_tokenizer  # every id named here is an output id
     lm = model.cfg.decoder_only
     with model.lock:
@@ -275,7 +289,7 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
             values = values[:, site.head]  # [aligned, d_head]
         with intervene(model, patch_edit(site.hook, rows_b, values, site.head)):
             logits_p = model(*_inputs(model, b))
-            bound = (max_new or LM_NEW_TOKENS) if lm else None
+            bound = (max_new or LM_NEW_TOKENS) if lm else max_new
             generated = greedy_decode(model, [b.source_ids], [b.prefix], tok.eos_id, bound)[0]
     la = torch.log_softmax(logits_a[0].double(), -1)  # [tgt_pos_a, vocab]
     lb = torch.log_softmax(logits_b[0].double(), -1)  # [tgt_pos_b, vocab]
@@ -316,21 +330,24 @@ class PatchEffect:
 @entry
 @torch.no_grad()
 def rank_patches(bundle: Bundle, text_a: str, text_b: str, token: str | None = None,
-                 direction: str | None = None, batched: bool = True) -> list[PatchEffect]:
-    """Every head patched alone from A into B, ranked by how much it moves B (mean KL), largest first.
+                 direction: str | None = None, batched: bool = True,
+                 max_new: int | None = None) -> list[PatchEffect]:
+    """Every head patched alone from A into B, ranked by how much it moves B (mean KL), largest first;
+    A's and B's outputs stop after at most `max_new` new tokens (None: at their end tokens).
 
     One pass per attention module: a batch of n_heads copies of B, row h patching head h (heads of one
     module see the same input, so this equals patching each alone). `batched=False`: one pass per head.
     """
     if bundle.cfg.decoder_only:  # its clean/corrupted prompts are ranked in model/lab/patching_lm.py
         raise ValueError("rank a language model's sites with model.lab.patching_lm.rank_heads")
+    _check_bound(bundle, max_new)
     model = bundle.model
     cfg = model.cfg
     H = cfg.n_heads
     out: list[PatchEffect] = []
     with model.lock:
         model.eval()
-        a, b = _sentence(bundle, text_a, direction), _sentence(bundle, text_b, direction)
+        a, b = _sentence(bundle, text_a, direction, max_new), _sentence(bundle, text_b, direction, max_new)
         logits_a, cache_a = model.run_with_cache(a.src, a.tgt, names_filter=lambda n: n.endswith("hook_z"))
         logits_b = model(b.src, b.tgt)
         la = torch.log_softmax(logits_a[0].double(), -1)

@@ -67,7 +67,7 @@ SURFACE = {
     "batched: 'bool' = True, max_new: 'int | None' = None, layers: 'tuple[int, int] | None' = None, "
     "output: 'tuple[int, ...] | None' = None) -> 'list'",
     "rank_patches": "(model: 'Model | str', text_a: 'str', text_b: 'str', token: 'str | None' = None, "
-    "direction: 'str | None' = None, batched: 'bool' = True) -> 'list'",
+    "direction: 'str | None' = None, batched: 'bool' = True, max_new: 'int | None' = None) -> 'list'",
     "save_figure": "(fig: 'go.Figure', path: 'str | Path', *, scale: 'float' = 2, lang: 'str' = 'en') -> 'Path'",  # noqa: E501
     "token_focus": "(source: 'Any', token: 'int | str', tokens: 'Any' = None, *, kind: 'str | None' = None, "
     "side: 'str' = 'from', title: 'str | None' = None, lang: 'str' = 'en') -> 'go.Figure'",

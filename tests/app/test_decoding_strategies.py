@@ -150,6 +150,44 @@ def test_bad_strategy_flags_end_with_one_line_and_status_2(args, message):
     assert message in run.stderr and "Traceback" not in run.stderr
 
 
+def test_translate_stops_after_max_new_tokens_as_the_analysis_does():
+    """--max-new-tokens N: each line is the analysis' output capped at N (the app's `new=N`), with every
+    strategy; without it, the whole translation (to the end token)."""
+    words = ["attention", "transformer", "zebra", "ab"]
+    b = bundle("reverse")
+    for flags, strategy in (([], Strategy()), (["--beam", "3"], Strategy.make("beam", beam=3))):
+        run = cli("translate", "--model", "reverse", "--max-new-tokens", "4", *flags, *words)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run
+        want = [analyze(b, w, strategy=strategy, max_new=4).output_text for w in words]
+        assert run.stdout.splitlines() == want == ["noit", "remr", "arbe", "ba"], run
+        assert run.stderr.count("stopped after 4 new tokens") == 3, run  # "ab" ends by itself
+    whole = cli("translate", "--model", "reverse", *words)
+    assert whole.stdout.splitlines() == [w[::-1] for w in words], whole
+
+
+def test_a_cap_past_the_models_length_is_said_to_be_cut_once():
+    long = "abcdefghijklmnopqrstuvwxyz"
+    capped = cli("translate", "--model", "reverse", "--max-new-tokens", "1000", "abc", long)
+    whole = cli("translate", "--model", "reverse", "abc", long)
+    assert capped.returncode == whole.returncode == 0 and capped.stdout == whole.stdout, (capped, whole)
+    room = bundle("reverse").cfg.max_len - 1  # the decoder's start token comes first
+    said = [line for line in capped.stderr.splitlines() if "--max-new-tokens" in line]
+    assert said == [f"warning: --max-new-tokens 1000 was cut to {room}: the model reads at most "
+                    f"{room + 1} tokens, 1 of them before the output"], capped
+    assert cli("translate", "--model", "reverse", "--max-new-tokens", str(room), "abc").stderr == ""
+
+
+@pytest.mark.parametrize("value,reason", [
+    ("0", "must be at least 1 (got 0)"), ("-3", "must be at least 1 (got -3)"),
+    ("2.5", "'2.5' is not a whole number"), ("x", "'x' is not a whole number"),
+])
+def test_a_bad_max_new_tokens_ends_with_argparses_line(value, reason):
+    run = cli("translate", "--model", "reverse", "--max-new-tokens", value, "abc")
+    assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr, run
+    last = run.stderr.splitlines()[-1]  # after argparse's usage lines
+    assert last == f"python -m model translate: error: argument --max-new-tokens: {reason}", run
+
+
 def test_evaluate_takes_the_strategy():
     run = cli("evaluate", "--model", "sort", "-n", "40", "--beam", "3")
     assert run.returncode == 0, run.stderr

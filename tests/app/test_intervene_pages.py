@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_support.i18n import message_text
 from app_support.i18n import text as tr
 from app_support.i18n.check import untranslated
 from app_support.strategy import greedy_here
@@ -216,6 +217,104 @@ def test_attribution_page_on_the_translation_model():
     r = attribute(bundle("default"), "我吃了一个苹果", None, 8)
     np.testing.assert_allclose(arr(trace(figures(at)[0], "attribution")["z"]), r.integrated, rtol=1e-5,
                                atol=1e-6)
+
+
+# --------------------------------------------------------------------------- a translation's new-token cap
+
+CAP_A, CAP_B = "苹果公司发布新品", "我吃了一个苹果"  # the page's preset pair on the translation model
+CAP = 3
+
+
+def _decoding_page_output(at: AppTest) -> list[str]:
+    """The same session on the decoding page (same sentence, same cap): what it says."""
+    from tests.app.test_app_pages import PAGES as APP_PAGES
+
+    at.switch_page(APP_PAGES["decoding"]).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return [str(el.value) for kind in ("markdown", "caption") for el in getattr(at, kind)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_patching_page_stops_a_translation_at_the_sidebars_cap(lang):
+    """new=3 in the link: A's, B's and the patched outputs stop after 3 new tokens (or at the end token),
+    B's equal to what the decoding page shows for B in the same session; the steps, the chart and the
+    ranking are those of the capped outputs."""
+    from tests.app.test_app_pages import open_app
+
+    b = bundle("default")
+    at = open_app("default", CAP_B, "patching", lang=lang, new=CAP, a=CAP_A, b=CAP_B, token="苹",
+                  kind="cross", layer=1, head=2)
+    assert not at.error, [e.value for e in at.error]
+    capped = patch(b, CAP_A, CAP_B, Site("head", "cross", 1, 2), "苹", None, CAP)
+    shown, whole = analyze(b, CAP_B, max_new=CAP), analyze(b, CAP_B)
+    assert capped.output_b == shown.output_text != whole.output_text
+    assert [s.token for s in capped.steps] == shown.target_tokens[len(shown.prepared.prefix):]
+    assert len(capped.steps) == CAP
+    figs = figures(at)
+    np.testing.assert_allclose(arr(figs[0]["data"][0]["y"]), [s.kl for s in capped.steps], rtol=1e-9)
+    text = markdown(at)
+    for output in (capped.output_a, capped.output_b, capped.output):
+        assert md_output(output) in text
+    assert md_output(whole.output_text) not in text
+    stopped = next(m for m in shown.notes if m.code == "output_max_new")  # the decoding page's note
+    assert message_text(lang, stopped) in [c.value for c in at.caption]
+    effects = rank_patches(b, CAP_A, CAP_B, "苹", max_new=CAP)
+    counts = {k: n for k, n in layer_counts(b.cfg).items() if n}
+    for fig, kind in zip(figs[2:], counts, strict=True):
+        want = np.full((counts[kind], b.cfg.n_heads), np.nan)
+        for e in effects:
+            if e.kind == kind:
+                want[e.layer, e.head] = e.mean_kl
+        np.testing.assert_allclose(arr(trace(fig, "values")["z"]), want, rtol=1e-5, atol=1e-7)
+    if lang == "zh":
+        a_tokens = analyze(b, CAP_A, max_new=CAP).target_tokens
+        no_english_left(at, [CAP_A, CAP_B, capped.output_a, capped.output_b, capped.output, *a_tokens,
+                             *shown.source_tokens, *shown.target_tokens, *[s.token for s in capped.steps]])
+    assert md_output(shown.output_text) in _decoding_page_output(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_attribution_page_stops_a_translation_at_the_sidebars_cap(lang):
+    """new=3 in the link: the output attributed has 3 tokens (fewer when the end token comes first), those
+    the decoding page shows for the sentence in the same session, and every row drawn is theirs."""
+    from tests.app.test_app_pages import open_app
+
+    b = bundle("default")
+    at = open_app("default", CAP_B, "attribution", lang=lang, new=CAP, steps=8)
+    assert not at.error, [e.value for e in at.error]
+    capped = attribute(b, CAP_B, None, 8, CAP)
+    shown, whole = analyze(b, CAP_B, max_new=CAP), analyze(b, CAP_B)
+    assert capped.output_tokens == shown.target_tokens[len(shown.prepared.prefix):]
+    assert len(capped.output_tokens) == CAP and shown.output_text != whole.output_text
+    figs = figures(at)
+    np.testing.assert_allclose(arr(trace(figs[0], "attribution")["z"]), capped.integrated, rtol=1e-5,
+                               atol=1e-6)
+    text = markdown(at)
+    assert md_output(shown.output_text) in text and md_output(whole.output_text) not in text
+    if lang == "zh":
+        no_english_left(at, [CAP_B, shown.output_text, *capped.source_tokens, *capped.output_tokens])
+    assert md_output(shown.output_text) in _decoding_page_output(at)
+
+
+@pytest.mark.parametrize("page,lang", [("patching", "en"), ("attribution", "zh"), ("patching", "zh")])
+def test_a_translation_capped_at_zero_says_so_and_offers_the_whole_translation(page, lang):
+    """new=0: nothing is decoded, so there is nothing to patch or attribute: the page says so in one line
+    (the decoding page's), draws nothing, and its button brings the whole translation back."""
+    from tests.app.test_app_pages import open_app
+
+    at = open_app("default", CAP_B, page, lang=lang, new=0)
+    assert not at.error, [e.value for e in at.error]
+    said = [str(i.value) for i in at.info]
+    assert said == [tr(lang, "analysis.no_output_translation")], said
+    assert not at.get("plotly_chart")
+    button = at.button(key="write_output")
+    assert button.label == tr(lang, "analysis.translate_to_end")
+    button.click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["new"] is None and "new" not in at.query_params
+    assert tr(lang, "analysis.no_output_translation") not in [str(i.value) for i in at.info]
+    assert at.get("plotly_chart")
+    assert md_output(analyze(bundle("default"), CAP_B).output_text) in markdown(at)
 
 
 # --------------------------------------------------------------------------- in the app: links, odd input

@@ -125,6 +125,20 @@ def test_attribution_leaves_the_model_untouched_and_checks_its_input(reverse):
         attribute(reverse, TEXT, n_steps=0)
 
 
+def test_a_translation_is_attributed_as_far_as_its_new_token_cap(reverse):
+    """max_new caps the output where the analysis caps it (the sidebar's new tokens): the steps kept are the
+    uncapped ones' first (the decoder is causal, the source the same), a cap past the end changes nothing,
+    and at 0 there is no step to attribute: refused."""
+    whole, capped = attribute(reverse, TEXT, n_steps=8), attribute(reverse, TEXT, n_steps=8, max_new=3)
+    shown = analyze(reverse, TEXT, max_new=3).target_tokens[1:]  # after the decoder's start token
+    assert capped.output_tokens == shown == whole.output_tokens[:3]
+    np.testing.assert_allclose(capped.integrated, whole.integrated[:3], rtol=1e-5, atol=1e-6)  # float32 sums
+    np.testing.assert_allclose(capped.cross, whole.cross[:, :, :3], atol=1e-6)
+    assert attribute(reverse, TEXT, n_steps=8, max_new=50).output_tokens == whole.output_tokens
+    with pytest.raises(ValueError, match="max_new"):
+        attribute(reverse, TEXT, n_steps=4, max_new=0)
+
+
 # --------------------------------------------------------------------------- decoder-only language models
 
 IND = "qhzmtvbqhzm"

@@ -122,6 +122,32 @@ def test_sites_the_model_lacks_are_refused(reverse):
         patch(reverse, A, B, Site("head", "cross", 0, 99))
 
 
+def test_a_translation_is_patched_as_far_as_its_new_token_cap(reverse):
+    """max_new caps A's, B's and the patched output where the analysis caps them (the sidebar's new tokens);
+    a source-side patch's steps are the first ones of the uncapped patch (the decoder is causal), a cap
+    past the end changes nothing, and at 0 there is no output to patch: refused."""
+    site = Site("head", "encoder", 1, 2)
+    whole, capped = patch(reverse, A, B, site), patch(reverse, A, B, site, max_new=3)
+    assert capped.output_a == analyze(reverse, A, max_new=3).output_text == whole.output_a[:3]
+    assert capped.output_b == analyze(reverse, B, max_new=3).output_text == whole.output_b[:3]
+    assert len(capped.output) <= 3 and len(whole.output_b) > 3  # one character, one token
+    assert [s.token for s in capped.steps] == list(capped.output_b)
+    for c, w in zip(capped.steps, whole.steps[:3], strict=True):  # float32 over longer rows: 1e-8 apart
+        assert c.kl == pytest.approx(w.kl, rel=1e-4, abs=1e-7)
+        assert c.p_patched == pytest.approx(w.p_patched, rel=1e-5, abs=1e-7)
+    past = patch(reverse, A, B, site, max_new=50)
+    assert (past.output_b, past.output, len(past.steps)) == (whole.output_b, whole.output, len(whole.steps))
+    ranked = {(e.kind, e.layer, e.head): e for e in rank_patches(reverse, A, B, max_new=3)}
+    for kind, layer, head in [("cross", 1, 1), ("decoder", 0, 2)]:
+        one = patch(reverse, A, B, Site("head", kind, layer, head), max_new=3)
+        assert ranked[(kind, layer, head)].mean_kl == pytest.approx(one.mean_kl, abs=1e-6)
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="max_new"):
+            patch(reverse, A, B, site, max_new=bad)
+        with pytest.raises(ValueError, match="max_new"):
+            rank_patches(reverse, A, B, max_new=bad)
+
+
 # --------------------------------------------------------------------------- decoder-only language models
 
 from model.lab import patching_lm  # noqa: E402

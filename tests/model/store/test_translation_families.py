@@ -263,6 +263,29 @@ def test_the_command_line_translates_with_a_marian_folder(built):
     assert max(lengths) >= 6, lengths  # the comparison covers decoding steps past the first few
 
 
+def test_the_command_line_caps_a_marian_translation_as_generate_does(built):
+    """``translate --max-new-tokens N`` on a Marian folder prints, for each text, what ``transformers``'
+    ``generate(max_new_tokens=N, num_beams=1)`` writes from the same ids: N tokens, or fewer where </s>
+    comes first."""
+    from tests.cli_run import model_cli
+
+    folder, tok, hf, bundle = built["marian"]
+    texts = ZH[:4]
+    start = hf.config.decoder_start_token_id
+    whole = [_generate(hf, "marian", tok(t).input_ids, [start], bundle.model.cfg.max_len - 1) for t in texts]
+    for n in (1, 3):
+        run = model_cli(["translate", "--model-dir", str(folder), "--max-new-tokens", str(n), *texts])
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run
+        lines = run.stdout.split("\n")
+        assert lines[-1] == "" and len(lines) == len(texts) + 1, run
+        for text, line, full in zip(texts, lines, whole, strict=False):
+            ids = _generate(hf, "marian", tok(text).input_ids, [start], n)
+            assert line == bundle.task.tokenizer.decode(ids), (text, run)
+            assert line == tok.decode(ids, skip_special_tokens=True), text
+            assert ids == full[:n], text  # the cap cuts the whole translation, nothing else changes
+    assert max(len(ids) for ids in whole) > 3, whole  # the cap of 3 cut some of them
+
+
 @pytest.mark.parametrize("family", ["marian", "bart"])
 def test_the_picker_describes_a_translation_folder_as_one(built, family, tmp_path, monkeypatch):
     """An uploaded translation folder and the same folder in the Hugging Face cache are listed as
