@@ -184,7 +184,8 @@ class MultiHeadAttention(nn.Module):
         steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
-        if memory_cache is not None and "cross_k" in memory_cache:  # decoding: the encoder output's, kept
+        kept_memory = memory_cache is not None and "cross_k" in memory_cache
+        if kept_memory:  # decoding: the encoder output's, kept
             k, v = memory_cache["cross_k"], memory_cache["cross_v"]
         else:
             k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
@@ -217,6 +218,8 @@ class MultiHeadAttention(nn.Module):
             if edited_bias is not None:  # a hook function changed the bias: the table no longer gives it
                 relative = recorded.EditedBias.of(edited_bias, self.n_heads)
             new = offset if recorded.new_keys_only() and cache is not None else 0  # a step's own keys only
+            if recorded.new_keys_only() and kept_memory:  # a step's cross-attention adds no key of its own
+                new = k.shape[1]
             divisor = self.divisor if self._scales() else 1.0
             # a step's keys copied: a view would keep the whole cache of that step alive in the record
             keys = kt[:, :, new:].clone() if new else kt

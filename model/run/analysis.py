@@ -15,7 +15,7 @@ import torch
 from ..core.messages import Message
 from ..core.protocols import HookedModel, Task, Tokenizer
 from ..data.tasks import InputError, Prepared
-from ..decoding.beam import StepFn, beam_search
+from ..decoding.beam import EncodeFn, StepFn, beam_search
 from ..decoding.decoders import greedy_decode, sample_decode
 from ..decoding.results import BeamResult, SampleResult
 from ..decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
@@ -314,9 +314,12 @@ def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, ke
     model, cfg = bundle.model, bundle.model.cfg
     first_row = _first_logits_row(prepared.prefix)
     steps = one_pass.RecordedSteps(model, keep, first_row, cfg.max_len if max_new is None else max_new)
-    generated, search = _decode_output(bundle, prepared, strategy, max_new, steps)
+    encode = None if cfg.decoder_only else steps.encode  # an encoder-decoder model's source pass, recorded
+    generated, search = _decode_output(bundle, prepared, strategy, max_new, steps, encode)
     if steps.recomputed:
         return generated, search
+    if model._target_padding(torch.tensor([prepared.prefix + generated])) is not None:
+        return generated, search  # the whole pass masks an output's padding keys, which the steps saw
     with progress.stage(1.0, 1.0, "decode"):  # done (an output that ended early fills the bar here)
         pass
     decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, True, max_new,
@@ -375,20 +378,23 @@ def _rope_factors_note(cfg, prompt_len: int, length: int, teacher_forced: bool) 
 
 
 def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy, max_new: int | None,
-                   step: StepFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
+                   step: StepFn | None = None,
+                   encode: EncodeFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
     """(the generated ids, what the search saw: None for greedy decoding) of one prepared input.
-    ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None."""
+    ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None;
+    ``encode``: the encoder's pass (recorded there too), model.encode when None."""
     eos_id = bundle.tokenizer.eos_id
     # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
     args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
     if strategy.kind == "beam":
-        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True, step=step)[0]
+        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True, step=step,
+                             encode=encode)[0]
         return search.best.ids, search
     if strategy.kind == "sample":
         sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy, max_new,
-                                step=step)
+                                step=step, encode=encode)
         return sampled.ids, sampled
-    return greedy_decode(*args, max_new, step=step)[0], None
+    return greedy_decode(*args, max_new, step=step, encode=encode)[0], None
 
 
 def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool, max_new: int | None,
