@@ -218,14 +218,15 @@ class MultiHeadAttention(nn.Module):
             if edited_bias is not None:  # a hook function changed the bias: the table no longer gives it
                 relative = recorded.EditedBias.of(edited_bias, self.n_heads)
             new = offset if recorded.new_keys_only() and cache is not None else 0  # a step's own keys only
-            if recorded.new_keys_only() and kept_memory:  # a step's cross-attention adds no key of its own
-                new = k.shape[1]
             divisor = self.divisor if self._scales() else 1.0
             # a step's keys copied: a view would keep the whole cache of that step alive in the record
             keys = kt[:, :, new:].clone() if new else kt
+            if recorded.new_keys_only() and kept_memory:  # a step's cross-attention adds no key of its own
+                keys, norms = qt.new_zeros((B, Hkv, 0, dh)), qt.new_zeros((B, H, 0))  # one row per query row
+            else:
+                norms = self._value_norms(vt[:, :, new:])  # [batch, head, new key_pos]
             recorded.record(self.path, qt, keys, divisor, self._causal_mode(), offset, self._softmax_dim(),
-                            key_padding, q_pad, self._window(), value_norms=self._value_norms(vt[:, :, new:]),
-                            relative=relative)
+                            key_padding, q_pad, self._window(), value_norms=norms, relative=relative)
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
@@ -476,12 +477,16 @@ def _in_store(cache: dict[str, torch.Tensor], name: str) -> bool:
 def select_cache_rows(caches: list[dict], rows: torch.Tensor) -> None:
     """Keep the batch rows ``rows`` ([new batch] long, in their new order, repeats allowed: a beam's
     hypotheses that continue one parent) of every decoding cache entry. A key/value store is gathered
-    whole (room included: one copy, as a plain tensor's rows are) and its view follows it."""
+    whole (room included: one copy, as a plain tensor's rows are) and its view follows it.
+    Cross-attention's keys and values of one source (batch 1: every row continues that sentence) are
+    kept as they are, never copied: the scores and the weighted sum broadcast them over the rows."""
     for cache in caches:
         views = {name for name in ("k", "v") if _in_store(cache, name)}
         for name in list(cache):
             if name in views:
                 continue  # a view of its store, which follows
+            if name in ("cross_k", "cross_v") and cache[name].shape[0] == 1:
+                continue  # the encoder output's of the one source every row translates
             if name in ("k_store", "v_store") and name[0] not in views:
                 del cache[name]  # not what the cache holds (a view is taken again when it grows)
                 continue
