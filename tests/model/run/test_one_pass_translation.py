@@ -198,3 +198,26 @@ def test_kept_cross_attention_keys_decode_as_recomputing_them(name, change, bund
     moved = greedy != intact[0] or beam_ids != intact[1] or sample_ids != intact[3]
     moved = moved or not np.allclose(sample_probs, intact[4], rtol=0.0, atol=1e-7)
     assert moved, change
+
+
+def test_no_new_tokens_reads_the_source_and_the_prefix_alone():
+    bundle = load_model("default")
+    one = analyze(bundle, OWN["default"], keep=attention_only, max_new=0)
+    two = analyze(bundle, OWN["default"], keep=attention_only, max_new=0, whole_trace=True)
+    assert one.output_text == "" and len(one.target_tokens) == len(one.prepared.prefix)
+    assert len(one.steps) == 1 and one.trace[-1]["name"] == "unembed"  # no continuation step
+    assert_equal_translations(one, two)
+
+
+def test_a_translation_reports_the_source_pass_then_each_step():
+    from model.network import progress
+
+    told = []
+    with progress.reporting(lambda fraction, stage: told.append((fraction, stage))):
+        analyze(load_model("reverse"), "attention", keep=attention_only)
+    fractions = [f for f, _ in told]
+    assert fractions == sorted(fractions) and len(set(fractions)) == len(fractions) and fractions[-1] == 1.0
+    stages = [s for _, s in told]
+    assert set(stages) == {"read", "decode"} and stages.index("decode") > stages.index("read")
+    assert all(f <= one_pass.SOURCE_SHARE for f, s in told if s == "read")
+    assert sum(one_pass.SOURCE_SHARE < f < 1.0 for f, s in told if s == "decode") >= 2
