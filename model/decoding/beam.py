@@ -75,7 +75,8 @@ def beam_search(
     its length is bounded); at max_len its live ones are finished as they are (cut), as greedy
     decoding cuts. The output is the finished hypothesis with the best logp / length**length_penalty.
     With width 1 this is greedy decoding, token for token. ``step``: runs each decoder call
-    (:data:`StepFn`), plain when None; ``encode``: runs the encoder (:data:`EncodeFn`), model.encode when None.
+    (:data:`StepFn`), plain when None; ``encode``: runs the encoder (:data:`EncodeFn`), model.encode when
+    None.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("beam_search needs prefixes of one length")

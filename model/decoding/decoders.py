@@ -3,8 +3,9 @@
 
 What each decoding step saw is read off one hooked pass over the output (model/run/analysis.py):
 the decoder is causal, so row t of that pass is exactly step t (tests/model/decoding/test_decoding.py
-checks it). A language model's analysis records the steps themselves instead: its hooked pass over the
-prompt is the first decoder call, and each later call adds its rows (``step``, model/run/one_pass.py).
+checks it). An analysis that keeps no hook tensor records the steps themselves instead: its hooked pass over
+the prompt (a translation's: the encoder's pass, ``encode``, then the decoder's prefix) is the first decoder
+call, and each later call adds its rows (``step``, model/run/one_pass.py).
 """
 
 from __future__ import annotations

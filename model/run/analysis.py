@@ -217,11 +217,12 @@ def analyze(
     says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
     max_input: most tokens of the input read (None: the model's max_len; a larger value changes
     nothing), for a page that runs several models at once. The output still has the room up to max_len.
-    whole_trace: the shape trace is that of one pass over the whole sequence. Otherwise a language model
-    whose analysis keeps no hook tensor is read in one pass (model/run/one_pass.py): the recorded prompt
-    pass is the prefill of the decoding, each step adds its rows, and the trace is the prompt pass's,
-    then one step saying the continuation was written a token at a time. Edits under which the cached
-    prefix is stale keep the two passes (decode, then read prompt + output again), with a note.
+    whole_trace: the shape trace is that of one pass over the whole sequence. Otherwise a language or
+    translation model whose analysis keeps no hook tensor is read in one pass (model/run/one_pass.py): the
+    recorded prompt pass (a translation's: the encoder's, then the decoder's prefix) is the prefill of the
+    decoding, each step adds its rows, and the trace is the prompt pass's, then one step saying the
+    continuation was written a token at a time. Edits under which the cached prefix is stale keep the two
+    passes (decode, then read prompt + output again), with a note.
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
@@ -307,8 +308,9 @@ def _first_logits_row(prefix: list[int]) -> int:
 def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, keep: Callable[[str], bool],
                       max_new: int | None, notes: list[Message], edits: tuple[Edit, ...],
                       top_k: int) -> Analysis | tuple[list[int], BeamResult | SampleResult | None]:
-    """A language model's analysis in one pass (model/run/one_pass.py): the recorded, traced pass over the
-    prompt is the prefill the output is decoded from, each step adding its rows. Equal to the two passes.
+    """A language or translation model's analysis in one pass (model/run/one_pass.py): the recorded, traced
+    pass over the prompt (a translation's: the encoder's, then the decoder's prefix) is the prefill the output
+    is decoded from, each step adding its rows. Equal to the two passes.
     When a step computed the whole sequence again (a longrope model's output passed its switch), the
     decoded (output, search) instead, to be read again whole."""
     model, cfg = bundle.model, bundle.model.cfg

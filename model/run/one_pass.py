@@ -20,6 +20,13 @@ they are not, which keep the two passes. One case shows only while decoding: a l
 output passes its switch length computes the whole sequence again with the long factors at that step
 (:attr:`RecordedSteps.recomputed`); the output is then read again whole, as the two passes do.
 
+A translation (encoder-decoder) model reads the same way (:meth:`RecordedSteps.encode`): the decoders' encoder
+call is the recorded, traced encoder pass, and the first decoder call (its prefix: the start token, a language
+code) continues that trace and record. Each step's cross-attention records its query rows only: its keys are
+the encoder output's, recorded once, and the decoder cache keeps them (and their values) from the first step
+(model/network/attention.py), so the steps never compute them again
+(tests/model/run/test_one_pass_translation.py).
+
 What the one pass cannot give is a hook tensor of every position (the continuation's rows come one per
 call): :func:`fits` holds only when the analysis keeps no hook tensor, and a reader who needs the shape
 trace of the whole sequence asks for two passes.
@@ -49,7 +56,8 @@ SOURCE_SHARE = 0.2
 def fits(model: Transformer, keep: Callable[[str], bool] | None) -> bool:
     """Whether an analysis with ``keep`` can be one pass: a model with a decoder (a language model, or an
     encoder-decoder one, whose encoder pass is recorded first), and no hook tensor kept."""
-    return bool(model.decoder is not None and keep is not None and not any(keep(n) for n in model.hook_points))
+    return bool(model.decoder is not None and keep is not None
+                and not any(keep(n) for n in model.hook_points))
 
 
 def stale_reason(model: Transformer, ids: torch.Tensor) -> str:
@@ -120,7 +128,8 @@ class RecordedSteps:
             self.trace, self.prompt, self.prompt_logits = trace, rec, logits[0]
             if self.source is not None:  # the whole pass's trace and record: the encoder's, then these
                 source_trace, source_rec = self.source
-                self.trace = ShapeTrace(source_trace.steps + trace.steps, {**source_trace.sizes, **trace.sizes})
+                self.trace = ShapeTrace(source_trace.steps + trace.steps,
+                                        {**source_trace.sizes, **trace.sizes})
                 self.prompt = {**source_rec, **rec}
             return logits[:, -1]  # [1, vocab]
         # the bar: this step's share of the rest after the prompt pass (its blocks fill the share)

@@ -176,8 +176,8 @@ def _outputs(bundle, text: str) -> tuple:
 
 
 # (T5 does not scale its scores: no scaling is its intact computation)
-@pytest.mark.parametrize("name,change", [(n, c) for n in ("default", "marian", "t5-1.0") for c in CROSS_CHANGES
-                                         if (n, c) != ("t5-1.0", "no scaling")])
+@pytest.mark.parametrize("name,change", [(n, c) for n in ("default", "marian", "t5-1.0")
+                                         for c in CROSS_CHANGES if (n, c) != ("t5-1.0", "no scaling")])
 def test_kept_cross_attention_keys_decode_as_recomputing_them(name, change, bundles):
     bundle = _bundle(name, bundles)
     text = _text(name)
