@@ -221,3 +221,25 @@ def test_a_translation_reports_the_source_pass_then_each_step():
     assert set(stages) == {"read", "decode"} and stages.index("decode") > stages.index("read")
     assert all(f <= one_pass.SOURCE_SHARE for f, s in told if s == "read")
     assert sum(one_pass.SOURCE_SHARE < f < 1.0 for f, s in told if s == "decode") >= 2
+
+
+def test_beam_search_over_one_source_never_copies_cross_attention_keys():
+    from model.decoding.beam import plain_step
+
+    bundle = load_model("default")
+    model = bundle.model
+    prepared = bundle.task.prepare(OWN["default"], model.cfg.max_len)
+    plain = plain_step(model)
+    seen = []  # (rows, cross keys' batch, their storage) after each decoder call
+
+    def step(step_in, memory, src_pad, caches, position):
+        logits = plain(step_in, memory, src_pad, caches, position)
+        seen.append((step_in.shape[0], caches[0]["cross_k"].shape[0], caches[0]["cross_k"].data_ptr()))
+        return logits
+
+    found = beam_search(model, [prepared.source_ids], [prepared.prefix], bundle.tokenizer.eos_id, width=4,
+                        step=step)[0]
+    assert max(rows for rows, _, _ in seen) == 4  # the beam filled up
+    assert {(batch, ptr) for _, batch, ptr in seen} == {(1, seen[0][2])}  # one source's, the same storage
+    plain_found = beam_search(model, [prepared.source_ids], [prepared.prefix], bundle.tokenizer.eos_id, 4)[0]
+    assert [(h.ids, h.logp) for h in found.finished] == [(h.ids, h.logp) for h in plain_found.finished]
