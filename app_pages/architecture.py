@@ -38,7 +38,9 @@ view = current_view()
 lang = current_lang()  # after the sidebar, which sets the session's language on a first run
 cfg = G.config(view.model)
 page_header(t("architecture.title"), t("architecture.intro_lm" if cfg.decoder_only else "architecture.intro"))
-result = current_analysis(view)
+# A translation's decoding starts from one or two tokens: the shapes worth drawing are those of the whole
+# sequence (a language model's prompt pass is its input, shown as read)
+result = current_analysis(view, whole_trace=not cfg.decoder_only)
 # how the block's norms and residual adds are wired: Pre-LN, Post-LN, OLMo 2's, Gemma 3's or a parallel block
 how, block_lines = block_wiring(cfg, "encoder" if cfg.encoder_only else "decoder")
 config = {k: getattr(cfg, k) for k in CONFIG_KEYS} | {"norm_style": how}

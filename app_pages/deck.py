@@ -185,7 +185,8 @@ with st.container(key="deck_body"):
         st.info(t(f"deck.needs.{problems[0]}", model=escape_md(model_name)), icon=":material/swap_horiz:")
         result = None
     else:
-        result = current_analysis(view, show=False)
+        # the slides draw a translation's shapes over the whole sequence (its decoding starts from a token)
+        result = current_analysis(view, show=False, whole_trace=not cfg.decoder_only)
         output = result.output_text
         st.caption(escape_md(result.prepared.text) + (f" → {escape_md(output)}" if output.strip() else ""))
         show_notes(result)

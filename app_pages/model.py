@@ -58,8 +58,10 @@ with tabs[0]:
         st.info(t("model.trace.empty"))
     else:
         try:
+            # a translation's shapes are those of the whole sequence (its decoding starts from a token or
+            # two), as on the architecture page
             result = get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy,
-                              max_new=view.max_new)
+                                  max_new=view.max_new, whole_trace=not cfg.decoder_only)
         except InputError as e:
             show_input_error(e)
     if result is not None:

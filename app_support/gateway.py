@@ -234,30 +234,33 @@ def holds(name: str) -> bool:
 
 
 def _attention_analysis(bundle: Bundle, text: str, direction: str | None, target: str | None,
-                        strategy: Strategy, edits: tuple, max_new: int | None = None) -> Analysis:
+                        strategy: Strategy, edits: tuple, max_new: int | None = None,
+                        whole_trace: bool = False) -> Analysis:
     # Free the previous runs' cyclic garbage around each new analysis (``frees_memory``): page
     # scripts stopped by st.stop() leave frames holding their arrays in reference cycles, and at
     # 512 tokens the server's memory grew by ~45 MB per new input without it (bench/bench_memory.py).
     return analyze(bundle, text, direction, target, edits=edits, strategy=strategy, keep=attention_only,
-                   max_new=max_new)
+                   max_new=max_new, whole_trace=whole_trace)
 
 
 _analysis = cached(_attention_analysis, frees_memory=True)
 
 
 def get_analysis(name: str, text: str, direction: str | None = None, target: str | None = None,
-                 strategy: Strategy | None = None, edits: tuple = (), max_new: int | None = None) -> Analysis:
+                 strategy: Strategy | None = None, edits: tuple = (), max_new: int | None = None,
+                 whole_trace: bool = False) -> Analysis:
     """``analyze(model, text, direction, target, strategy=strategy, edits=edits)`` of model ``name``,
     recording attention patterns and scores only (all any page draws), cached per input.
 
     ``strategy`` is greedy when None, and ignored when teacher-forced (``target`` given); ``edits``
     are interventions (model/run/interventions.py): the model itself is never changed. Raises
     ``InputError`` with a user-facing message for unusable input (never cached). ``max_new`` bounds
-    the new tokens a decoded output may have (None: the model's default, see ``analyze``).
+    the new tokens a decoded output may have (None: the model's default, see ``analyze``). ``whole_trace``:
+    the shape trace of one pass over the whole sequence, not of the decoding's first call (``analyze``).
     """
     chosen = GREEDY if strategy is None or target is not None else strategy
     bound = None if target is not None else max_new  # a given target is read whole
-    return _analysis(name, text, direction, target, chosen, tuple(edits), bound)
+    return _analysis(name, text, direction, target, chosen, tuple(edits), bound, whole_trace)
 
 
 #: ``model.run.analysis.model_summary`` of a model (config, parameter counts, metrics), cached.

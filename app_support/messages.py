@@ -75,8 +75,9 @@ def show_io(view: View, result: Analysis) -> None:
 SAY_TIME_FROM_S = 1.0
 
 
-def current_analysis(view: View, *, show: bool = True) -> Analysis:
-    """The cached analysis of the sidebar's sentence; on unusable input, explain and stop the page."""
+def current_analysis(view: View, *, show: bool = True, whole_trace: bool = False) -> Analysis:
+    """The cached analysis of the sidebar's sentence; on unusable input, explain and stop the page.
+    ``whole_trace``: its shape trace is that of one pass over the whole sequence (see ``analyze``)."""
     if not view.text.strip():
         st.info(t("analysis.empty"), icon=":material/edit:")
         stop_page()
@@ -91,7 +92,7 @@ def current_analysis(view: View, *, show: bool = True) -> Analysis:
     try:
         with st.spinner(t("analysis.running")), progress.reporting(tell):
             result = G.get_analysis(view.model, view.text, view.direction_arg, strategy=view.strategy,
-                              max_new=view.max_new)
+                              max_new=view.max_new, whole_trace=whole_trace)
     except InputError as e:
         bar.empty()
         show_input_error(e)

@@ -13,9 +13,10 @@ transformers ties the two), and </s> is not held back, so the line "tokens writt
 Rows (medians over the rounds):
   load (s)                 ours: ``--model-dir`` (``load_user_model``); transformers: ``from_pretrained``
   resident memory (GB)     the process's growth from before each loads its copy to after its passes
-  N-token translation (s)  ours: ``analyze`` (greedy decoding of N tokens, then the hooked pass that records
-                           every attention); transformers: ``generate(num_beams=1)`` of N tokens, then one
-                           eager pass of source and output with ``output_attentions``
+  N-token translation (s)  ours: ``analyze`` (one pass, model/run/one_pass.py: the recorded encoder pass and
+                           greedy decoding of N tokens, each step recording its rows of every attention);
+                           transformers: ``generate(num_beams=1)`` of N tokens, then one eager pass of
+                           source and output with ``output_attentions``
 Prints figures and ratios (ours / transformers); asserts nothing.
 """
 

@@ -29,6 +29,11 @@ def length_normalised(logp: float, length: int, length_penalty: float) -> float:
 #: [row, vocab] of each row's last position. The analysis passes its own, which records the call.
 StepFn = Callable[[torch.Tensor, torch.Tensor | None, torch.Tensor | None, list[dict], int], torch.Tensor]
 
+#: The encoder call of a decoding: source ids [batch, src_pos] -> (encoder output or None, source padding or
+#: None), as :meth:`~model.network.transformer.Transformer.encode`; the analysis passes its own, which records
+#: the encoder's pass (model/run/one_pass.py).
+EncodeFn = Callable[[torch.Tensor], tuple[torch.Tensor | None, torch.Tensor | None]]
+
 
 def plain_step(model: Transformer) -> StepFn:
     """The decoder call of :data:`StepFn`, recording nothing."""
@@ -58,6 +63,7 @@ def beam_search(
     max_new: int | None = None,
     trace: bool = False,
     step: StepFn | None = None,
+    encode: EncodeFn | None = None,
 ) -> list[BeamResult]:
     """Beam search for each source, batched (every sentence's live hypotheses are rows of one batch).
 
@@ -69,7 +75,8 @@ def beam_search(
     its length is bounded); at max_len its live ones are finished as they are (cut), as greedy
     decoding cuts. The output is the finished hypothesis with the best logp / length**length_penalty.
     With width 1 this is greedy decoding, token for token. ``step``: runs each decoder call
-    (:data:`StepFn`), plain when None.
+    (:data:`StepFn`), plain when None; ``encode``: runs the encoder (:data:`EncodeFn`), model.encode when
+    None.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("beam_search needs prefixes of one length")
@@ -79,7 +86,7 @@ def beam_search(
     cfg = model.cfg
     n = len(sources)
     src = pad_batch(sources, cfg.pad_id)  # [batch, src_pos]
-    memory, src_pad = model.encode(src)
+    memory, src_pad = (encode or model.encode)(src)
     start = len(prefixes[0])
     limit = cfg.max_len if max_new is None else min(cfg.max_len, start + max_new)
     search = _Search.start(n, width, eos_id, length_penalty, limit - start + 1, trace)

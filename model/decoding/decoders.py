@@ -3,8 +3,9 @@
 
 What each decoding step saw is read off one hooked pass over the output (model/run/analysis.py):
 the decoder is causal, so row t of that pass is exactly step t (tests/model/decoding/test_decoding.py
-checks it). A language model's analysis records the steps themselves instead: its hooked pass over the
-prompt is the first decoder call, and each later call adds its rows (``step``, model/run/one_pass.py).
+checks it). An analysis that keeps no hook tensor records the steps themselves instead: its hooked pass over
+the prompt (a translation's: the encoder's pass, ``encode``, then the decoder's prefix) is the first decoder
+call, and each later call adds its rows (``step``, model/run/one_pass.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch.nn.functional as F
 from ..data.batches import pad_batch
 from ..network.attention import select_cache_rows
 from ..network.transformer import Transformer
-from .beam import StepFn, beam_search, plain_step
+from .beam import EncodeFn, StepFn, beam_search, plain_step
 from .results import SHOWN_KEPT, SampleResult, SampleStep
 from .strategy import GREEDY, Strategy
 
@@ -30,20 +31,22 @@ def greedy_decode(
     eos_id: int,
     max_new: int | None = None,
     step: StepFn | None = None,
+    encode: EncodeFn | None = None,
 ) -> list[list[int]]:
     """Greedy continuation of each prefix, batched; returns the generated ids (prefix and eos excluded).
 
     The encoder runs once; the decoder keeps each self-attention's keys and values, so a step
     feeds only the newest token. Rows that finish leave the batch. All prefixes must have the
     same length (every task here starts from one tag or <bos> token). ``step``: runs each decoder
-    call (:data:`~model.decoding.beam.StepFn`; the analysis records its calls), plain when None.
+    call (:data:`~model.decoding.beam.StepFn`; the analysis records its calls), plain when None; ``encode``:
+    runs the encoder (:data:`~model.decoding.beam.EncodeFn`), model.encode when None.
     """
     if len({len(p) for p in prefixes}) != 1:
         raise ValueError("greedy_decode needs prefixes of one length")
     model.eval()
     cfg = model.cfg
     src = pad_batch(sources, cfg.pad_id)  # [batch, src_pos]
-    memory, src_pad = model.encode(src)
+    memory, src_pad = (encode or model.encode)(src)
     start = len(prefixes[0])
     limit = cfg.max_len if max_new is None else min(cfg.max_len, start + max_new)
     out: list[list[int]] = [[] for _ in range(len(sources))]
@@ -121,14 +124,15 @@ def sample_decode(
     strategy: Strategy,
     max_new: int | None = None,
     step: StepFn | None = None,
+    encode: EncodeFn | None = None,
 ) -> SampleResult:
     """One sampled output for one source; the generator is seeded with strategy.seed, so the same
     (model, input, strategy) always gives the same sample, alone or inside a batch of sentences.
-    ``step``: as for :func:`greedy_decode`."""
+    ``step`` and ``encode``: as for :func:`greedy_decode`."""
     model.eval()
     cfg = model.cfg
     gen = torch.Generator().manual_seed(strategy.seed)
-    memory, src_pad = model.encode(torch.tensor([source]))  # [1, src_pos, d_model]
+    memory, src_pad = (encode or model.encode)(torch.tensor([source]))  # [1, src_pos, d_model]
     limit = cfg.max_len if max_new is None else min(cfg.max_len, len(prefix) + max_new)
     caches: list[dict] = [{} for _ in model.decoder.blocks]
     run = step or plain_step(model)

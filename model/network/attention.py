@@ -184,7 +184,8 @@ class MultiHeadAttention(nn.Module):
         steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
-        if memory_cache is not None and "cross_k" in memory_cache:  # decoding: the encoder output's, kept
+        kept_memory = memory_cache is not None and "cross_k" in memory_cache
+        if kept_memory:  # decoding: the encoder output's, kept
             k, v = memory_cache["cross_k"], memory_cache["cross_v"]
         else:
             k = self.hook_k(self.W_k(x_kv).view(B, Lk, Hkv, dh))  # [batch, key_pos, kv_head, d_head]
@@ -220,9 +221,12 @@ class MultiHeadAttention(nn.Module):
             divisor = self.divisor if self._scales() else 1.0
             # a step's keys copied: a view would keep the whole cache of that step alive in the record
             keys = kt[:, :, new:].clone() if new else kt
+            if recorded.new_keys_only() and kept_memory:  # a step's cross-attention adds no key of its own
+                keys, norms = qt.new_zeros((B, Hkv, 0, dh)), qt.new_zeros((B, H, 0))  # one row per query row
+            else:
+                norms = self._value_norms(vt[:, :, new:])  # [batch, head, new key_pos]
             recorded.record(self.path, qt, keys, divisor, self._causal_mode(), offset, self._softmax_dim(),
-                            key_padding, q_pad, self._window(), value_norms=self._value_norms(vt[:, :, new:]),
-                            relative=relative)
+                            key_padding, q_pad, self._window(), value_norms=norms, relative=relative)
         mask = self._mask(key_padding, q_pad, Lq, k.shape[1], offset, qt.device)
         if self._fuses(Lq, k.shape[1], key_padding, q_pad):
             zt = self._fused(qt, kt, vt, mask, bias)  # [batch, head, query_pos, d_head]
@@ -473,12 +477,16 @@ def _in_store(cache: dict[str, torch.Tensor], name: str) -> bool:
 def select_cache_rows(caches: list[dict], rows: torch.Tensor) -> None:
     """Keep the batch rows ``rows`` ([new batch] long, in their new order, repeats allowed: a beam's
     hypotheses that continue one parent) of every decoding cache entry. A key/value store is gathered
-    whole (room included: one copy, as a plain tensor's rows are) and its view follows it."""
+    whole (room included: one copy, as a plain tensor's rows are) and its view follows it.
+    Cross-attention's keys and values of one source (batch 1: every row continues that sentence) are
+    kept as they are, never copied: the scores and the weighted sum broadcast them over the rows."""
     for cache in caches:
         views = {name for name in ("k", "v") if _in_store(cache, name)}
         for name in list(cache):
             if name in views:
                 continue  # a view of its store, which follows
+            if name in ("cross_k", "cross_v") and cache[name].shape[0] == 1:
+                continue  # the encoder output's of the one source every row translates
             if name in ("k_store", "v_store") and name[0] not in views:
                 del cache[name]  # not what the cache holds (a view is taken again when it grows)
                 continue

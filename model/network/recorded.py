@@ -140,7 +140,7 @@ class AttentionInputs:
         """(scores, pattern) [head, query rows, key_pos] float32 of the chosen heads: scores scaled and
         -inf where masked, the pattern their softmax, as the forward pass computed them. ``rows``
         (a block of query rows) only under a softmax over keys, where rows are independent."""
-        if rows != slice(None) and self.softmax_dim != -1:
+        if self.softmax_dim != -1 and rows.indices(self.n_queries)[:2] != (0, self.n_queries):
             raise ValueError("a softmax over queries mixes every row: compute all rows at once")
         index = np.arange(self.n_heads)[heads]
         index = np.atleast_1d(index)

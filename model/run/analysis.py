@@ -15,7 +15,7 @@ import torch
 from ..core.messages import Message
 from ..core.protocols import HookedModel, Task, Tokenizer
 from ..data.tasks import InputError, Prepared
-from ..decoding.beam import StepFn, beam_search
+from ..decoding.beam import EncodeFn, StepFn, beam_search
 from ..decoding.decoders import greedy_decode, sample_decode
 from ..decoding.results import BeamResult, SampleResult
 from ..decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
@@ -217,11 +217,12 @@ def analyze(
     says end-of-text soon, writes at most DEFAULT_NEW_TOKENS then).
     max_input: most tokens of the input read (None: the model's max_len; a larger value changes
     nothing), for a page that runs several models at once. The output still has the room up to max_len.
-    whole_trace: the shape trace is that of one pass over the whole sequence. Otherwise a language model
-    whose analysis keeps no hook tensor is read in one pass (model/run/one_pass.py): the recorded prompt
-    pass is the prefill of the decoding, each step adds its rows, and the trace is the prompt pass's,
-    then one step saying the continuation was written a token at a time. Edits under which the cached
-    prefix is stale keep the two passes (decode, then read prompt + output again), with a note.
+    whole_trace: the shape trace is that of one pass over the whole sequence. Otherwise a language or
+    translation model whose analysis keeps no hook tensor is read in one pass (model/run/one_pass.py): the
+    recorded prompt pass (a translation's: the encoder's, then the decoder's prefix) is the prefill of the
+    decoding, each step adds its rows, and the trace is the prompt pass's, then one step saying the
+    continuation was written a token at a time. Edits under which the cached prefix is stale keep the two
+    passes (decode, then read prompt + output again), with a note.
     """
     strategy = strategy or GREEDY
     search: BeamResult | SampleResult | None = None
@@ -307,16 +308,20 @@ def _first_logits_row(prefix: list[int]) -> int:
 def _analyze_one_pass(bundle: Bundle, prepared: Prepared, strategy: Strategy, keep: Callable[[str], bool],
                       max_new: int | None, notes: list[Message], edits: tuple[Edit, ...],
                       top_k: int) -> Analysis | tuple[list[int], BeamResult | SampleResult | None]:
-    """A language model's analysis in one pass (model/run/one_pass.py): the recorded, traced pass over the
-    prompt is the prefill the output is decoded from, each step adding its rows. Equal to the two passes.
+    """A language or translation model's analysis in one pass (model/run/one_pass.py): the recorded, traced
+    pass over the prompt (a translation's: the encoder's, then the decoder's prefix) is the prefill the output
+    is decoded from, each step adding its rows. Equal to the two passes.
     When a step computed the whole sequence again (a longrope model's output passed its switch), the
     decoded (output, search) instead, to be read again whole."""
     model, cfg = bundle.model, bundle.model.cfg
     first_row = _first_logits_row(prepared.prefix)
     steps = one_pass.RecordedSteps(model, keep, first_row, cfg.max_len if max_new is None else max_new)
-    generated, search = _decode_output(bundle, prepared, strategy, max_new, steps)
+    encode = None if cfg.decoder_only else steps.encode  # an encoder-decoder model's source pass, recorded
+    generated, search = _decode_output(bundle, prepared, strategy, max_new, steps, encode)
     if steps.recomputed:
         return generated, search
+    if model._target_padding(torch.tensor([prepared.prefix + generated])) is not None:
+        return generated, search  # the whole pass masks an output's padding keys, which the steps saw
     with progress.stage(1.0, 1.0, "decode"):  # done (an output that ended early fills the bar here)
         pass
     decoder_in, generated, stopped = _fit_output(prepared.prefix, generated, cfg.max_len, True, max_new,
@@ -377,20 +382,23 @@ def _rope_factors_note(cfg, prompt_len: int, length: int, teacher_forced: bool) 
 
 
 def _decode_output(bundle: Bundle, prepared: Prepared, strategy: Strategy, max_new: int | None,
-                   step: StepFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
+                   step: StepFn | None = None,
+                   encode: EncodeFn | None = None) -> tuple[list[int], BeamResult | SampleResult | None]:
     """(the generated ids, what the search saw: None for greedy decoding) of one prepared input.
-    ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None."""
+    ``step``: the decoder call of every step (model/run/one_pass.py records them), plain when None;
+    ``encode``: the encoder's pass (recorded there too), model.encode when None."""
     eos_id = bundle.target_tokenizer.eos_id
     # The decoders step the decoder blocks themselves, so they take the concrete Transformer.
     args = (bundle.model, [prepared.source_ids], [prepared.prefix], eos_id)
     if strategy.kind == "beam":
-        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True, step=step)[0]
+        search = beam_search(*args, strategy.beam, strategy.length_penalty, max_new, trace=True, step=step,
+                             encode=encode)[0]
         return search.best.ids, search
     if strategy.kind == "sample":
         sampled = sample_decode(bundle.model, prepared.source_ids, prepared.prefix, eos_id, strategy, max_new,
-                                step=step)
+                                step=step, encode=encode)
         return sampled.ids, sampled
-    return greedy_decode(*args, max_new, step=step)[0], None
+    return greedy_decode(*args, max_new, step=step, encode=encode)[0], None
 
 
 def _fit_output(prefix: list[int], generated: list[int], max_len: int, decoded: bool, max_new: int | None,

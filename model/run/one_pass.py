@@ -20,6 +20,13 @@ they are not, which keep the two passes. One case shows only while decoding: a l
 output passes its switch length computes the whole sequence again with the long factors at that step
 (:attr:`RecordedSteps.recomputed`); the output is then read again whole, as the two passes do.
 
+A translation (encoder-decoder) model reads the same way (:meth:`RecordedSteps.encode`): the decoders' encoder
+call is the recorded, traced encoder pass, and the first decoder call (its prefix: the start token, a language
+code) continues that trace and record. Each step's cross-attention records its query rows only: its keys are
+the encoder output's, recorded once, and the decoder cache keeps them (and their values) from the first step
+(model/network/attention.py), so the steps never compute them again
+(tests/model/run/test_one_pass_translation.py).
+
 What the one pass cannot give is a hook tensor of every position (the continuation's rows come one per
 call): :func:`fits` holds only when the analysis keeps no hook tensor, and a reader who needs the shape
 trace of the whole sequence asks for two passes.
@@ -36,16 +43,21 @@ import torch
 from ..network import progress
 from ..network.attention import MultiHeadAttention
 from ..network.recorded import AttentionInputs, EditedBias, record_attention
-from ..network.trace import ShapeTrace, TraceStep, trace_shapes
+from ..network.trace import ShapeTrace, TraceStep, record_sizes, trace_shapes
 from ..network.transformer import Transformer
 
 #: Share of the progress bar the prompt pass fills (the steps fill the rest).
 PROMPT_SHARE = 0.7
+#: An encoder-decoder model's: the encoder's pass and the decoder's first call, whose prefix is a token or two
+#: (the steps, one per output token, are most of the work).
+SOURCE_SHARE = 0.2
 
 
 def fits(model: Transformer, keep: Callable[[str], bool] | None) -> bool:
-    """Whether an analysis with ``keep`` can be one pass: a decoder-only model, and no hook tensor kept."""
-    return bool(model.cfg.decoder_only and keep is not None and not any(keep(n) for n in model.hook_points))
+    """Whether an analysis with ``keep`` can be one pass: a model with a decoder (a language model, or an
+    encoder-decoder one, whose encoder pass is recorded first), and no hook tensor kept."""
+    return bool(model.decoder is not None and keep is not None
+                and not any(keep(n) for n in model.hook_points))
 
 
 def stale_reason(model: Transformer, ids: torch.Tensor) -> str:
@@ -71,7 +83,11 @@ class RecordedSteps:
     def __init__(self, model: Transformer, keep: Callable[[str], bool], logits_from: int, max_new: int):
         self.model, self.keep, self.logits_from, self.max_new = model, keep, logits_from, max(1, max_new)
         self.decodes = max_new > 0  # with no new token (new=0), the prompt pass fills no cache
+        self.share = PROMPT_SHARE if model.cfg.decoder_only else SOURCE_SHARE  # of the bar, before the steps
         self.trace: ShapeTrace | None = None
+        # an encoder-decoder model's encoder pass (:meth:`encode`): its trace and record, which the prompt's
+        # pass continues
+        self.source: tuple[ShapeTrace, dict[str, AttentionInputs]] | None = None
         self.prompt: dict[str, AttentionInputs] = {}
         self.prompt_logits: torch.Tensor | None = None  # [prompt rows from logits_from, vocab]
         self.calls: list[tuple[dict[str, AttentionInputs], torch.Tensor]] = []  # each step: rows, logits
@@ -79,20 +95,45 @@ class RecordedSteps:
         # model/network/transformer.py): the prompt pass's rows are no longer those of the sequence.
         self.recomputed = False
 
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """An encoder-decoder model's encoder pass (:data:`~model.decoding.beam.EncodeFn`), traced and
+        recorded as the whole pass's encoder part: the decoder reads its output at every step."""
+        model, c = self.model, self.model.cfg
+        with (trace_shapes() as trace, record_attention() as rec,
+              progress.stage(0.0, 0.8 * self.share, "read"), model.lock, torch.no_grad()):
+            # the sizes a whole pass names first (Transformer.forward); the prompt's pass adds L_tgt
+            record_sizes(B=src.shape[0], L_src=src.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
+                         d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
+            out = model.encode(src)
+        self.source = (trace, rec)
+        return out
+
     def __call__(self, step_in: torch.Tensor, memory: torch.Tensor | None, src_pad: torch.Tensor | None,
                  caches: list[dict], position: int) -> torch.Tensor:
         model = self.model
         if position == 0:  # the prompt: the hooked, traced pass, which fills the caches
+            start = 0.0 if self.source is None else 0.8 * self.share
             with (trace_shapes() as trace, record_attention() as rec,
-                  progress.stage(0.0, PROMPT_SHARE, "read")):
-                logits, _ = model.run_with_cache(step_in, names_filter=self.keep,
-                                                 logits_from=self.logits_from,
-                                                 caches=caches if self.decodes else None)
+                  progress.stage(start, self.share, "read")):
+                if self.source is None:  # a language model: its prompt is the whole input
+                    logits, _ = model.run_with_cache(step_in, names_filter=self.keep,
+                                                     logits_from=self.logits_from,
+                                                     caches=caches if self.decodes else None)
+                else:  # the decoder's prefix, reading the encoder output (cross-attention's keys kept too)
+                    with model.lock, torch.no_grad():
+                        record_sizes(L_tgt=step_in.shape[1])
+                        logits = model.decode(step_in, memory, src_pad, self.logits_from,
+                                              caches if self.decodes else None)
             # logits: [1, prompt rows from logits_from, vocab]
             self.trace, self.prompt, self.prompt_logits = trace, rec, logits[0]
+            if self.source is not None:  # the whole pass's trace and record: the encoder's, then these
+                source_trace, source_rec = self.source
+                self.trace = ShapeTrace(source_trace.steps + trace.steps,
+                                        {**source_trace.sizes, **trace.sizes})
+                self.prompt = {**source_rec, **rec}
             return logits[:, -1]  # [1, vocab]
         # the bar: this step's share of the rest after the prompt pass (its blocks fill the share)
-        share = lambda t: PROMPT_SHARE + (1.0 - PROMPT_SHARE) * min(1.0, t / self.max_new)  # noqa: E731
+        share = lambda t: self.share + (1.0 - self.share) * min(1.0, t / self.max_new)  # noqa: E731
         with (record_attention(new_keys_only=True) as rec,
               progress.stage(share(len(self.calls)), share(len(self.calls) + 1), "decode")):
             hidden = model.decoder(step_in, memory, None, src_pad, caches, position)  # [row, 1, d_model]
@@ -112,6 +153,9 @@ class RecordedSteps:
         steps = [(self.calls[t][0], r) for t, r in enumerate(rows)]
         joined = {}
         for path, first in self.prompt.items():
+            if path not in self.calls[0][0]:  # the encoder's: read once, before the decoder's first call
+                joined[path] = first
+                continue
             # a bias a hook function edited is kept whole per pass; no step is joined under one (stale_reason)
             assert not isinstance(first.relative, EditedBias), "an edited position bias is never joined"
             q = [first.q] + [rec[path].q[r : r + 1] for rec, r in steps]  # [1, head, rows, d_head] each

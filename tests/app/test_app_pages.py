@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 import viz
 from app_support import pages as page_registry
 from model.network.positional import sinusoidal_table
-from model.run.analysis import analyze, model_summary
+from model.run.analysis import analyze, attention_only, model_summary
 from model.store.registry import available_models, load_model
 from tests.paths import REPO_ROOT
 from viz.theme import plain_title
@@ -60,6 +60,13 @@ def bundle(name: str):
 def reference(name: str, text: str, direction: str | None = None):
     """The model's own cache for this input, computed outside the app."""
     return analyze(bundle(name), text, direction)
+
+
+def page_run(name: str, text: str, direction: str | None = None):
+    """The analysis the attention pages read (the gateway's: attention only). A translation's is one pass,
+    the decoding steps recording their rows, which equals the model's whole hooked pass (``reference``)
+    within 1e-5: tests/model/run/test_one_pass_translation.py."""
+    return analyze(bundle(name), text, direction, keep=attention_only)
 
 
 SIDEBAR_PARAMS = set(page_registry.APP_PARAMS)
@@ -132,7 +139,7 @@ def masked_pattern(pattern: np.ndarray, scores: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("kind,layer,head", [("encoder", 0, 0), ("decoder", 1, 2), ("cross", 1, 3)])
 def test_single_head_heatmap_is_the_models_pattern(model, text, kind, layer, head):
     at = open_app(model, text, kind=kind, layer=layer, head=head)
-    ref = reference(model, text)
+    ref = page_run(model, text)
     pattern = ref.attention(kind)[layer, head]
     scores = ref.attention(kind, "scores")[layer, head]
     fig = figure(at, f"layer {layer} · head {head}")
@@ -171,7 +178,7 @@ def test_single_head_per_head_colour_scale_toggle():
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
 def test_all_heads_grid_tiles_every_head(model, text, kind):
     at = open_app(model, text, "heads", kind=kind)
-    ref = reference(model, text)
+    ref = page_run(model, text)
     patterns, scores = ref.attention(kind), ref.attention(kind, "scores")
     figs = figures(at)
     assert len(figs) == 1, "all heads must be ONE figure"
@@ -244,7 +251,7 @@ def test_token_focus_grid_and_arcs(model, text):
 
 @pytest.mark.parametrize("model,text", CASES)
 def test_decoding_step_shows_cross_attention_and_topk(model, text):
-    ref = reference(model, text)
+    ref = page_run(model, text)
     t = min(2, len(ref.steps) - 1)
     at = open_app(model, text, "decoding", layer=1, head=0, step=t)
     step = ref.steps[t]
@@ -274,7 +281,7 @@ def test_decoding_step_shows_cross_attention_and_topk(model, text):
 @pytest.mark.parametrize("kind", ["encoder", "cross"])
 def test_head_stats_table_chart_and_similarity(model, text, kind):
     at = open_app(model, text, "stats", kind=kind)
-    ref = reference(model, text)
+    ref = page_run(model, text)
     patterns, scores = ref.attention(kind), ref.attention(kind, "scores")
     queries, keys = ref.tokens_for(kind)
     special = ref.kind_attention(kind).key_special

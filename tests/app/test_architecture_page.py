@@ -49,8 +49,10 @@ def reference(name: str, text: str):
 
 
 def page_reference(name: str, text: str):
-    """The analysis the page reads (attention only: a language model's is one pass over its prompt)."""
-    return analyze(load_model(name), text, keep=attention_only)
+    """The analysis the page reads (attention only: a language model's is one pass over its prompt, a
+    translation model's traced over the whole sequence)."""
+    bundle = load_model(name)
+    return analyze(bundle, text, keep=attention_only, whole_trace=not bundle.cfg.decoder_only)
 
 
 # --------------------------------------------------------------------------- the pure layout

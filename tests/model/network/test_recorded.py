@@ -124,6 +124,22 @@ def test_an_attention_stack_indexes_like_the_stacked_array():
         assert any(rec.masks_anything() for rec in layers) == bool(want.any())
 
 
+def test_an_attention_stack_under_a_softmax_over_queries_gives_whole_layers_and_heads():
+    # every query row is computed at once there: indexing a layer or a head must not ask for a block of rows
+    model = _model(**FAMILIES["encoder-decoder, sinusoidal"])
+    ids = _batch(model.cfg, [12])
+    with intervene(model, SoftmaxOverQueries("cross")):
+        cache, recorded = _run(model, ids)
+    layers = [recorded[hook_name("cross", i, "pattern").rsplit(".", 1)[0]] for i in range(2)]
+    full = torch.stack([cache[hook_name("cross", i, "pattern")][0] for i in range(2)]).numpy()
+    stack = AttentionStack(layers, "pattern")
+    for key in [(1,), (0, 2), (1, slice(None), slice(None), 3)]:
+        np.testing.assert_allclose(stack[key], full[key], rtol=1e-6, atol=1e-7, err_msg=str(key))
+    np.testing.assert_allclose(np.asarray(stack), full, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="compute all rows at once"):
+        stack[0, 0, 1:3]
+
+
 def test_the_fused_kernel_gives_the_explicit_pass_output(monkeypatch):
     """Past FUSED_FROM_CELLS an unhooked pass uses scaled_dot_product_attention; its logits are the
     explicit path's to float32 rounding, and so are the inputs recorded in either (the first layer's
