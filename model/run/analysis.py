@@ -336,11 +336,15 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
             trace: list[dict], trace_sizes: dict, notes: list[Message], edits: tuple[Edit, ...],
             strategy: Strategy, search: BeamResult | SampleResult | None, top_k: int) -> Analysis:
     tok, cfg = bundle.tokenizer, bundle.model.cfg
+    source_tokens = tok.tokens(prepared.source_ids)
+    source_special = [tok.is_special(i) for i in prepared.source_ids]
+    # a language model's prompt alone (new=0) is both sides: its labels are read once
+    same = list(decoder_in) == list(prepared.source_ids)
     return Analysis(
         model=bundle.name,
         prepared=prepared,
-        source_tokens=tok.tokens(prepared.source_ids),
-        target_tokens=tok.tokens(decoder_in),
+        source_tokens=source_tokens,
+        target_tokens=list(source_tokens) if same else tok.tokens(decoder_in),
         output_text=tok.decode(generated),
         teacher_forced=teacher_forced,
         stopped=stopped,
@@ -353,8 +357,8 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
         notes=with_budget_reason(bundle, notes + _rope_factors_note(cfg, len(prepared.prefix),
                                                                     len(decoder_in), teacher_forced)),
         layer_counts=layer_counts(cfg),
-        source_special=[tok.is_special(i) for i in prepared.source_ids],
-        target_special=[tok.is_special(i) for i in decoder_in],
+        source_special=source_special,
+        target_special=list(source_special) if same else [tok.is_special(i) for i in decoder_in],
         edits=tuple(e.label for e in edits),
         strategy=strategy.param,
         search=search,
