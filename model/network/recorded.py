@@ -181,9 +181,12 @@ class AttentionInputs:
         group = self.n_heads // self.k.shape[1]
         index = np.arange(self.n_heads)
         q = torch.from_numpy(np.ascontiguousarray(self.q[batch, :, start:stop]))  # [head, rows, d_head]
-        # [head, keys seen, d_head]: the product compute() takes, so the scores are its own, bit for bit
-        k = torch.from_numpy(np.ascontiguousarray(self.k[batch, index // group, :seen]))
-        scores = (q @ k.transpose(-2, -1)).div_(self.divisor)  # [head, rows, keys seen]
+        k = torch.from_numpy(np.ascontiguousarray(self.k[batch, :, :seen]))  # [kv_head, keys seen, d_head]
+        n_kv = k.shape[0]
+        # a key head's query heads are rows of one product (no copy of its keys per head); the scores are
+        # compute()'s, bit for bit, at the lengths tested (a short block's may differ in the last bit)
+        scores = (q.reshape(n_kv, group * n_rows, -1) @ k.transpose(-2, -1)).view(
+            self.n_heads, n_rows, seen).div_(self.divisor)  # [head, rows, keys seen]
         if self.relative is not None:
             bias = (self.relative.rows(index, self.n_queries, n_keys, self.offset, rows, batch)
                     if isinstance(self.relative, EditedBias)
