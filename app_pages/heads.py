@@ -41,14 +41,15 @@ if n_layers > per_page:
     ) or 0
     set_url_param("layers", first)
     st.caption(t("heads.layer_page_help", shown=min(per_page, n_layers - first), n_layers=n_layers))
-# Every head's tile, pooled as viz.all_heads_grid pools it, computed once per input a layer at a time
-# (SmolLM2 at 1,024 tokens: 270 heads, ~3.4 s) and kept; a rerun draws the kept tiles.
+# The shown layers' tiles, pooled as viz.all_heads_grid pools them, computed once per input and page of
+# layers, a layer at a time, and kept: a rerun, or a page of layers looked at before, draws the kept tiles.
 block = viz.grid.grid_block(len(queries), len(keys), width, n_heads)
-with st.spinner(t("heads.pooling", n=n_layers * n_heads)):
-    values, pooled_mask = pooled_tiles(result, view.kind, shown, block)
+shown_layers = range(first, min(first + per_page, n_layers))
+with st.spinner(t("heads.pooling", n=len(shown_layers) * n_heads)):
+    values, pooled_mask = pooled_tiles(result, view.kind, shown, block, layers=shown_layers)
 fig = viz.grid.pooled_heads_grid(
-    values[first : first + per_page],
-    None if pooled_mask is None else pooled_mask[first : first + per_page],  # nothing masked: no mask layer
+    values,
+    pooled_mask,  # None when nothing is masked: no mask layer
     block,
     queries,
     keys,

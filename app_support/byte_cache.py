@@ -29,10 +29,13 @@ def nbytes(obj: object, _seen: set[int] | None = None) -> int:
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
         return int(obj.nbytes)
-    if hasattr(obj, "element_size") and hasattr(obj, "nelement"):  # a torch tensor (no torch import here)
-        return int(obj.element_size() * obj.nelement())
+    # before the tensor test: an analysis holds thousands of strings (its tokens, its shape trace)
     if isinstance(obj, str | bytes):
         return len(obj)
+    if isinstance(obj, int | float | None):
+        return 8
+    if hasattr(obj, "element_size") and hasattr(obj, "nelement"):  # a torch tensor (no torch import here)
+        return int(obj.element_size() * obj.nelement())
     if isinstance(obj, dict):
         return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
     if isinstance(obj, list | tuple | set | frozenset):

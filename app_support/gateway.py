@@ -114,6 +114,8 @@ def config(name: str) -> ModelConfig:
 def freeze(value: Any, _seen: set[int] | None = None) -> Any:
     """Make the arrays inside ``value`` read-only (dataclasses, dicts, lists and tuples walked);
     an :class:`Analysis` stacks each kind's layers once first, so pages read the stack as is."""
+    if isinstance(value, str | bytes | int | float | None):  # nothing to freeze (thousands of tokens)
+        return value
     seen = set() if _seen is None else _seen
     if id(value) in seen:
         return value

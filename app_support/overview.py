@@ -33,32 +33,66 @@ def pool_layer(shown: ShownAttention, layer: int, block: int, pool: str = "max",
     of rows at a time: blocks of a multiple of ``block`` rows pool to exactly the cells of the whole."""
     computed = isinstance(shown.pattern, AttentionStack)  # each block a new array: NaN is written into it
     values, masks = [], []
-    for rows in row_blocks(shown.pattern, layer, block, max_bytes):
-        mask = mask_rows(shown.mask, layer, rows) if shown.any_masked else None  # nothing masked: no layer
-        v, m = pool_tiles(layer_rows(shown.pattern, layer, rows), mask, block, pool, overwrite=computed)
+    for rows in _pool_blocks(shown, layer, block, pool, max_bytes):
+        # the model's own weights, max-pooled in torch from the scores (no pattern NaN-filled in numpy)
+        direct = shown.pattern.block_max(layer, block, rows) if computed and pool == "max" else None
+        if direct is not None:
+            v, m = direct
+            if not shown.any_masked:  # nothing masked: no mask layer
+                m = None
+            elif m is None:  # this layer masks nothing where another does
+                m = np.zeros((1, *v.shape[1:]), dtype=bool)
+            m = None if m is None else np.broadcast_to(m, v.shape)
+        else:
+            mask = mask_rows(shown.mask, layer, rows) if shown.any_masked else None  # nothing masked: none
+            v, m = pool_tiles(layer_rows(shown.pattern, layer, rows), mask, block, pool, overwrite=computed)
         values.append(v)
         masks.append(m)
     joined_mask = None if masks[0] is None else np.concatenate(masks, axis=-2)
     return np.concatenate(values, axis=-2), joined_mask
 
 
-def pooled_tiles(result: Analysis, kind: str, shown: ShownAttention, block: int,
-                 pool: str = "max") -> tuple[np.ndarray, np.ndarray | None]:
-    """Every head's pooled tile ``(values [layer, head, query_cell, key_cell] float32, mask or None)``,
-    computed once per input, kind, display, block and pool, one layer at a time.
+#: Row blocks a layer is at least cut into when its cells are pooled from the scores: under a causal mask
+#: a block scores only the keys up to its last query, so more blocks skip more of the masked triangle; a
+#: block has at least CAUSAL_MIN_ROWS rows (a short input is one block: its products are the whole layer's).
+CAUSAL_BLOCKS = 8
+CAUSAL_MIN_ROWS = 64
+
+
+def _pool_blocks(shown: ShownAttention, layer: int, block: int, pool: str, max_bytes: int) -> list[slice]:
+    """The row blocks :func:`pool_layer` computes (each a multiple of ``block`` rows but the last)."""
+    blocks = list(row_blocks(shown.pattern, layer, block, max_bytes))
+    n = shown.pattern.shape[2]
+    if pool != "max" or not isinstance(shown.pattern, AttentionStack) or len(blocks) >= CAUSAL_BLOCKS:
+        return blocks
+    rec = shown.pattern.layers[layer]
+    if rec.causal != "causal" or rec.softmax_dim != -1:
+        return blocks
+    step = -(-max(CAUSAL_MIN_ROWS, -(-n // CAUSAL_BLOCKS)) // block) * block
+    return [slice(start, min(start + step, n)) for start in range(0, n, step)]
+
+
+def pooled_tiles(result: Analysis, kind: str, shown: ShownAttention, block: int, pool: str = "max",
+                 layers: range | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The pooled tiles of every head of ``layers`` (all by default) ``(values [layer, head, query_cell,
+    key_cell] float32, mask or None)``, computed once per input, kind, display, block, pool and block of
+    layers, one layer at a time: the all-heads page computes the page of layers it shows, and a page
+    looked at before is drawn from what was kept.
 
     Kept per input: at most ``n_layers x n_heads x MAX_TILE_CELLS²`` cells of 5 bytes (float32 weight,
     bool mask): 5.5 MB for SmolLM2's 270 heads at any length (4.3 MB of weights at 1,024 tokens, where
     the unpooled patterns would be 1.1 GB), 1.5 MB for MiniLM's 72."""
+    layers = range(shown.pattern.shape[0]) if layers is None else layers
 
     def compute() -> tuple[np.ndarray, np.ndarray | None]:
-        layers = [pool_layer(shown, i, block, pool) for i in range(shown.pattern.shape[0])]
-        values = np.stack([v for v, _ in layers])
-        mask = None if layers[0][1] is None else np.stack([m for _, m in layers])
+        pooled = [pool_layer(shown, i, block, pool) for i in layers]
+        values = np.stack([v for v, _ in pooled])
+        mask = None if pooled[0][1] is None else np.stack([m for _, m in pooled])
         values.setflags(write=False)  # shared by every session that shows this input
         return values, mask
 
-    return derived(result, ("all_heads_tiles", get_kind(kind).name, shown.display, block, pool), compute)
+    key = ("all_heads_tiles", get_kind(kind).name, shown.display, block, pool, layers.start, layers.stop)
+    return derived(result, key, compute)
 
 
 def focus_values(result: Analysis, kind: str, shown: ShownAttention, side: str,

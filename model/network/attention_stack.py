@@ -74,6 +74,18 @@ class AttentionStack:
         scores, pattern = rec.compute(heads, self.batch, rows)
         return (pattern if self.what == "pattern" else scores).numpy()
 
+    def block_max(self, i: int, block: int,
+                  rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """``(values [head, row cells, key cells], masked [1, row cells, key cells] or None)`` of layer
+        ``i``: each ``block x block`` cell's largest weight, NaN where the whole cell is masked
+        (:meth:`AttentionInputs.block_max`); None where that does not apply (not the softmax's own
+        weights, or a softmax over queries)."""
+        rec = self.layers[i]
+        if type(self) is not AttentionStack or self.what != "pattern" or rec.softmax_dim != -1:
+            return None
+        values, masked = rec.block_max(block, self.batch, rows)
+        return values.numpy(), None if masked is None else masked.numpy()[None]
+
     def layers_iter(self) -> Iterator[np.ndarray]:
         """Each layer's [head, query_pos, key_pos] in turn: one layer alive at a time."""
         for i in range(len(self.layers)):

@@ -162,6 +162,62 @@ class AttentionInputs:
             return scores, torch.softmax(scores, dim=-1)
         return scores, masked_softmax(scores, mask, self.softmax_dim)
 
+    def block_max(self, block: int, batch: int = 0,
+                  rows: slice = slice(None)) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(values [head, row cells, key cells] float32, masked [row cells, key cells] bool or None)`` of
+        the pattern's ``rows`` (a multiple of ``block`` rows but the last) in ``block x block`` cells: each
+        cell's largest weight, masked weights left out, NaN where the whole cell is masked (``masked``:
+        None when nothing is): ``viz.pooling.pool_blocks`` (max) and ``pool_mask`` of :meth:`compute`'s
+        pattern with NaN where masked, the same numbers, without a pattern written, NaN-filled and read
+        again in numpy. Under a causal mask the keys after the block's last query are never scored (their
+        cells are masked), which halves the work of a long input. Only under a softmax over keys."""
+        if self.softmax_dim != -1:
+            raise ValueError("a softmax over queries mixes every row: pool its computed pattern")
+        start, stop, _ = rows.indices(self.n_queries)
+        n_keys, n_rows = self.n_keys, stop - start
+        seen = n_keys
+        if self.causal == "causal":  # query i sees keys up to offset + i
+            seen = min(n_keys, -(-(self.offset + stop) // block) * block)
+        group = self.n_heads // self.k.shape[1]
+        index = np.arange(self.n_heads)
+        q = torch.from_numpy(np.ascontiguousarray(self.q[batch, :, start:stop]))  # [head, rows, d_head]
+        k = torch.from_numpy(np.ascontiguousarray(self.k[batch, :, :seen]))  # [kv_head, keys seen, d_head]
+        n_kv = k.shape[0]
+        # a key head's query heads are rows of one product (no copy of its keys per head); the scores are
+        # compute()'s, bit for bit, at the lengths tested (a short block's may differ in the last bit)
+        scores = (q.reshape(n_kv, group * n_rows, -1) @ k.transpose(-2, -1)).view(
+            self.n_heads, n_rows, seen).div_(self.divisor)  # [head, rows, keys seen]
+        if self.relative is not None:
+            bias = (self.relative.rows(index, self.n_queries, n_keys, self.offset, rows, batch)
+                    if isinstance(self.relative, EditedBias)
+                    else self.relative.rows(index, self.n_queries, n_keys, self.offset, rows))
+            scores = scores + bias[..., :seen]
+        mask = self.mask(batch, rows)
+        if mask is not None:
+            mask = mask[:, :seen].expand(n_rows, seen)  # padding alone is one row for every query
+            scores.masked_fill_(mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)  # compute()'s pattern, bit for bit, where not masked
+        if mask is not None and bool(mask.all(-1).any()):  # a row that sees nothing: NaN, its cells masked
+            weights = weights.nan_to_num_(0.0)
+        key_cells, row_cells = -(-seen // block), -(-n_rows // block)
+        key_pad, row_pad = key_cells * block - seen, row_cells * block - n_rows
+        if key_pad:  # the last key cell shorter: padded with weights that never win
+            weights = torch.nn.functional.pad(weights, (0, key_pad), value=-1.0)
+        cells = weights.reshape(self.n_heads, n_rows, key_cells, block).amax(-1)  # [head, rows, key cell]
+        if row_pad:
+            cells = torch.nn.functional.pad(cells, (0, 0, 0, row_pad), value=-1.0)
+        pooled = cells.reshape(self.n_heads, row_cells, block, key_cells).amax(2)
+        hidden = None
+        if mask is not None:  # a cell every weight of which is masked is NaN, as pool_blocks leaves it
+            padded = torch.nn.functional.pad(mask, (0, key_pad, 0, row_pad), value=True)
+            hidden = padded.reshape(row_cells, block, key_cells, block).all(3).all(1)
+            pooled.masked_fill_(hidden, float("nan"))
+        unseen = -(-n_keys // block) - key_cells
+        if unseen:  # keys after the last query's: masked, never scored
+            pooled = torch.nn.functional.pad(pooled, (0, unseen), value=float("nan"))
+            hidden = torch.nn.functional.pad(hidden, (0, unseen), value=True)
+        return pooled, hidden
+
     def row_blocks(self, n_heads: int | None = None, max_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
         """Query-row blocks whose scores and pattern for ``n_heads`` heads stay within ``max_bytes``
         (all rows at once under a softmax over queries)."""

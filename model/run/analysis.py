@@ -343,11 +343,15 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
     # The decoder's ids are named by the target side's tokenizer (its own vocabulary in a separate-vocabulary
     # Marian; the same tokenizer otherwise).
     tok, out_tok, cfg = bundle.tokenizer, bundle.target_tokenizer, bundle.model.cfg
+    source_tokens = tok.tokens(prepared.source_ids)
+    source_special = [tok.is_special(i) for i in prepared.source_ids]
+    # a language model's prompt alone (new=0) is both sides: its labels are read once
+    same = out_tok is tok and list(decoder_in) == list(prepared.source_ids)
     return Analysis(
         model=bundle.name,
         prepared=prepared,
-        source_tokens=tok.tokens(prepared.source_ids),
-        target_tokens=out_tok.tokens(decoder_in),
+        source_tokens=source_tokens,
+        target_tokens=list(source_tokens) if same else out_tok.tokens(decoder_in),
         output_text=out_tok.decode(generated),
         teacher_forced=teacher_forced,
         stopped=stopped,
@@ -360,8 +364,8 @@ def _result(bundle: Bundle, prepared: Prepared, decoder_in: list[int], generated
         notes=with_budget_reason(bundle, notes + _rope_factors_note(cfg, len(prepared.prefix),
                                                                     len(decoder_in), teacher_forced)),
         layer_counts=layer_counts(cfg),
-        source_special=[tok.is_special(i) for i in prepared.source_ids],
-        target_special=[out_tok.is_special(i) for i in decoder_in],
+        source_special=source_special,
+        target_special=list(source_special) if same else [out_tok.is_special(i) for i in decoder_in],
         edits=tuple(e.label for e in edits),
         strategy=strategy.param,
         search=search,

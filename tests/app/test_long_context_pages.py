@@ -140,6 +140,48 @@ def test_tiles_are_computed_once_per_input_and_block(lm, monkeypatch):
     assert not first[0].flags.writeable
 
 
+def test_a_page_of_layers_pools_those_layers_once_and_keeps_each_page(lm, monkeypatch):
+    shown = shown_attention(lm, "decoder")
+    whole = overview.pooled_tiles(lm, "decoder", shown, 3)
+    pooled = []
+    original = overview.pool_layer
+
+    def counted(shown, layer, *args, **kwargs):
+        pooled.append(layer)
+        return original(shown, layer, *args, **kwargs)
+
+    monkeypatch.setattr(overview, "pool_layer", counted)
+    page = overview.pooled_tiles(lm, "decoder", shown, 3, layers=range(8, 16))
+    assert pooled == list(range(8, 16))  # the shown layers only
+    np.testing.assert_array_equal(page[0], whole[0][8:16])
+    np.testing.assert_array_equal(page[1], whole[1][8:16])
+    other = overview.pooled_tiles(lm, "decoder", shown, 3, layers=range(16, 24))
+    assert pooled == list(range(8, 24))
+    assert overview.pooled_tiles(lm, "decoder", shown, 3, layers=range(8, 16)) is page  # back: kept
+    assert overview.pooled_tiles(lm, "decoder", shown, 3, layers=range(16, 24)) is other
+    assert pooled == list(range(8, 24))
+
+
+@pytest.mark.parametrize("model, tokens", [("tiny-gpt", 60), ("smollm2", 400)])
+def test_tiles_pooled_from_the_scores_of_a_long_input_equal_the_full_layers_pooling(model, tokens):
+    bundle = load_model(model)
+    words = ("the quick brown fox jumps over the lazy dog " * 80).split()
+    text = next(" ".join(words[:n]) for n in range(1, len(words))
+                if len(bundle.task.prepare(" ".join(words[:n]), bundle.cfg.max_len).prefix) >= tokens)
+    result = analyze(bundle, text, keep=attention_only, max_new=0)
+    shown = shown_attention(result, "decoder")
+    n_layers, n_heads, n = shown.pattern.shape[:3]
+    assert n >= tokens
+    for block in (1, 5, grid_block(n, n, 1150, n_heads)):
+        for layer in sorted({0, n_layers // 2, n_layers - 1}):
+            values, mask = overview.pool_layer(shown, layer, block)  # from the scores, rows in blocks
+            full = np.asarray(shown.pattern[layer])  # today's: the whole layer's pattern, then pooled
+            want_values, want_mask = pool_tiles(full, np.asarray(shown.mask[layer]), block, "max")
+            np.testing.assert_allclose(values, want_values, rtol=0, atol=1e-6)
+            np.testing.assert_array_equal(np.isnan(values), np.isnan(want_values))
+            np.testing.assert_array_equal(mask, want_mask)
+
+
 # ---------------------------------------------------------------------- token focus: one row / column
 @pytest.mark.parametrize("which", ["lm", "encoder"])
 def test_focus_rows_and_columns_streamed_equal_the_full_computation(which, request):

@@ -119,6 +119,7 @@ def test_nbytes_counts_arrays_once():
     assert nbytes({"x": a, "y": a}) == 400 + 2  # the same array twice counts once; keys count
     assert nbytes([a, np.zeros(5, np.float64)]) == 440
     assert nbytes([a[0], a[1:3], a]) == 400  # views count the array they view, once
+    assert nbytes(["ab", "cde", b"xy", 5, 2.5, None]) == 2 + 3 + 2 + 8 + 8 + 8  # length; 8 a number
 
 
 # ------------------------------------------------------------------ the app's analysis cache

@@ -105,6 +105,43 @@ def test_rows_computed_block_by_block_equal_the_whole_layer():
     assert torch.equal(one_head, whole[2])
 
 
+@pytest.mark.parametrize("family", ["encoder-decoder, sinusoidal", "decoder-only, RoPE, GQA",
+                                    "decoder-only, RoPE, window"])
+def test_block_max_pools_the_recomputed_pattern_as_the_all_heads_grid_does(family):
+    from viz.pooling import pool_blocks, pool_mask
+
+    sizes = FAMILIES.get(family) or dict(FAMILIES["decoder-only, RoPE, GQA"], sliding_window=6)
+    model = _model(**sizes)
+    # left padding: the first query of the short row sees only padding, a row with every key masked
+    _, recorded = _run(model, _batch(model.cfg, [37, 30], left=True))
+    checked = 0
+    for rec in recorded.values():
+        for batch in (0, 1):
+            _, pattern = rec.compute(slice(None), batch)
+            mask = rec.mask(batch)
+            full_mask = np.zeros(pattern.shape[1:], dtype=bool) if mask is None else np.broadcast_to(
+                mask.numpy(), pattern.shape[1:])
+            drawn = np.where(full_mask, np.float32(np.nan), pattern.numpy())
+            for block in (1, 4, 5):
+                want = pool_blocks(drawn, block, "max")
+                for rows in (slice(None), slice(0, 2 * block), slice(2 * block, rec.n_queries)):
+                    values, masked = rec.block_max(block, batch, rows)
+                    start, stop, _ = rows.indices(rec.n_queries)
+                    part = pool_blocks(drawn[:, start:stop], block, "max")
+                    # the same weights (a block of rows' products may differ in the last bit), NaN if masked
+                    np.testing.assert_allclose(values.numpy(), part, rtol=0, atol=1e-6)
+                    np.testing.assert_array_equal(np.isnan(values.numpy()), np.isnan(part))
+                    if rows == slice(None):
+                        np.testing.assert_allclose(values.numpy(), want, rtol=0, atol=1e-6)
+                    if mask is None:
+                        assert masked is None
+                    else:
+                        np.testing.assert_array_equal(masked.numpy(), pool_mask(full_mask[start:stop], block))
+                    checked += 1
+    assert checked == len(recorded) * 2 * 3 * 3
+    assert any(rec.causal == "causal" for rec in recorded.values())
+
+
 def test_an_attention_stack_indexes_like_the_stacked_array():
     model = _model(**FAMILIES["encoder-decoder, sinusoidal"])
     ids = _batch(model.cfg, [12])

@@ -175,6 +175,10 @@ def test_no_new_tokens_reads_the_prompt_alone(folders):
     one, two = _pair(bundle, HF_PROMPT, Strategy(), max_new=0)
     prefix = bundle.task.prepare(HF_PROMPT, bundle.cfg.max_len).prefix
     assert one.output_text == "" and len(one.target_tokens) == len(prefix)
+    # the prompt is both sides: labels and special marks read once, the tokenizer's own
+    tok = bundle.tokenizer
+    assert one.target_tokens == one.source_tokens == tok.tokens(prefix)
+    assert one.target_special == one.source_special == [tok.is_special(i) for i in prefix]
     assert len(one.steps) == 1  # what follows the prompt
     assert one.trace[-1]["name"] == "unembed"  # no continuation step
     assert_equal_analyses(one, two)
