@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_support.selection import head_from_grid_selection
-from model.run.analysis import analyze
+from model.run.analysis import analyze, attention_only
 from model.store.registry import load_model
 from tests.app.test_app_pages import arr
 from tests.paths import REPO_ROOT
@@ -69,8 +69,9 @@ def test_a_page_of_layers_shows_those_layers_of_the_model():
     assert meta["first_layer"] == 8 and meta["n_layers"] == 8 and meta["n_heads"] == 9
     ticks = [t for t in fig["layout"]["yaxis"]["ticktext"] if t.startswith("L")]
     assert ticks[:8] == [f"L{i}" for i in range(8, 16)]
-    # The tile of the page's first row is the model's layer 8, head 0: its weights, and a click on it.
-    result = analyze(load_model("smollm2"), "The capital of France is")
+    # The tile of the page's first row is the model's layer 8, head 0: its weights (the analysis the pages
+    # read: attention only), and a click on it.
+    result = analyze(load_model("smollm2"), "The capital of France is", keep=attention_only)
     expected = result.attention("decoder")[8, 0]
     weights = next(t for t in fig["data"] if t.get("name") == "attention")
     z = arr(weights["z"])
