@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,15 @@ import torch
 from .masking import build_mask, masked_softmax
 from .positional import relative_bias
 from .stack_rows import BLOCK_BYTES  # what one call of AttentionInputs.blocks computes at most
+
+
+def _read(a: np.ndarray) -> torch.Tensor:
+    """A tensor over ``a`` without a copy where it is contiguous, only ever read: the recorded arrays are made
+    read-only once an analysis is cached, and torch warns on wrapping a read-only array, which is safe here
+    (nothing writes to it)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(np.ascontiguousarray(a))
 
 
 @dataclass(frozen=True)
@@ -180,8 +190,8 @@ class AttentionInputs:
             seen = min(n_keys, -(-(self.offset + stop) // block) * block)
         group = self.n_heads // self.k.shape[1]
         index = np.arange(self.n_heads)
-        q = torch.from_numpy(np.ascontiguousarray(self.q[batch, :, start:stop]))  # [head, rows, d_head]
-        k = torch.from_numpy(np.ascontiguousarray(self.k[batch, :, :seen]))  # [kv_head, keys seen, d_head]
+        q = _read(self.q[batch, :, start:stop])  # [head, rows, d_head]
+        k = _read(self.k[batch, :, :seen])  # [kv_head, keys seen, d_head]
         n_kv = k.shape[0]
         # a key head's query heads are rows of one product (no copy of its keys per head); the scores are
         # compute()'s, bit for bit, at the lengths tested (a short block's may differ in the last bit)
