@@ -180,7 +180,7 @@ class MultiHeadAttention(nn.Module):
         only by a softmax over queries, which must not spread weight onto padding rows."""
         B, Lq, _ = x_q.shape  # [batch, query_pos, d_model]
         Lk, H, Hkv, dh = x_kv.shape[1], self.n_heads, self.n_kv_heads, self.d_head
-        offset = 0 if cache is None or "k" not in cache else cache["k"].shape[1]  # positions cached before
+        offset = 0 if cache is None or "k" not in cache else cache["k"].shape[2]  # positions cached before
         steps = _Steps(self, x_q, x_kv, key_padding) if tracing() else _NO_STEPS  # the shape trace
 
         q = self.hook_q(self.W_q(x_q).view(B, Lq, H, dh))  # [batch, query_pos, head, d_head]
@@ -199,7 +199,11 @@ class MultiHeadAttention(nn.Module):
             q, k = self._rotate(q, k, offset)  # RoPE, through hook_rot_q and hook_rot_k
             steps.rotated(q, k)
         if cache is not None:
-            k, v = _extend_cache(cache, k, v, offset)  # [batch, offset + key_pos, kv_head, d_head]
+            # the cache is kept heads-first ([batch, kv_head, offset + key_pos, d_head]), the order the
+            # products read: a decoding step multiplies each head's cached keys and values in place, where a
+            # positions-first cache was copied whole into this order at every step
+            kt, vt = _extend_cache(cache, k.transpose(1, 2), v.transpose(1, 2), offset)
+            k, v = kt.transpose(1, 2), vt.transpose(1, 2)  # [batch, offset + key_pos, kv_head, d_head]
 
         qt = q.transpose(1, 2)  # [batch, head, query_pos, d_head]
         kt = k.transpose(1, 2)  # [batch, kv_head, key_pos, d_head]
@@ -450,20 +454,22 @@ def _grouped(rows: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:
 def _extend_cache(cache: dict[str, torch.Tensor], k: torch.Tensor, v: torch.Tensor, offset: int):
     """Decoding: the `offset` earlier positions' keys and values (cache, extended in place), then these.
 
-    Each of ``cache["k"]`` and ``cache["v"]`` is a view of the first positions of a store with room for
-    more (``cache["k_store"]``, ``cache["v_store"]``, [batch, room, kv_head, d_head]): a step writes its
-    own positions into the room, where joining them on would copy the whole cache at every step."""
-    n = offset + k.shape[1]
+    ``k`` and ``v``: [batch, kv_head, key_pos, d_head], heads-first. Each of ``cache["k"]`` and ``cache["v"]``
+    is a view of the first positions of a store with room for more (``cache["k_store"]``,
+    ``cache["v_store"]``, [batch, kv_head, room, d_head]): a step writes its own positions into the room,
+    where joining them on would copy the whole cache at every step."""
+    n = offset + k.shape[2]
     for name, new in (("k", k), ("v", v)):
         store = cache.get(f"{name}_store") if offset and _in_store(cache, name) else None
-        if store is None or store.shape[1] < n:
+        if store is None or store.shape[2] < n:
             room = n + max(STORE_ROOM, n // 8)
-            grown = new.new_empty((new.shape[0], room, *new.shape[2:]))  # [batch, room, kv_head, d_head]
+            # [batch, kv_head, room, d_head]
+            grown = new.new_empty((new.shape[0], new.shape[1], room, new.shape[3]))
             if offset:
-                grown[:, :offset] = cache[name]
+                grown[:, :, :offset] = cache[name]
             store = cache[f"{name}_store"] = grown
-        store[:, offset:n] = new
-        cache[name] = store[:, :n]  # [batch, offset + key_pos, kv_head, d_head], a view
+        store[:, :, offset:n] = new
+        cache[name] = store[:, :, :n]  # [batch, kv_head, offset + key_pos, d_head], a view
     return cache["k"], cache["v"]
 
 
@@ -492,7 +498,7 @@ def select_cache_rows(caches: list[dict], rows: torch.Tensor) -> None:
                 continue
             cache[name] = cache[name].index_select(0, rows)
             if name[0] in views and name == f"{name[0]}_store":
-                cache[name[0]] = cache[name][:, : cache[name[0]].shape[1]]
+                cache[name[0]] = cache[name][:, :, : cache[name[0]].shape[2]]
 
 
 class _Steps:

@@ -206,7 +206,7 @@ def test_the_key_value_store_grows_and_follows_reordered_rows(monkeypatch):
     with torch.no_grad():
         caches = [{} for _ in model.decoder.blocks]
         model.decoder(ids[:, :4], None, None, None, caches, 0)  # the prefill
-        rooms = {caches[0]["k_store"].shape[1]}
+        rooms = {caches[0]["k_store"].shape[2]}  # [batch, kv_head, room, d_head]
         seqs, rows = ids[:, :4], []
         for i in range(4, 12):
             if i == 7:
@@ -215,9 +215,9 @@ def test_the_key_value_store_grows_and_follows_reordered_rows(monkeypatch):
             new = ids[: len(seqs), i : i + 1] if i < 7 else ids[order, i : i + 1]
             seqs = torch.cat([seqs, new], dim=1)
             rows.append(model.unembed(model.decoder(new, None, None, None, caches, i)[:, -1]))
-            rooms.add(caches[0]["k_store"].shape[1])
+            rooms.add(caches[0]["k_store"].shape[2])
             held, store = caches[0]["k"], caches[0]["k_store"]
-            assert held.shape[1] == i + 1 and held.data_ptr() == store.data_ptr()  # a view of the store
+            assert held.shape[2] == i + 1 and held.data_ptr() == store.data_ptr()  # a view of the store
         full = model(seqs)[:, 4:]  # [3, 8, vocab]
     assert len(rooms) > 2  # it grew more than once
     assert torch.allclose(torch.stack(rows, dim=1), full, atol=1e-5)

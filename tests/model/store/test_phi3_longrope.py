@@ -133,7 +133,7 @@ def test_a_cached_step_across_the_switch_equals_the_whole_sequence_computed_agai
         whole = hf(ids[:, :SWITCH + 1]).logits[:, -1:]
         whole_next = hf(ids).logits[:, -1:]
     assert float((step - whole).abs().max()) <= 1e-4 and float((after - whole_next).abs().max()) <= 1e-4
-    assert float((caches[0]["k"][:, :SWITCH] - short_keys).abs().max()) > 1e-3  # the keys were redone
+    assert float((caches[0]["k"][:, :, :SWITCH] - short_keys).abs().max()) > 1e-3  # the keys were redone
     assert "ids" not in caches[0]  # no longer needed past the switch
 
 
