@@ -235,11 +235,16 @@ def _npz(data: bytes) -> dict[str, np.ndarray]:
         return {name: archive[name] for name in archive.files}
 
 
-def _assert_same_arrays(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+def _assert_same_arrays(got: dict[str, np.ndarray], want: dict[str, np.ndarray],
+                        decoder_atol: float = 0.0) -> None:
+    """Bit-equal arrays; a decoder's (self- and cross-attention) within ``decoder_atol`` where given."""
     assert set(got) == set(want)
     for name, value in want.items():
         assert got[name].dtype == np.float32
-        np.testing.assert_array_equal(got[name], value)
+        if decoder_atol and name.startswith("decoder."):
+            np.testing.assert_allclose(got[name], value, rtol=0, atol=decoder_atol)
+        else:
+            np.testing.assert_array_equal(got[name], value)
 
 
 def test_npz_round_trip_equals_the_patterns_and_scores_the_pass_computed():
@@ -249,7 +254,10 @@ def test_npz_round_trip_equals_the_patterns_and_scores_the_pass_computed():
     # What the cache held before it kept attention inputs instead: every layer's patterns and scores.
     recorded = analyze(bundle, text, keep=lambda h: h.endswith((".hook_pattern", ".hook_scores")))
     assert AX.npz_scope(cached, (AX.ALL, None, None)) == Scope()
-    _assert_same_arrays(_npz(AX.npz_bytes(cached)), recorded.activations)
+    # The page's analysis of a translation is one pass (each decoding step records its own rows,
+    # model/run/one_pass.py); a kept hook tensor needs the whole decoder pass over the output: the decoder's
+    # rows agree within 1e-5 (tests/model/run/test_one_pass_translation.py), the encoder's bit for bit.
+    _assert_same_arrays(_npz(AX.npz_bytes(cached)), recorded.activations, decoder_atol=1e-5)
 
 
 @pytest.mark.parametrize("name,text", [("reverse", "attention"), ("tiny-gpt", "hello world"),
