@@ -433,7 +433,8 @@ def _decoding_steps(logits: torch.Tensor, first_row: int, prefix_len: int, decod
     """One Step per output token, and one for what follows the output, from the logits [row, vocab] of
     decoder positions first_row on (0, or the prefix's last, which predicts the first output token)."""
     probs = torch.softmax(logits, dim=-1)  # [row, vocab]
-    mean_nll = -torch.log_softmax(logits.double(), dim=-1).mean(-1)  # [row]
+    # -mean(log_softmax) = logsumexp - mean, the mean summed in float64: no [row, vocab] float64 copy
+    mean_nll = torch.logsumexp(logits, dim=-1).double() - logits.mean(-1, dtype=torch.float64)  # [row]
     top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     steps = []
     for pos in range(prefix_len - 1, len(decoder_in)):
