@@ -12,7 +12,7 @@ from app_support import gateway as G
 from app_support import interventions as IV
 from app_support import lab
 from app_support.i18n import current_lang, t, text
-from app_support.messages import current_analysis, needs_output
+from app_support.messages import current_analysis
 from app_support.selection import clicked_head
 from app_support.strategy import greedy_here
 from app_support.ui import chart, escape_md, md_output, page_header
@@ -36,7 +36,6 @@ lang = current_lang()  # after the sidebar: it settles the language
 cfg = G.config(view.model)
 lm = cfg.decoder_only  # a language model: its output is the prompt's continuation, bounded here
 page_header(t("page.ablation.title"), t("ablation.intro_lm" if lm else "ablation.intro"))
-needs_output(view)  # ablation compares outputs: with no new token there is none to compare
 max_new = view.max_new  # a translation's: the sidebar's bound (None: until the end token)
 if lm:
     most = max(view.max_new or IV.LM_DEFAULT_NEW, IV.LM_DEFAULT_NEW)

@@ -296,11 +296,10 @@ def test_attribution_page_stops_a_translation_at_the_sidebars_cap(lang):
     assert md_output(shown.output_text) in _decoding_page_output(at)
 
 
-@pytest.mark.parametrize("page,lang", [("patching", "en"), ("attribution", "zh"), ("patching", "zh"),
-                                       ("ablation", "en")])
+@pytest.mark.parametrize("page,lang", [("patching", "en"), ("attribution", "zh"), ("patching", "zh")])
 def test_a_translation_capped_at_zero_says_so_and_offers_the_whole_translation(page, lang):
-    """new=0: nothing is decoded, so there is nothing to ablate, patch or attribute: the page says so in one
-    line (the decoding page's), draws nothing, and its button brings the whole translation back."""
+    """new=0: nothing is decoded, so there is nothing to patch or attribute: the page says so in one line
+    (the decoding page's), draws nothing, and its button brings the whole translation back."""
     from tests.app.test_app_pages import open_app
 
     at = open_app("default", CAP_B, page, lang=lang, new=0)
