@@ -54,6 +54,17 @@ from .choices import ABLATION_MODES, Head
 LM_NEW_TOKENS = 6
 
 
+def output_bound(cfg, max_new: int | None, needs_output: bool = False) -> int | None:
+    """The most new tokens an output decoded here may have: a language model's `max_new` (LM_NEW_TOKENS when
+    None or 0), a translation's `max_new` (None: to its end token). ``needs_output``: refuse a translation
+    bounded at no new token (ValueError), for a tool that reads the output's steps."""
+    if cfg.decoder_only:
+        return max_new or LM_NEW_TOKENS
+    if needs_output and max_new is not None and max_new < 1:
+        raise ValueError(f"max_new must be at least 1 (or None: to the end token), got {max_new}")
+    return max_new
+
+
 @dataclass(frozen=True)
 class HeadEffect:
     kind: str
@@ -77,7 +88,7 @@ def _teacher_forced(bundle: Bundle, text: str, direction: str | None, max_new: i
     model/run/analysis.py does). A language model continues by at most `max_new` tokens (LM_NEW_TOKENS)."""
     model, cfg, tok = bundle.model, bundle.model.cfg, bundle.target_tokenizer  # every id here is an output id
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
-    bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else max_new
+    bound = output_bound(cfg, max_new)
     generated = list(output) if output is not None else greedy_decode(
         model, [prepared.source_ids], [prepared.prefix], tok.eos_id, bound)[0]
     full = (prepared.prefix + generated)[: cfg.max_len]
@@ -287,7 +298,7 @@ def ablate(
     """
     edits = head_edits(heads, mode)
     model, tok = bundle.model, bundle.target_tokenizer  # every id named here is an output id
-    bound = (max_new or LM_NEW_TOKENS) if model.cfg.decoder_only else max_new
+    bound = output_bound(model.cfg, max_new)
     with model.lock:
         model.eval()
         run = _teacher_forced(bundle, text, direction, bound)

@@ -46,7 +46,7 @@ from ..network.kinds import hook_name, layer_counts
 from ..run.interventions import HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
-from .ablation import LM_NEW_TOKENS
+from .ablation import output_bound
 
 EMBED_HOOK = "encoder.embed.hook_embed"
 LM_EMBED_HOOK = "decoder.embed.hook_embed"
@@ -116,13 +116,12 @@ def attribute(bundle: Bundle, text: str, direction: str | None = None, n_steps: 
     counts, lm = layer_counts(cfg), cfg.decoder_only
     if not counts["cross"] and not lm:
         raise ValueError("the model has no cross-attention: there is no source to attribute to")
-    if not lm and max_new is not None and max_new < 1:  # no output step to attribute
-        raise ValueError(f"max_new must be at least 1 (or None: to the end token), got {max_new}")
+    bound = output_bound(cfg, max_new, needs_output=True)  # a translation at 0 has no step to attribute
     prepared = bundle.task.prepare(text, cfg.max_len, direction)
     hook, attention = (LM_EMBED_HOOK, "decoder") if lm else (EMBED_HOOK, "cross")
     with model.lock:
         model.eval()
-        rows, targets, full = _output_rows(bundle, prepared, (max_new or LM_NEW_TOKENS) if lm else max_new)
+        rows, targets, full = _output_rows(bundle, prepared, bound)
         rows, targets = rows[:outputs], targets[:outputs]
         source = prepared.prefix if lm else prepared.source_ids  # a language model reads its prompt
         n_src = len(source)

@@ -55,7 +55,7 @@ from ..network.kinds import KINDS, get_kind, hook_name, layer_counts
 from ..run.interventions import HookFunction, intervene
 from ..store.bundle import Bundle
 from . import entry
-from .ablation import LM_NEW_TOKENS
+from .ablation import output_bound
 from .choices import Site
 
 #: Below this JS divergence (nats; the maximum is ln 2 = 0.69) A's and B's next-token distributions at a
@@ -113,13 +113,6 @@ def _check_site(bundle: Bundle, site: Site) -> None:
         raise ValueError(f"the model has heads 0..{cfg.n_heads - 1}, got {site.head}")
 
 
-def _check_bound(bundle: Bundle, max_new: int | None) -> None:
-    """A translation bounded at 0 new tokens has no output whose steps could move (a language model's
-    0 means its default bound)."""
-    if not bundle.cfg.decoder_only and max_new is not None and max_new < 1:
-        raise ValueError(f"max_new must be at least 1 (or None: to the end token), got {max_new}")
-
-
 @dataclass
 class _Sentence:
     text: str  # as the model reads it
@@ -138,7 +131,7 @@ def _sentence(bundle: Bundle, text: str, direction: str | None, max_new: int | N
     model, tok, out_tok = bundle.model, bundle.tokenizer, bundle.target_tokenizer
     cfg = model.cfg
     p = bundle.task.prepare(text, cfg.max_len, direction)
-    bound = (max_new or LM_NEW_TOKENS) if cfg.decoder_only else max_new
+    bound = output_bound(cfg, max_new)
     generated = greedy_decode(model, [p.source_ids], [p.prefix], out_tok.eos_id, bound)[0]
     full = (p.prefix + generated)[: cfg.max_len]
     stopped = len(p.prefix) + len(generated) < cfg.max_len and (bound is None or len(generated) < bound)
@@ -271,7 +264,7 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
     translation bounded at no new token.
     """
     _check_site(bundle, site)
-    _check_bound(bundle, max_new)
+    output_bound(bundle.cfg, max_new, needs_output=True)  # a translation at 0 has no step that could move
     model, tok = bundle.model, bundle.target_tokenizer  # every id named here is an output id
     lm = model.cfg.decoder_only
     with model.lock:
@@ -289,7 +282,7 @@ def patch(bundle: Bundle, text_a: str, text_b: str, site: Site, token: str | Non
             values = values[:, site.head]  # [aligned, d_head]
         with intervene(model, patch_edit(site.hook, rows_b, values, site.head)):
             logits_p = model(*_inputs(model, b))
-            bound = (max_new or LM_NEW_TOKENS) if lm else max_new
+            bound = output_bound(model.cfg, max_new)
             generated = greedy_decode(model, [b.source_ids], [b.prefix], tok.eos_id, bound)[0]
     la = torch.log_softmax(logits_a[0].double(), -1)  # [tgt_pos_a, vocab]
     lb = torch.log_softmax(logits_b[0].double(), -1)  # [tgt_pos_b, vocab]
@@ -340,7 +333,7 @@ def rank_patches(bundle: Bundle, text_a: str, text_b: str, token: str | None = N
     """
     if bundle.cfg.decoder_only:  # its clean/corrupted prompts are ranked in model/lab/patching_lm.py
         raise ValueError("rank a language model's sites with model.lab.patching_lm.rank_heads")
-    _check_bound(bundle, max_new)
+    output_bound(bundle.cfg, max_new, needs_output=True)
     model = bundle.model
     cfg = model.cfg
     H = cfg.n_heads
