@@ -300,11 +300,8 @@ class Transformer(HookedModule):
                 raise ValueError(f"{name} must be [batch, pos] token ids, got shape {tuple(t.shape)}")
             if t.shape[1] > c.max_len:
                 raise ValueError(f"{name} has {t.shape[1]} positions; this model takes at most {c.max_len}")
-        sizes = dict(B=src.shape[0], L_src=src.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
-                     d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
-        if tgt is not None:
-            sizes["L_tgt"] = tgt.shape[1]
-        record_sizes(**sizes)
+        lengths = {"L_src": src.shape[1]} | ({} if tgt is None else {"L_tgt": tgt.shape[1]})
+        self.record_sizes(src.shape[0], **lengths)
         memory, src_pad = self.encode(src)
         if tgt is None:
             return memory  # [batch, src_pos, d_model]
@@ -319,9 +316,15 @@ class Transformer(HookedModule):
             raise ValueError(f"ids must be [batch, pos] token ids, got shape {tuple(ids.shape)}")
         if ids.shape[1] > c.max_len:
             raise ValueError(f"ids has {ids.shape[1]} positions; this model takes at most {c.max_len}")
-        record_sizes(B=ids.shape[0], L_tgt=ids.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
-                     d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
+        self.record_sizes(ids.shape[0], L_tgt=ids.shape[1])
         return self.decode(ids, None, None, logits_from, caches)  # [batch, pos - logits_from, vocab]
+
+    def record_sizes(self, batch: int, **lengths: int) -> None:
+        """Name the shape trace's sizes of a pass over ``batch`` sequences: the model's own (d_model, heads,
+        head width, d_ff, V: the logits' vocabulary) and the pass's ``lengths`` (L_src, L_tgt)."""
+        c = self.cfg
+        record_sizes(B=batch, d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads, d_head=c.d_head, d_ff=c.d_ff,
+                     V=c.output_vocab_size, **lengths)
 
     def teacher_forced(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Logits [batch, tgt_pos, vocab] of a training pair: the decoder reads tgt_in after the encoder

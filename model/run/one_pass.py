@@ -98,12 +98,10 @@ class RecordedSteps:
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """An encoder-decoder model's encoder pass (:data:`~model.decoding.beam.EncodeFn`), traced and
         recorded as the whole pass's encoder part: the decoder reads its output at every step."""
-        model, c = self.model, self.model.cfg
+        model = self.model
         with (trace_shapes() as trace, record_attention() as rec,
               progress.stage(0.0, 0.8 * self.share, "read"), model.lock, torch.no_grad()):
-            # the sizes a whole pass names first (Transformer.forward); the prompt's pass adds L_tgt
-            record_sizes(B=src.shape[0], L_src=src.shape[1], d_model=c.d_model, h=c.n_heads, h_kv=c.kv_heads,
-                         d_head=c.d_head, d_ff=c.d_ff, V=c.output_vocab_size)
+            model.record_sizes(src.shape[0], L_src=src.shape[1])  # as a whole pass first names them
             out = model.encode(src)
         self.source = (trace, rec)
         return out
