@@ -16,6 +16,21 @@ EN = ["I ate an apple.", "The weather is nice today.", "He is reading a book.", 
 #: 20 sentences for the tokenizer parity: Chinese, English, mixed, and characters no training text held.
 TOKENIZER_SENTENCES = [*ZH[:6], *EN[:6], "我喜欢 Python 和 apple。", "He said 你好 twice.", "北京 is big.",
                        "Attention 就是一切", "雪人☃在这里", "emoji 🙂 here", "Ωμέγα alpha", "ĳsselmeer ﬁne"]
+
+def assert_refused_in_one_line(folder: Path, named: str) -> None:
+    """The user-model loader refuses ``folder`` with one line that names ``named`` (the file or field at
+    fault)."""
+    import pytest
+
+    from model.store.problems import UserModelError
+    from model.store.user_folders import load_user_model
+
+    with pytest.raises(UserModelError) as caught:
+        load_user_model(folder)
+    message = str(caught.value)
+    assert "\n" not in message and named in message, message
+
+
 DIMS = dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
             encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
 
