@@ -105,6 +105,8 @@ def model_parameters(cfg) -> list[tuple[str, str, int]]:
     if not cfg.encoder_only and not cfg.tie_embeddings:
         out = "V" if cfg.target_vocab_size is None else "V_tgt"
         parts.append(("unembed", f"{out}·d_model", cfg.output_vocab_size * d))
+    if not cfg.encoder_only and cfg.logits_bias:  # Marian's and BART's final_logits_bias: one per logit
+        parts.append(("logits_bias", "V" if cfg.target_vocab_size is None else "V_tgt", cfg.output_vocab_size))
     return parts
 
 

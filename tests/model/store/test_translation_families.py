@@ -358,6 +358,20 @@ def test_separate_vocabularies_give_the_decoder_its_own_table(separate):
     assert task.target_tokenizer is not task.tokenizer and bundle.target_tokenizer is task.target_tokenizer
 
 
+@pytest.mark.parametrize("family", [*FAMILIES, "separate"])
+def test_the_model_pages_parameter_formula_counts_what_the_model_holds(built, separate, family):
+    """The model page's parameter table (from the config alone) sums to the loaded modules' parameters, the
+    bias on every logit (final_logits_bias, a buffer in transformers) included. (transformers' own count
+    differs by what we do not hold: Marian's fixed sinusoidal tables, BART's two unread position rows.)"""
+    from app_support.anatomy import model_parameters
+
+    _, _, hf, bundle = separate if family == "separate" else built[family]
+    parts = {part: value for part, _, value in model_parameters(bundle.cfg)}
+    held = {id(p): p.numel() for p in bundle.model.parameters()}  # tied matrices once
+    assert sum(parts.values()) == sum(held.values())
+    assert parts["logits_bias"] == hf.final_logits_bias.numel() == bundle.cfg.output_vocab_size
+
+
 def test_separate_vocabularies_patterns_and_logits_match_transformers(separate):
     _, _, hf, bundle = separate
     assert bundle.model.cfg.output_vocab_size == hf.config.decoder_vocab_size
