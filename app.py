@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
 from app_support import pages, session_memory
-from app_support.gateway import freeze_long_lived
+from app_support.gateway import freeze_long_lived, trim_heap
 from app_support.i18n import current_lang, t
 from app_support.models import model_example, model_label
 from app_support.navigation import first_visit_hint, page_menu
@@ -78,3 +78,4 @@ finally:
     sync_url()
     if complete:
         session_memory.after_run()  # the pages not shown keep no analysis alive
+    trim_heap()  # what the run freed goes back to the system (model/run/runtime.py)

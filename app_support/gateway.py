@@ -41,12 +41,12 @@ from model.lab import lens as lens_lab
 from model.lab.lens import LogitLens, lens_input, window_start
 from model.network.config import ModelConfig
 from model.run.analysis import Analysis, analyze, attention_only, model_summary
-from model.run.runtime import configure, freeze_long_lived, release_memory
+from model.run.runtime import configure, freeze_long_lived, release_memory, trim_heap
 from model.store.bundle import Bundle
 from model.store.registry import UnknownModelError, load_model, model_dir
 
 __all__ = ["RESULTS", "cached", "config", "derived", "forget", "freeze_long_lived", "get_analysis",
-           "get_bundle", "get_lens", "get_summary", "holds", "served", "stamp", "unload"]
+           "get_bundle", "get_lens", "get_summary", "holds", "served", "stamp", "trim_heap", "unload"]
 
 configure()
 
@@ -216,10 +216,11 @@ def cached(fn: Callable | None = None, *, models: int = 1, frees_memory: bool = 
             if frees_memory:
                 release_memory()
             value = freeze(fn(*bundles, *args[models:], **kwargs))
-            if frees_memory:
-                release_memory()
             RESULTS.discard(lambda k: k == key)  # a result of a copy loaded before this one: never served
-            return RESULTS.put(key, (tuple(weakref.ref(b) for b in bundles), value))[1]
+            stored = RESULTS.put(key, (tuple(weakref.ref(b) for b in bundles), value))[1]
+            if frees_memory:  # after the store let older results go: their heap pages go back too
+                release_memory()
+            return stored
 
     run.uncached = fn
     return run

@@ -21,6 +21,7 @@ from torch import nn
 
 from . import recorded
 from .config import FUSED_FROM_CELLS, ModelConfig
+from .dropout import Dropout
 from .hooks import HookPoint
 from .masking import build_mask, masked_softmax
 from .norms import make_norm
@@ -119,7 +120,7 @@ class MultiHeadAttention(nn.Module):
             full = cfg.qk_norm == "full"
             self.q_norm = make_norm(cfg, self.n_heads * self.d_head if full else self.d_head)
             self.k_norm = make_norm(cfg, self.n_kv_heads * self.d_head if full else self.d_head)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         # T5: the first layer of a stack holds the bias table (rel_bias), the later ones read it through
         # _bias_from, a list so the module is registered once, on the first layer.
         self.relative = relative

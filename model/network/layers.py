@@ -7,6 +7,7 @@ from torch import nn
 
 from .attention import MultiHeadAttention
 from .config import ModelConfig
+from .dropout import Dropout
 from .hooks import HookPoint
 from .norms import RMSNorm, make_norm  # noqa: F401 (RMSNorm: imported from here too)
 from .trace import record
@@ -30,7 +31,7 @@ class FeedForward(nn.Module):
         self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=bias)
         self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=bias)
         self.act = _ACTIVATIONS[cfg.activation]()
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # [batch, pos, d_ff], after the activation
         self.path = ""
         self.pos = pos  # trace symbol of the position axis: "L_src" or "L_tgt"
@@ -141,7 +142,7 @@ class EncoderBlock(_Block):
         self.norm1, self.norm2 = make_norm(cfg), make_norm(cfg)
         self.branch_norm, self.parallel = cfg.branch_norm, cfg.parallel_residual
         self._post_norms(cfg, ("norm1", "norm2"))
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()  # [batch, pos, d_model]
         self.hook_resid_mid = HookPoint()
         self.hook_resid_post = HookPoint()
@@ -178,7 +179,7 @@ class DecoderBlock(_Block):
             self.norm3 = make_norm(cfg)
         self.branch_norm, self.parallel = cfg.branch_norm, cfg.parallel_residual
         self._post_norms(cfg, ("norm1", "norm2", "norm3") if cross else ("norm1", "norm2"))
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_resid_pre = HookPoint()
         self.hook_resid_mid = HookPoint()  # after masked self-attention
         if cross:

@@ -70,12 +70,9 @@ def rope_angles(
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """Rotate each (even, odd) pair of x [batch, pos, head, d_head] by its position's angle."""
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # [batch, pos, head, d_head/2]
-    cos = cos[None, :, None, :]
-    sin = sin[None, :, None, :]
-    out = torch.empty_like(x)
-    out[..., 0::2] = x_even * cos - x_odd * sin
-    out[..., 1::2] = x_even * sin + x_odd * cos
-    return out
+    cos, sin = cos[:, None, :], sin[:, None, :]  # [pos, 1, d_head/2]: broadcast over batch and heads
+    # each pair (even, odd) side by side again: [batch, pos, head, d_head/2, 2] -> [..., d_head]
+    return torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1).flatten(-2)
 
 
 def relative_buckets(distance: torch.Tensor, bidirectional: bool, n_buckets: int,

@@ -9,6 +9,7 @@ from torch import nn
 
 from . import progress
 from .config import ModelConfig
+from .dropout import Dropout
 from .hooks import HookedModule, HookPoint
 from .kinds import layer_counts
 from .layers import DecoderBlock, EncoderBlock, make_norm
@@ -35,7 +36,7 @@ class Embedder(nn.Module):
             self.token_types = nn.Embedding(cfg.token_types, cfg.d_model)
             self.hook_type_embed = HookPoint()  # [d_model], type 0's vector, added at every position
         self.norm: nn.Module | None = make_norm(cfg) if cfg.embed_norm else None
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_embed = HookPoint()  # [batch, pos, d_model], token embeddings (scaled if cfg says so)
         if self.positions is not None:
             self.hook_pos_embed = HookPoint()  # [pos, d_model], the positional encoding added

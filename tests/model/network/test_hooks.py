@@ -213,3 +213,41 @@ def test_padding_does_not_change_unpadded_outputs(seed, src_len, tgt_len, pad):
         a = model(src, tgt)
         b = model(src_padded, tgt)
     assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_a_torch_forward_hook_on_a_hook_point_still_runs(tiny_model):
+    """A point with nothing set returns its tensor without the module call; a PyTorch hook a notebook
+    registers on it is still called, and what it returns flows on."""
+    src = torch.randint(4, 20, (1, 5))
+    tgt = torch.randint(4, 20, (1, 4))
+    point = tiny_model.hook_points["encoder.blocks.0.hook_resid_post"]
+    seen = []
+    handle = point.register_forward_hook(lambda module, args, out: seen.append(out.shape) or out * 0)
+    try:
+        with torch.no_grad():
+            edited = tiny_model(src, tgt)
+    finally:
+        handle.remove()
+    with torch.no_grad():
+        intact = tiny_model(src, tgt)
+    assert seen == [torch.Size([1, 5, tiny_model.cfg.d_model])]
+    assert not torch.allclose(edited, intact)  # the zeroed residual changed the output
+
+
+def test_dropout_is_the_identity_only_where_it_does_nothing():
+    from model.network.dropout import Dropout
+
+    x = torch.ones(1000)
+    drop = Dropout(0.5).eval()
+    assert drop(x) is x
+    drop.train()
+    dropped = drop(x)
+    assert 0 < int((dropped == 0).sum()) < 1000  # training: it drops, and scales the rest by 2
+    assert set(dropped.unique().tolist()) <= {0.0, 2.0}
+    assert Dropout(0.0).train()(x) is x
+    drop.eval()
+    calls = []
+    handle = drop.register_forward_hook(lambda module, args, out: calls.append(1))
+    drop(x)
+    handle.remove()
+    assert calls == [1]
