@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import os
 import re
@@ -272,9 +273,29 @@ def write_figure_images(figs: Sequence[go.Figure], paths: Sequence[Path], fmt: s
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
     _kaleido_ready(fmt)
     sizes = [figure_size(f) for f in figs]
-    _rendered(fmt, lambda: pio.write_images(list(figs), [str(p) for p in paths], format=fmt,
-                                            scale=scale if fmt == "png" else 1, width=[w for w, _ in sizes],
-                                            height=[h for _, h in sizes], validate=False))
+    before = [_file_state(Path(p)) for p in paths]
+    todo = list(range(len(figs)))
+    # kaleido's write_images has returned without writing a file (seen once in ~100 suite runs, on a loaded
+    # machine): the figures whose file did not appear are drawn once more, then it is an error
+    for _ in range(2):
+        _rendered(fmt, functools.partial(
+            pio.write_images, [figs[i] for i in todo], [str(paths[i]) for i in todo], format=fmt,
+            scale=scale if fmt == "png" else 1, width=[sizes[i][0] for i in todo],
+            height=[sizes[i][1] for i in todo], validate=False))
+        todo = [i for i in todo if _file_state(Path(paths[i])) in (None, before[i])]
+        if not todo:
+            return
+    names = ", ".join(Path(paths[i]).name for i in todo)
+    raise BrowserRunError(f"the browser wrote no {fmt.upper()} for {names} (tried twice)")
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    """(size, modification time in ns) of a non-empty file, None when there is none."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns) if stat.st_size else None
 
 
 # --------------------------------------------------------------------------- vector heatmap

@@ -10,6 +10,7 @@ import json
 import struct
 import xml.etree.ElementTree as ET
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,6 +125,34 @@ def test_several_figures_in_one_browser_session(tmp_path):
         E.write_figure_images(figs, paths[:1], "svg")
     with pytest.raises(ValueError):
         E.figure_image(figs[0], "gif")
+
+
+def test_a_figure_the_writer_left_unwritten_is_drawn_again_then_refused(monkeypatch, tmp_path):
+    """kaleido's write_images once returned without writing a.svg: the figures whose file did not appear
+    are drawn once more; a file still missing is a one-line error naming it, never a silent success."""
+    figs = [heatmap(), heatmap("cross", 1, 2)]
+    paths = [tmp_path / "a.svg", tmp_path / "b.svg"]
+    (tmp_path / "a.svg").write_text("an older export")  # overwritten: an old file is not a written one
+    calls: list[list[str]] = []
+    skip = {"a.svg"}
+
+    def writer(figures, files, **kwargs):
+        calls.append([Path(f).name for f in files])
+        for f in files:
+            if Path(f).name not in skip:
+                Path(f).write_text("<svg/>")
+        skip.clear()  # the second try writes everything
+
+    monkeypatch.setattr(E, "_kaleido_ready", lambda fmt: None)
+    monkeypatch.setattr(E.pio, "write_images", writer)
+    E.write_figure_images(figs, paths, "svg")
+    assert calls == [["a.svg", "b.svg"], ["a.svg"]]  # only the missing one again
+    assert paths[0].read_text() == "<svg/>"
+
+    monkeypatch.setattr(E.pio, "write_images", lambda figures, files, **kwargs: None)
+    refused = r"^the browser wrote no SVG for a\.svg, b\.svg \(tried twice\)$"
+    with pytest.raises(E.BrowserRunError, match=refused):
+        E.write_figure_images(figs, paths, "svg")
 
 
 def test_without_a_browser_the_error_says_what_to_install(monkeypatch, tmp_path):
