@@ -52,7 +52,7 @@ def plain_step(model: Transformer) -> StepFn:
 _Live = tuple[int, list[int], float]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(
     model: Transformer,
     sources: list[list[int]],

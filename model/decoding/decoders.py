@@ -23,7 +23,7 @@ from .strategy import GREEDY, Strategy
 __all__ = ["decode", "filtered_distribution", "greedy_decode", "sample_decode", "score_batch"]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_decode(
     model: Transformer,
     sources: list[list[int]],
@@ -76,7 +76,7 @@ def greedy_decode(
     return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def score_batch(
     model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor
 ) -> torch.Tensor:
@@ -115,7 +115,7 @@ def filtered_distribution(logits: torch.Tensor, temperature: float = 1.0, top_k:
     return probs.float()
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def sample_decode(
     model: Transformer,
     source: list[int],

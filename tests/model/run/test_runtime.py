@@ -25,7 +25,8 @@ for _ in range(20):
     x.fill_(1.0)
     del x
 faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-print(json.dumps({{"configured": configured, "faults": faults, "thp": os.environ.get("THP_MEM_ALLOC_ENABLE")}}))
+thp = os.environ.get("THP_MEM_ALLOC_ENABLE")
+print(json.dumps({{"configured": configured, "faults": faults, "thp": thp}}))
 """
 
 
