@@ -6,6 +6,7 @@
     layers.py           encoder and decoder blocks: attention + feed-forward, residual + norm
     attention.py        multi-head attention, step by step
     norms.py            LayerNorm and RMSNorm, made from the config (blocks, QK-norm)
+    dropout.py          dropout that is not called at all where it does nothing
     masking.py          where a query may not look, and the softmax that respects it
     positional.py       sinusoidal, learned and rotary positions
     hooks.py            named hook points and ``run_with_cache``
