@@ -53,12 +53,30 @@ def show_input_error(error: InputError) -> None:
     st.info(escape_md(note(message) if isinstance(message, Message) else str(error)))
 
 
+#: Characters of the input shown above the charts; a longer one shows its start and its end (what a
+#: language model continues from), the whole text in an expander. At 1,024 tokens the whole text was two
+#: screens of a laptop above the chart.
+SHOWN_INPUT_CHARS = 320
+
+
+def shortened_input(text: str) -> str:
+    """``text``, or its first and last characters around " … " when it is longer than SHOWN_INPUT_CHARS."""
+    if len(text) <= SHOWN_INPUT_CHARS:
+        return text
+    head = SHOWN_INPUT_CHARS // 3
+    return f"{text[:head].rstrip()} … {text[-(SHOWN_INPUT_CHARS - head):].lstrip()}"
+
+
 def show_io(view: View, result: Analysis) -> None:
     """The input as the model reads it and the model's output, as plain (escaped) text."""
     cols = st.columns([3, 3, 1.4])
     with cols[0]:
         st.caption(t("io.input"))
-        st.markdown(escape_md(result.prepared.text) or "∅")
+        text = result.prepared.text
+        st.markdown(escape_md(shortened_input(text)) or "∅")
+        if len(text) > SHOWN_INPUT_CHARS:  # the rest folded away: the page's charts stay on the first screen
+            with st.expander(t("io.input_whole", chars=f"{len(text):,}")):
+                st.markdown(escape_md(text))
     with cols[1]:
         st.caption(t("io.output_translation") if view.is_translation else t("io.output"))
         if not result.teacher_forced and view.n_layers.get("cross", 0):
@@ -69,6 +87,15 @@ def show_io(view: View, result: Analysis) -> None:
         direction = f" · {direction_label(current_lang(), result.prepared.direction)}" \
             if result.prepared.direction else ""
         st.markdown(f"{len(result.source_tokens)} → {len(result.target_tokens)}{escape_md(direction)}")
+
+
+def tokens_read(result: Analysis) -> int:
+    """The tokens an analysis read: a translation model's source and decoder input; a language model's
+    decoder input alone, which starts with the prompt (its source tokens, not read twice)."""
+    counts = result.layer_counts
+    if not counts.get("encoder") and counts.get("decoder"):
+        return len(result.target_tokens)
+    return len(result.source_tokens) + len(result.target_tokens)
 
 
 #: A first analysis that took this long says how long (a long input on a small server: seconds).
@@ -100,8 +127,7 @@ def current_analysis(view: View, *, show: bool = True, whole_trace: bool = False
     bar.empty()
     seconds = time.perf_counter() - started
     if told and seconds >= SAY_TIME_FROM_S:
-        n = len(result.source_tokens) + len(result.target_tokens)
-        st.caption(t("analysis.took", seconds=f"{seconds:.1f}", tokens=f"{n:,}"))
+        st.caption(t("analysis.took", seconds=f"{seconds:.1f}", tokens=f"{tokens_read(result):,}"))
     if show:
         show_io(view, result)
         show_notes(result)

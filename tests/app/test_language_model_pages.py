@@ -183,3 +183,22 @@ def test_a_link_with_no_new_tokens_keeps_it_and_an_analysis_reads_the_prompt_alo
     result = G.get_analysis("tiny-gpt", "我们学习中文。", max_new=0)
     assert result.output_text == "" and len(result.target_tokens) == len(result.prepared.prefix)
     assert _open_new(page_registry.START_PAGE, "-1").session_state["new"] == 32  # out of range: the default
+
+
+def test_the_time_caption_counts_each_token_read_once():
+    """"This analysis of N tokens took …": a language model's prompt is the start of its decoder input and
+    counts once (1,024 + 32 tokens were said to be 2,080); a translation reads source and decoder input."""
+    from app_support import gateway as G
+    from app_support.messages import tokens_read
+
+    lm = G.get_analysis("smollm2", "The capital of France is", max_new=3)
+    assert len(lm.target_tokens) == len(lm.source_tokens) + 3  # the prompt, then what was written
+    assert tokens_read(lm) == len(lm.target_tokens)
+    prompt_only = G.get_analysis("smollm2", "The capital of France is", max_new=0)
+    assert tokens_read(prompt_only) == len(prompt_only.source_tokens)
+    translation = G.get_analysis("default", "我们学习中文。", None)
+    assert translation.source_tokens and translation.target_tokens
+    assert tokens_read(translation) == len(translation.source_tokens) + len(translation.target_tokens)
+    encoder = G.get_analysis("minilm", "The bank raised its rates.", None)
+    assert not encoder.target_tokens
+    assert tokens_read(encoder) == len(encoder.source_tokens)

@@ -232,6 +232,28 @@ def test_a_512_token_link_opens_whole_on_minilm_and_says_what_was_cut():
     assert "256" in infos  # it was trained on 256 at most, and the page says so
 
 
+def test_a_long_input_shows_its_start_and_end_above_the_charts_and_the_whole_in_an_expander():
+    """At 1,024 tokens the whole input was two laptop screens above the chart: a long one shows its
+    start and its end (escaped, as every input), the whole text one click away."""
+    from app_support.messages import SHOWN_INPUT_CHARS, shortened_input
+    from app_support.ui import escape_md
+
+    text = english(200) + " <b>end</b>"
+    at = _open(text)
+    assert not at.exception, [e.message for e in at.exception]
+    shown = shortened_input(text)
+    assert len(shown) <= SHOWN_INPUT_CHARS + 3 and shown.endswith("<b>end</b>") and " … " in shown
+    assert text.startswith(shown.split(" … ")[0])
+    whole = [e for e in at.expander if f"{len(text):,}" in e.label]
+    assert len(whole) == 1
+    folded = {id(m) for m in whole[0].markdown}
+    assert [m.value for m in whole[0].markdown] == [escape_md(text)]  # the whole text, escaped
+    above = [m.value for m in at.markdown if id(m) not in folded]
+    assert escape_md(shown) in above and not any(escape_md(text) in m for m in above)
+    short = "A short sentence."
+    assert shortened_input(short) == short
+
+
 @pytest.mark.slow
 def test_a_link_over_the_models_character_limit_is_cut_and_says_so():
     limit = M.input_char_limit("minilm")
