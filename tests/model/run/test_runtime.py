@@ -42,13 +42,14 @@ def _run(configure: bool, **env: str) -> dict:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_a_freed_block_is_reused_without_new_page_faults():
     """Under the app's settings a pass's per-layer tensors reuse the heap's pages: 20 rounds of a 6 MB
-    block fault fewer pages than one round would touch afresh (1,536 pages of 4 KB). With the 256 KB
-    mmap threshold the app used before, each round was a fresh mapping the kernel zeroed."""
-    configured = _run(True)
-    assert configured["configured"] is True
-    assert configured["faults"] < 1536
+    block (1,536 pages of 4 KB) fault a few rounds' pages at most (none on an idle machine; a busy one
+    sometimes has no huge page free), where the 256 KB mmap threshold the app used before made each
+    round a fresh mapping the kernel zeroed: 20 rounds' pages."""
     old = _run(True, ATTENTION_LENS_MMAP_THRESHOLD=str(256 << 10), ATTENTION_LENS_HUGE_PAGES="0")
     assert old["faults"] > 20 * 1000  # the measurement sees what the setting changes
+    configured = _run(True)
+    assert configured["configured"] is True
+    assert configured["faults"] * 3 < old["faults"], (configured, old)
 
 
 def test_huge_pages_are_asked_for_unless_turned_off():
