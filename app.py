@@ -59,9 +59,8 @@ try:
     view = select_view(page.url_path)  # draws the shared sidebar
     if spec is pages.START_PAGE:
         first_visit_hint(model_example(view.model) or "")
-    language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
     # stop_page, not st.stop: the URL must lose the previous page's parameters before the run stops
-    if spec is not None and language_model and not spec.for_language_models:
+    if spec is not None and view.is_language_model and not spec.for_language_models:
         st.info(t("page.not_for_language_models", model=escape_md(model_label(view.model, current_lang()))),
                 icon=":material/info:")
         stop_page()

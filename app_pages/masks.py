@@ -25,7 +25,7 @@ result = current_analysis(view)
 kind = view.kind
 kind_label = view.kind_label
 # a decoder-only model (SmolLM2, induction, an uploaded GPT-style model) reads one sequence per sentence
-language_model = not view.n_layers.get("encoder") and bool(view.n_layers.get("decoder"))
+language_model = view.is_language_model
 view_is_rope = G.config(view.model).pos_encoding == "rope"
 NAMES = (t("masks.sentence_a"), t("masks.sentence_b"))
 

@@ -23,6 +23,7 @@ from model.core.messages import Message
 from model.data.tasks import InputError
 from model.decoding.strategy import DEFAULT_NEW_TOKENS
 from model.network import progress
+from model.network.kinds import decoder_only
 from model.run.analysis import Analysis
 
 if TYPE_CHECKING:
@@ -92,8 +93,7 @@ def show_io(view: View, result: Analysis) -> None:
 def tokens_read(result: Analysis) -> int:
     """The tokens an analysis read: a translation model's source and decoder input; a language model's
     decoder input alone, which starts with the prompt (its source tokens, not read twice)."""
-    counts = result.layer_counts
-    if not counts.get("encoder") and counts.get("decoder"):
+    if decoder_only(result.layer_counts):
         return len(result.target_tokens)
     return len(result.source_tokens) + len(result.target_tokens)
 

@@ -38,7 +38,7 @@ from app_support.token_display import url_params as token_url_params
 from app_support.url_state import begin_run, clip_input, set_app_params, url_int
 from app_support.user_models import session_models
 from model.decoding.strategy import DEFAULT_NEW_TOKENS, GREEDY, Strategy
-from model.network.kinds import KINDS
+from model.network.kinds import KINDS, decoder_only
 
 _PENDING = "_pending_view"  # the choices a page asked for, applied at the start of the next run
 _VIEW = "_view"  # this run's View, once the sidebar was drawn
@@ -81,6 +81,10 @@ class View:
     @property
     def kinds(self) -> list[str]:
         return [k for k in KINDS if self.n_layers.get(k, 0) > 0]
+
+    @property
+    def is_language_model(self) -> bool:
+        return decoder_only(self.n_layers)
 
     @property
     def is_translation(self) -> bool:

@@ -7,6 +7,7 @@ Plain Python only (no torch): the app and exports read this too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -98,6 +99,12 @@ def layer_counts(cfg: _LayerSizes) -> dict[str, int]:
     per_stack = {"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers}
     no_source = getattr(cfg, "decoder_only", False)
     return {k.name: 0 if no_source and k.keys == "source" else per_stack[k.stack] for k in ATTENTION_KINDS}
+
+
+def decoder_only(counts: Mapping[str, int]) -> bool:
+    """Whether layer counts (:func:`layer_counts`, kind -> layers) are a language model's: decoder blocks, no
+    encoder (its prompt is the start of the decoder's input)."""
+    return not counts.get("encoder") and bool(counts.get("decoder"))
 
 
 def kinds_present(cfg: _LayerSizes) -> list[str]:

@@ -2,6 +2,7 @@
 process-wide."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,6 @@ print(json.dumps({{"configured": configured, "faults": faults, "thp": thp}}))
 
 
 def _run(configure: bool, **env: str) -> dict:
-    import os
-
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ATTENTION_LENS_", "THP_"))}
     out = subprocess.run([sys.executable, "-c", REUSE.format(root=str(ROOT), configure=configure)],
                          capture_output=True, text=True, check=True, env={**environ, **env}, timeout=120)
