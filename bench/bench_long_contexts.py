@@ -201,6 +201,9 @@ def open_pages(text: str) -> dict:
 
     from app_support import gateway
     from app_support import pages as page_registry
+    from tests.app_harness import scan_installed_components_once
+
+    scan_installed_components_once()  # the server scans once, at its start: not part of a page view
 
     analyses: list[tuple[int, float, float]] = []  # (tokens read, wall, CPU) of each analysis computed
     analyze = gateway.analyze

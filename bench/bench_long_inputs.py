@@ -34,6 +34,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app_support import pages as page_registry  # noqa: E402
 from model.store.registry import load_model  # noqa: E402
+from tests.app_harness import scan_installed_components_once  # noqa: E402
+
+scan_installed_components_once()  # the server scans once, at its start: not part of a page's seconds
 
 APP = str(ROOT / "app.py")
 PROJECT_CODE = f"{ROOT}/(?!\\.venv)"  # profile rows of the project's own code

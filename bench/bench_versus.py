@@ -33,6 +33,9 @@ def _page_visit(model: str, other: str, kind: str, text: str) -> dict:
     torch.set_num_threads(1)
     from streamlit.testing.v1 import AppTest
 
+    from tests.app_harness import scan_installed_components_once
+
+    scan_installed_components_once()  # the server scans once, at its start: not part of a page view
     at = AppTest.from_file(str(ROOT / "app_pages" / "versus.py"), default_timeout=600)
     at.query_params.update({"model": model, "text": text, "kind": kind, "lang": "en", "other": other})
     start = time.perf_counter()

@@ -12,24 +12,11 @@ os.environ["HF_HUB_CACHE"] = os.path.join(os.path.dirname(__file__), "..", ".cac
 
 from model.network.config import ModelConfig
 from model.network.transformer import Transformer
+from tests.app_harness import scan_installed_components_once
 from tests.system import require_chromium
 
 torch.set_num_threads(1)  # the test machine has two cores; keep one for the app under test
-
-
-def _scan_installed_components_once() -> None:
-    """Every new ``AppTest`` scans the metadata of every installed package for Streamlit components
-    (about 0.5 s each time, a third of a short page test). The installed packages do not change while
-    the tests run, so the first scan's answer serves every later one in this process."""
-    import functools
-
-    from streamlit.components.v2 import manifest_scanner
-
-    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
-        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
-
-
-_scan_installed_components_once()
+scan_installed_components_once()
 
 
 def tiny_config(**overrides) -> ModelConfig:
