@@ -257,10 +257,23 @@ def worker_shard(spec: ModelSpec, task: ShardTask) -> bytes:
     return compute_shard(_worker_bundle(spec), task)
 
 
-def _pool_init(threads: int) -> None:
+#: Seconds a pool worker waits for the others to start before it takes a shard (then it goes on alone).
+POOL_START_WAIT = 120.0
+
+
+def _pool_init(threads: int, started) -> None:
+    """Each pool worker: its torch threads, then a wait until every worker has started (``started``, a
+    barrier of the pool's size), so the first one up does not take every shard of a short corpus while
+    the others are still importing torch."""
+    import threading
+
     import torch
 
     torch.set_num_threads(threads)
+    try:
+        started.wait(POOL_START_WAIT)
+    except threading.BrokenBarrierError:  # a worker that never started: the others go on without it
+        pass
 
 
 def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: int,
@@ -274,8 +287,9 @@ def _run_pool(spec: ModelSpec, tasks: list[ShardTask], workers: int, threads: in
     todo, lost = list(tasks), []
     for _attempt in range(2):
         lost = []
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
-                                   initializer=_pool_init, initargs=(threads,))
+        size = min(workers, len(todo))
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_pool_init,
+                                   initargs=(threads, context.Barrier(size)))
         try:
             with _no_main_script():  # the workers start on submit
                 futures = {pool.submit(worker_shard, spec, t): t for t in todo}

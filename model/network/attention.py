@@ -25,7 +25,7 @@ from .dropout import Dropout
 from .hooks import HookPoint
 from .masking import build_mask, masked_softmax
 from .norms import make_norm
-from .positional import RelativePositionBias, apply_rope, rope_angles
+from .positional import RelativePositionBias, rope_angles, rope_turns, rotate_pairs
 from .trace import record, tracing
 
 
@@ -352,15 +352,15 @@ class MultiHeadAttention(nn.Module):
         if self._rotates():
             dh, base, f = self.rotary_dims, self.rope_theta, self.rope_factor  # partial rotary: first dims
             pairs, scale = self.rope_pass(offset + q.shape[1])  # longrope: by the whole sequence's length
-            cos_q, sin_q = _angles(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
-            cos_k, sin_k = (cos_q, sin_q) if k.shape[1] == q.shape[1] else _angles(
+            turns_q = _turns(offset + q.shape[1], dh, base, q.device, f, pairs, scale, offset)
+            turns_k = turns_q if k.shape[1] == q.shape[1] else _turns(
                 offset + k.shape[1], dh, base, k.device, f, pairs, scale, offset)
             if dh == self.d_head:
-                q = apply_rope(q, cos_q, sin_q)  # [batch, query_pos, head, d_head]
-                k = apply_rope(k, cos_k, sin_k)  # [batch, key_pos, kv_head, d_head]
+                q = rotate_pairs(q, turns_q)  # [batch, query_pos, head, d_head]
+                k = rotate_pairs(k, turns_k)  # [batch, key_pos, kv_head, d_head]
             else:  # the other dims pass unrotated
-                q = torch.cat([apply_rope(q[..., :dh], cos_q, sin_q), q[..., dh:]], dim=-1)
-                k = torch.cat([apply_rope(k[..., :dh], cos_k, sin_k), k[..., dh:]], dim=-1)
+                q = torch.cat([rotate_pairs(q[..., :dh], turns_q), q[..., dh:]], dim=-1)
+                k = torch.cat([rotate_pairs(k[..., :dh], turns_k), k[..., dh:]], dim=-1)
         return self.hook_rot_q(q), self.hook_rot_k(k)
 
     def _hooked_bias(self, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -427,20 +427,21 @@ class MultiHeadAttention(nn.Module):
 STORE_ROOM = 64
 
 
-#: The last angles :func:`_angles` computed outside autograd: (arguments, (cos, sin)).
-_last_angles: tuple | None = None
+#: The last turns :func:`_turns` computed outside autograd: (arguments, turns).
+_last_turns: tuple | None = None
 
 
-def _angles(*args) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`~model.network.positional.rope_angles` of ``args``; outside autograd the last ones are kept, so
-    the layers of a pass (or of a decoding step) that rotate alike compute them once."""
-    global _last_angles
-    kept = _last_angles
+def _turns(*args) -> torch.Tensor:
+    """:func:`~model.network.positional.rope_turns` of :func:`~model.network.positional.rope_angles` of
+    ``args``; outside autograd the last ones are kept, so the layers of a pass (or of a decoding step) that
+    rotate alike compute them once."""
+    global _last_turns
+    kept = _last_turns
     if kept is not None and kept[0] == args and not torch.is_grad_enabled():
         return kept[1]
-    angles = rope_angles(*args)
-    _last_angles = None if torch.is_grad_enabled() else (args, angles)
-    return angles
+    turns = rope_turns(*rope_angles(*args))
+    _last_turns = None if torch.is_grad_enabled() else (args, turns)
+    return turns
 
 
 def _grouped(rows: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:

