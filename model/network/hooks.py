@@ -17,8 +17,17 @@ from contextlib import contextmanager
 
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 from .kinds import get_kind, hook_name
+
+
+def torch_hooks_on(module: nn.Module) -> bool:
+    """Whether a PyTorch forward hook would run on ``module``: its own, or one registered for every module
+    (``torch.nn.modules.module.register_module_forward_hook``), which a notebook may add."""
+    return bool(module._forward_hooks or module._forward_pre_hooks
+                or getattr(_torch_module, "_global_forward_hooks", None)
+                or getattr(_torch_module, "_global_forward_pre_hooks", None))
 
 
 class HookPoint(nn.Module):
@@ -35,7 +44,7 @@ class HookPoint(nn.Module):
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # nothing set here (most points, most passes): the tensor as it is, without the module call's
         # machinery (a decoding step passes 14 points a block)
-        if not self.fns and self.sink is None and not self._forward_hooks and not self._forward_pre_hooks:
+        if not self.fns and self.sink is None and not torch_hooks_on(self):
             return x
         return super().__call__(x)
 

@@ -251,3 +251,29 @@ def test_dropout_is_the_identity_only_where_it_does_nothing():
     drop(x)
     handle.remove()
     assert calls == [1]
+
+
+def test_a_global_torch_hook_still_sees_idle_points_and_dropouts(tiny_model):
+    """A forward hook registered for every module (a notebook's tracer) reaches the hook points and the
+    dropouts the fast paths would otherwise skip."""
+    from torch.nn.modules.module import register_module_forward_hook
+
+    from model.network.dropout import Dropout
+    from model.network.hooks import HookPoint
+
+    src = torch.randint(4, 20, (1, 5))
+    tgt = torch.randint(4, 20, (1, 4))
+    seen: list[type] = []
+    handle = register_module_forward_hook(lambda module, args, out: seen.append(type(module)))
+    try:
+        with torch.no_grad():
+            tiny_model(src, tgt)
+    finally:
+        handle.remove()
+    points = sum(1 for t in seen if t is HookPoint)
+    assert points >= len(tiny_model.hook_points) // 2  # every point a pass reaches (cross-attention's too)
+    assert Dropout in seen
+    seen.clear()
+    with torch.no_grad():
+        tiny_model(src, tgt)
+    assert seen == []  # removed: the fast paths again
