@@ -230,7 +230,8 @@ def window_section() -> None:
     _window_mask(windows, local[0], tokens, t("masks.window.local_title", layer=local[0], window=width),
                  columns[0])
     if global_:
-        _window_mask(windows, global_[0], tokens, t("masks.window.global_title", layer=global_[0]), columns[1])
+        _window_mask(windows, global_[0], tokens, t("masks.window.global_title", layer=global_[0]),
+                     columns[1])
     st.caption(t("masks.window.caption", n=len(tokens)))
     if len(tokens) <= width:
         st.info(t("masks.window.short", n=len(tokens), window=width), icon=":material/info:")

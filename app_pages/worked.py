@@ -109,7 +109,8 @@ if norm is not None and data.q_normed is not None:
 
     def normalised(x: np.ndarray, heads: np.ndarray, weight: np.ndarray, bias, index: int):
         """(the norm by hand, the head's slice of its result): over the head, or the whole projection."""
-        done = viz.norm_by_hand(heads.reshape(-1) if whole else x, weight, norm.eps, kind=norm.kind, bias=bias)
+        done = viz.norm_by_hand(heads.reshape(-1) if whole else x, weight, norm.eps, kind=norm.kind,
+                                bias=bias)
         return done, (done.normed[index * d:(index + 1) * d] if whole else done.normed)
 
     q_done, q_normed = normalised(data.q_unrotated[query, head], data.q_unrotated[query], norm.q_weight,
@@ -122,7 +123,8 @@ if norm is not None and data.q_normed is not None:
                   spread_name=spread_name, spread=f"{q_done.spread:.4f}", eps=f"{norm.eps:g}"))
     weight = norm.q_weight[head * d:(head + 1) * d] if whole else norm.q_weight
     rows = np.stack([data.q_unrotated[query, head], weight, q_normed, data.q_normed[query, head]])
-    show_table(viz.vector_table(rows, [t(f"worked.norm.row.{r}") for r in ("x", "weight", "normed", "recorded")],
+    show_table(viz.vector_table(rows,
+                                [t(f"worked.norm.row.{r}") for r in ("x", "weight", "normed", "recorded")],
                                 edge=EDGE))
     st.caption(t("worked.norm.check",
                  q=f"{float(np.max(np.abs(q_normed - data.q_normed[query, head]))):.2e}",

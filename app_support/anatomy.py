@@ -106,7 +106,8 @@ def model_parameters(cfg) -> list[tuple[str, str, int]]:
         out = "V" if cfg.target_vocab_size is None else "V_tgt"
         parts.append(("unembed", f"{out}·d_model", cfg.output_vocab_size * d))
     if not cfg.encoder_only and cfg.logits_bias:  # Marian's and BART's final_logits_bias: one per logit
-        parts.append(("logits_bias", "V" if cfg.target_vocab_size is None else "V_tgt", cfg.output_vocab_size))
+        parts.append(("logits_bias", "V" if cfg.target_vocab_size is None else "V_tgt",
+                      cfg.output_vocab_size))
     return parts
 
 

@@ -3,7 +3,8 @@
 ``app.py`` builds its navigation from :data:`PAGES`; the URL state keeps exactly the parameters
 declared here (the app-wide ones plus the open page's own); the page tests iterate over the same
 list. Adding a page = ``app_pages/<key>.py`` + one :class:`PageSpec` here + ``strings/pages/<key>.py``;
-its other modules carry the same key (docs/design.md, "Recipes: where the one edit goes"; ``tests/test_naming.py``).
+its other modules carry the same key (docs/design.md, "Recipes: where the one edit goes";
+``tests/test_naming.py``).
 
 When a page or a parameter moves, add a :class:`Redirect`: old links then open the same view.
 """

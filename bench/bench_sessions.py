@@ -10,7 +10,8 @@ at the same time, opens its next page of ``--pages`` from the sidebar, then type
 finished that run and the page's chart is painted. After each round the resident memory of the
 server (the streamlit process and its children, psutil) is sampled; then again after every tab
 has closed (+ a few seconds), and after one new session has opened a page. Prints the table and
-the peak; asserts nothing (the target, 4 sessions <= 1.5 GB, is in docs/performance.md with what was measured).
+the peak; asserts nothing (the target, 4 sessions <= 1.5 GB, is in docs/performance.md with what was
+measured).
 The server's log goes to test-artifacts/bench_sessions.log.
 """
 

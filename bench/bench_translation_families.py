@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CACHE = ROOT / ".cache" / "bench_models"
 #: config.json of Helsinki-NLP/opus-mt-zh-en (sizes and options), weights random.
-OPUS_MT_ZH_EN = dict(vocab_size=65001, decoder_vocab_size=65001, d_model=512, encoder_layers=6, decoder_layers=6,
+OPUS_MT_ZH_EN = dict(vocab_size=65001, decoder_vocab_size=65001, d_model=512,
+                     encoder_layers=6, decoder_layers=6,
                      encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048,
                      decoder_ffn_dim=2048, max_position_embeddings=512, activation_function="swish",
                      scale_embedding=True, pad_token_id=65000, decoder_start_token_id=65000, eos_token_id=0)
@@ -62,7 +63,8 @@ def build() -> Path:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     corpus = folder / "corpus.txt"
-    corpus.write_text("\n".join([TEXT, "I ate an apple.", "The weather is nice today."] * 20), encoding="utf-8")
+    corpus.write_text("\n".join([TEXT, "I ate an apple.", "The weather is nice today."] * 20),
+                      encoding="utf-8")
     for side in ("source", "target"):
         spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / side), vocab_size=120,
                                        character_coverage=1.0, hard_vocab_limit=False, minloglevel=2)

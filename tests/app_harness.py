@@ -1,4 +1,4 @@
-"""What driving the app through Streamlit's ``AppTest`` needs, for the tests and the benches that time pages."""
+"""What driving the app through Streamlit's ``AppTest`` needs, for the tests and the benches timing pages."""
 
 from __future__ import annotations
 

@@ -63,7 +63,8 @@ class Seq2SeqTask:
             direction = self.directions[0]
         if direction not in self.frames:
             choices = ", ".join(self.directions)
-            raise InputError(Message("unknown_direction", {"direction": direction, "choices": choices}, "error"))
+            raise InputError(Message("unknown_direction", {"direction": direction, "choices": choices},
+                                     "error"))
         return direction, self.frames[direction]
 
     def prepare(self, text: str, max_len: int, direction: str | None = None) -> Prepared:

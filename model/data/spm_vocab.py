@@ -84,7 +84,8 @@ class SpmVocabTokenizer:
     def load(cls, folder: Path, source: str = "source.spm", target: str = "target.spm",
              vocab: str = "vocab.json", **specials: str) -> SpmVocabTokenizer:
         folder = Path(folder)
-        return cls(read_spm(folder / source), read_spm(folder / target), read_vocab(folder / vocab), **specials)
+        return cls(read_spm(folder / source), read_spm(folder / target), read_vocab(folder / vocab),
+                   **specials)
 
     def target_side(self, vocab: dict[str, int]) -> SpmVocabTokenizer:
         """The tokenizer of a model with separate vocabularies' target side: target.spm's pieces looked up
@@ -124,7 +125,8 @@ class SpmVocabTokenizer:
         return self._ids(self._target.encode(text, out_type=str))
 
     def unknown_characters(self, text: str) -> list[str]:
-        """The pieces of ``text`` the vocabulary does not hold (each becomes <unk>), their word marker dropped."""
+        """The pieces of ``text`` the vocabulary does not hold (each becomes <unk>), their word marker
+        dropped."""
         return [p.lstrip(WORD_START) or p for p in self.pieces(text) if p not in self._vocab]
 
     def normalize(self, text: str) -> str:
@@ -140,10 +142,12 @@ class SpmVocabTokenizer:
         return [self.id_to_token(i) for i in ids]
 
     def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids`` (the target model joins the pieces); special, unknown and language tokens dropped."""
+        """Text of ``ids`` (the target model joins the pieces); special, unknown and language tokens
+        dropped."""
         pieces = [self._pieces[int(i)] for i in ids if int(i) in self._pieces and int(i) not in self._specials
                   and int(i) != self._unk and not self._pieces[int(i)].startswith(">>")]
         return self._target.decode_pieces(pieces)
 
     def save(self, path: Path | str) -> None:
-        raise NotImplementedError("Marian's tokenizer is read from its folder (source.spm, target.spm, vocab.json)")
+        raise NotImplementedError("Marian's tokenizer is read from its folder "
+                                  "(source.spm, target.spm, vocab.json)")

@@ -21,7 +21,8 @@ from . import entry
 
 #: The hooks of one attention module the hand computation reads (rot_*: RoPE models only; *_normed:
 #: QK-norm models only, Qwen3, Gemma 3, OLMo 2; position_bias: T5's self-attentions only).
-LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k", "raw_scores", "position_bias", "scores",
+LAYER_HOOKS = ("q", "k", "v", "q_normed", "k_normed", "rot_q", "rot_k",
+               "raw_scores", "position_bias", "scores",
                "pattern", "z")
 
 

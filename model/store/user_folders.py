@@ -134,7 +134,8 @@ def detect_format(folder: Path, display: str | None = None, root: Path | None = 
 
 
 def _tokenizer_files(folder: Path) -> tuple[str, ...]:
-    """The tokenizer files the folder's format reads: tokenizer.json, or its own (Marian's .spm and vocab.json)."""
+    """The tokenizer files the folder's format reads: tokenizer.json, or its own (Marian's .spm and
+    vocab.json)."""
     try:
         config = read_json(folder / "config.json")
     except CheckpointError:

@@ -43,7 +43,8 @@ def _upload(at, folder):
 
 def _clean(at):
     for page in ("exception", "error"):
-        assert not getattr(at, page), [getattr(e, "message", getattr(e, "value", e)) for e in getattr(at, page)]
+        assert not getattr(at, page), [getattr(e, "message", getattr(e, "value", e))
+                                       for e in getattr(at, page)]
 
 
 @pytest.mark.slow

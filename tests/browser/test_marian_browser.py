@@ -46,11 +46,13 @@ def test_decoding_page_on_an_uploaded_marian_folder(tmp_path):
                                        timeout=120_000)
                 t0 = time.perf_counter()
                 page.locator('input[type="file"]').set_input_files(str(upload))
-                page.wait_for_function("() => document.body.innerText.includes('is loaded as')", timeout=120_000)
+                page.wait_for_function("() => document.body.innerText.includes('is loaded as')",
+                                       timeout=120_000)
                 print(f"\nMarian folder uploaded and loaded in {time.perf_counter() - t0:.2f} s")
                 menu_link(page, "Decode & compare", "Step-by-step decoding").click()
                 page.wait_for_function("() => document.querySelector('h1') && "
-                                       "document.querySelector('h1').textContent.includes('Step-by-step decoding')",
+                                       "document.querySelector('h1').textContent"
+                                       ".includes('Step-by-step decoding')",
                                        timeout=120_000)
                 try:
                     page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=180_000)

@@ -1,4 +1,5 @@
-"""Hugging Face BART and mBART folders (``model_type`` "bart", "mbart"), converted into our own encoder-decoder
+"""Hugging Face BART and mBART folders (``model_type`` "bart", "mbart"),
+converted into our own encoder-decoder
 ``Transformer``; the layer layout and names are shared with Marian (model/store/formats/marian.py).
 
 BART: learned positions whose table starts 2 rows before position 0 (those rows are never read, so ours
@@ -61,7 +62,8 @@ def family_config(hf: dict, where: Path, **style) -> ModelConfig:
         enc, dec = values[f"encoder_{key.replace('heads', 'attention_heads')}"], \
             values[f"decoder_{key.replace('heads', 'attention_heads')}"]
         if enc != dec:
-            raise Seq2SeqFormatError(f"{where}: not supported: encoder and decoder {key} differ ({enc}, {dec})")
+            raise Seq2SeqFormatError(f"{where}: not supported: encoder and decoder {key} differ "
+                                     f"({enc}, {dec})")
     if hf.get("is_decoder"):
         raise Seq2SeqFormatError(f"{where}: not supported: is_decoder (a decoder alone)")
     d_model = values["d_model"]
@@ -73,7 +75,8 @@ def family_config(hf: dict, where: Path, **style) -> ModelConfig:
             d_ff=values["encoder_ffn_dim"], n_enc_layers=values["encoder_layers"],
             n_dec_layers=values["decoder_layers"], dropout=0.0, norm="layernorm", norm_eps=1e-5,
             activation=ACTIVATIONS[act], max_len=values["max_position_embeddings"], pad_id=pad,
-            scale_embeddings=scale, embed_scale=math.sqrt(d_model) if scale and isinstance(d_model, int) else None,
+            scale_embeddings=scale,
+            embed_scale=math.sqrt(d_model) if scale and isinstance(d_model, int) else None,
             tie_embeddings=hf.get("tie_word_embeddings", True) is not False, logits_bias=True, **style)
     except (ConfigError, TypeError, ValueError) as e:
         raise Seq2SeqFormatError(f"{where}: {e}") from e
@@ -92,7 +95,8 @@ def bart_config(hf: dict, where: Path) -> ModelConfig:
 _LAYER = {"self_attn.W_q": "self_attn.q_proj", "self_attn.W_k": "self_attn.k_proj",
           "self_attn.W_v": "self_attn.v_proj", "self_attn.W_o": "self_attn.out_proj",
           "norm1": "self_attn_layer_norm", "mlp.W_in": "fc1", "mlp.W_out": "fc2"}
-_ENCODER_LAYER = {k.replace("self_attn.", "attn.", 1): v for k, v in _LAYER.items()} | {"norm2": "final_layer_norm"}
+_ENCODER_LAYER = ({k.replace("self_attn.", "attn.", 1): v for k, v in _LAYER.items()}
+                  | {"norm2": "final_layer_norm"})
 _DECODER_LAYER = _LAYER | {"cross_attn.W_q": "encoder_attn.q_proj", "cross_attn.W_k": "encoder_attn.k_proj",
                            "cross_attn.W_v": "encoder_attn.v_proj", "cross_attn.W_o": "encoder_attn.out_proj",
                            "norm2": "encoder_attn_layer_norm", "norm3": "final_layer_norm"}
@@ -120,7 +124,8 @@ def family_name_map(cfg: ModelConfig, position_rows: int | None) -> Mapped:
 
 
 def fit_tensor(ours: str, t: torch.Tensor) -> torch.Tensor:
-    """Their tensor in our shape: a position table without its unread first rows, the [1, V] logits bias flat."""
+    """Their tensor in our shape: a position table without its unread first rows, the [1, V] logits bias
+    flat."""
     if ours.endswith("embed.positions.table"):
         return t[POSITION_OFFSET:]
     if ours == "unembed.bias":
@@ -155,7 +160,8 @@ def mbart_frames(tokenizer: FramedFileTokenizer, hf: dict, tok_cfg: dict, start:
     its language codes: MBart50's tokenizer puts the source's code first, the older MBart's after </s>."""
     codes = [tok_cfg.get(k) for k in ("src_lang", "tgt_lang")]
     if not all(isinstance(c, str) and LANGUAGE_CODE.fullmatch(c) for c in codes) or codes[0] == codes[1]:
-        raise Seq2SeqFormatError(f"{where}: src_lang and tgt_lang (language codes such as 'en_XX') are needed "
+        raise Seq2SeqFormatError(f"{where}: src_lang and tgt_lang "
+                                 "(language codes such as 'en_XX') are needed "
                                  "to know the translation's direction")
     ids = {c: tokenizer.token_to_id(c) for c in codes}
     missing = [c for c, i in ids.items() if i is None]

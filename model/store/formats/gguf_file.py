@@ -317,13 +317,15 @@ class GGUFFile(MappedFile):
             raise GGUFError(f"{self.path}: tokenizer.ggml.tokens is not a list of pieces")
         if scores is not None and (not isinstance(scores, list) or len(scores) != len(tokens)
                                    or not all(isinstance(x, int | float) for x in scores)):
-            raise GGUFError(f"{self.path}: tokenizer.ggml.scores must hold one number per token ({len(tokens)})")
+            raise GGUFError(f"{self.path}: tokenizer.ggml.scores must hold one number per token "
+                            f"({len(tokens)})")
         if len(types) != len(tokens) or not all(isinstance(k, int) for k in types):
             raise GGUFError(f"{self.path}: tokenizer.ggml.token_type has {len(types)} entries for "
                             f"{len(tokens)} tokens")
         arch = meta.get("general.architecture")
         return sentencepiece_tokenizer(
-            tokens, scores, types, add_space_prefix=meta.get("tokenizer.ggml.add_space_prefix", True) is not False,
+            tokens, scores, types,
+            add_space_prefix=meta.get("tokenizer.ggml.add_space_prefix", True) is not False,
             space_from_normalizer=arch == "phi3", rank_by_position=arch in ("gemma", "gemma2", "gemma3"))
 
     @property

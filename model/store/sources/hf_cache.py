@@ -167,7 +167,8 @@ class HubCacheSource:
             name=name, label=hub_name, example=example, task=task, group="user", listed=True, order=90,
             description=f"{english}{arch} from the local Hugging Face cache ({folder})",
             kinds=kinds, source=self.name, directory=folder,
-            translations=(("zh", "description", f"{chinese}{arch}，来自本机的 Hugging Face 缓存（{folder}）"),),
+            translations=(("zh", "description",
+                           f"{chinese}{arch}，来自本机的 Hugging Face 缓存（{folder}）"),),
         )
 
     def load(self, name: str) -> Bundle:

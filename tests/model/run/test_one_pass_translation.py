@@ -237,9 +237,11 @@ def test_beam_search_over_one_source_never_copies_cross_attention_keys():
         seen.append((step_in.shape[0], caches[0]["cross_k"].shape[0], caches[0]["cross_k"].data_ptr()))
         return logits
 
-    found = beam_search(model, [prepared.source_ids], [prepared.prefix], bundle.target_tokenizer.eos_id, width=4,
+    found = beam_search(model, [prepared.source_ids], [prepared.prefix],
+                        bundle.target_tokenizer.eos_id, width=4,
                         step=step)[0]
     assert max(rows for rows, _, _ in seen) == 4  # the beam filled up
     assert {(batch, ptr) for _, batch, ptr in seen} == {(1, seen[0][2])}  # one source's, the same storage
-    plain_found = beam_search(model, [prepared.source_ids], [prepared.prefix], bundle.target_tokenizer.eos_id, 4)[0]
+    plain_found = beam_search(model, [prepared.source_ids], [prepared.prefix],
+                              bundle.target_tokenizer.eos_id, 4)[0]
     assert [(h.ids, h.logp) for h in found.finished] == [(h.ids, h.logp) for h in plain_found.finished]

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import torch
 
-ZH = ["我吃了一个苹果。", "今天天气很好。", "他在看书。", "我们明天去北京。", "这只猫很可爱。", "你叫什么名字？",
+ZH = ["我吃了一个苹果。", "今天天气很好。", "他在看书。", "我们明天去北京。",
+      "这只猫很可爱。", "你叫什么名字？",
       "我喜欢学习中文。", "火车几点开？"]
 EN = ["I ate an apple.", "The weather is nice today.", "He is reading a book.", "We go to Beijing tomorrow.",
-      "This cat is very cute.", "What is your name?", "I like learning Chinese.", "When does the train leave?"]
+      "This cat is very cute.", "What is your name?", "I like learning Chinese.",
+      "When does the train leave?"]
 #: 20 sentences for the tokenizer parity: Chinese, English, mixed, and characters no training text held.
 TOKENIZER_SENTENCES = [*ZH[:6], *EN[:6], "我喜欢 Python 和 apple。", "He said 你好 twice.", "北京 is big.",
                        "Attention 就是一切", "雪人☃在这里", "emoji 🙂 here", "Ωμέγα alpha", "ĳsselmeer ﬁne"]
@@ -31,7 +33,8 @@ def assert_refused_in_one_line(folder: Path, named: str) -> None:
     assert "\n" not in message and named in message, message
 
 
-DIMS = dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+DIMS = dict(d_model=32, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4,
             encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
 
 
@@ -57,7 +60,8 @@ def _randomise(model) -> None:
 
 
 def marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, object, object]:
-    """(folder, MarianTokenizer, transformers model) of a tiny zh->en Marian; ``targets``: >>xx<< tokens (a multi-target model)."""
+    """(folder, MarianTokenizer, transformers model) of a tiny zh->en Marian; ``targets``: >>xx<< tokens
+    (a multi-target model)."""
     import transformers
 
     root.mkdir(parents=True, exist_ok=True)
@@ -77,7 +81,8 @@ def marian_folder(root: Path, targets: tuple[str, ...] = ()) -> tuple[Path, obje
             vocab[p] = len(vocab)
     vocab["<pad>"] = len(vocab)
     (work / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"), source_spm=str(src), target_spm=str(tgt),
+    tok = transformers.MarianTokenizer(vocab=str(work / "vocab.json"),
+                                       source_spm=str(src), target_spm=str(tgt),
                                        source_lang="zh", target_lang="en")
     folder = root / "marian"
     tok.save_pretrained(folder)
@@ -184,14 +189,16 @@ def _mbart_tokenizer():
 
 
 def bart_folder(root: Path, family: str = "bart") -> tuple[Path, object, object]:
-    """(folder, transformers fast tokenizer, transformers model) of a tiny BART or mBART (MBart50-style codes)."""
+    """(folder, transformers fast tokenizer, transformers model) of a tiny BART or mBART
+    (MBart50-style codes)."""
     import transformers
 
     folder = root / family
     folder.mkdir(parents=True, exist_ok=True)
     raw = _bart_tokenizer() if family == "bart" else _mbart_tokenizer()
     raw.save(str(folder / "tokenizer.json"))
-    specials = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    specials = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+                    mask_token="<mask>")
     if family == "bart":
         tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"), **specials)
         tok.save_pretrained(folder)

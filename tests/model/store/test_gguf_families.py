@@ -144,7 +144,8 @@ def write_gguf(hf, arch: str, path: Path, pieces, extra: dict | None = None) -> 
         w.add_value_length(head_dim)
     if arch == "gemma3":
         w.add_sliding_window(c.sliding_window)
-    rot = getattr(c, "partial_rotary_factor", None) or (c.rope_parameters or {}).get("partial_rotary_factor", 1.0)
+    rot = (getattr(c, "partial_rotary_factor", None)
+           or (c.rope_parameters or {}).get("partial_rotary_factor", 1.0))
     w.add_rope_dimension_count(int(head_dim * rot))
     rope = c.rope_parameters or {}
     if arch == "phi3" and rope.get("rope_type") == "longrope":  # llama.cpp: the factors as two tensors
@@ -238,7 +239,8 @@ def _own_cache(tmp_path, monkeypatch):
 def _compare(a, b, ids) -> tuple[float, float]:
     la, ca = a.run_with_cache(ids)
     lb, cb = b.run_with_cache(ids)
-    worst = max(float((ca[hook_name("decoder", i, "pattern")] - cb[hook_name("decoder", i, "pattern")]).abs().max())
+    worst = max(float((ca[hook_name("decoder", i, "pattern")]
+                       - cb[hook_name("decoder", i, "pattern")]).abs().max())
                 for i in range(a.cfg.n_dec_layers))
     return worst, float((la - lb).abs().max())
 
@@ -309,7 +311,8 @@ def test_a_llama_sentencepiece_gguf_cuts_as_sentencepiece_itself(trained, tmp_pa
     # does llama.cpp apply it), and squeezes runs of spaces: the texts neither touches
     import unicodedata
 
-    plain = [t for t in SENTENCES if unicodedata.normalize("NFKC", t) == t and "  " not in t and "\t" not in t]
+    plain = [t for t in SENTENCES
+             if unicodedata.normalize("NFKC", t) == t and "  " not in t and "\t" not in t]
     assert len(plain) >= 15
     for text in plain:
         assert ours.encode(text, add_special_tokens=False).ids == trained[0].encode(text), text
@@ -339,7 +342,8 @@ def test_a_gguf_whose_key_length_disagrees_with_its_tensors_is_one_line(tmp_path
     _build("qwen3", tmp_path, pieces)
     path = tmp_path / "gguf" / "tiny-qwen3.gguf"
     data = bytearray(path.read_bytes())
-    for key in (b"qwen3.rope.dimension_count", b"qwen3.attention.key_length", b"qwen3.attention.value_length"):
+    for key in (b"qwen3.rope.dimension_count", b"qwen3.attention.key_length",
+                b"qwen3.attention.value_length"):
         at = data.index(key) + len(key) + 4  # past the value type
         data[at:at + 4] = (64).to_bytes(4, "little")
     (tmp_path / "bad.gguf").write_bytes(bytes(data))
@@ -374,7 +378,8 @@ def test_a_phi3_gguf_with_longrope_equals_its_folder_either_side_of_the_switch(t
         assert patterns <= 1e-5 and logits <= 1e-4 and gap <= 1e-4
 
 
-def test_a_phi3_gguf_with_half_its_longrope_and_a_gemma3_gguf_without_its_window_are_one_line(tmp_path, pieces):
+def test_a_phi3_gguf_with_half_its_longrope_and_a_gemma3_gguf_without_its_window_are_one_line(
+        tmp_path, pieces):
     hf = _build("phi3", tmp_path / "phi3", pieces)
     half = np.ones(4, dtype=np.float32)  # one factor per rotated pair (d_head 8)
     one = write_gguf(hf, "phi3", tmp_path / "one.gguf", pieces, extra={"rope_factors_long.weight": half})
@@ -394,7 +399,8 @@ def test_a_phi3_gguf_with_half_its_longrope_and_a_gemma3_gguf_without_its_window
         load_user_model(wrong)
     _build("gemma3", tmp_path / "gemma3", pieces)
     gemma = tmp_path / "gemma3" / "gguf" / "tiny-gemma3.gguf"
-    bad = _rewrite(gemma, b"gemma3.attention.sliding_window", b"gemma3.attention.sliding_xxxxxx", tmp_path / "w.gguf")
+    bad = _rewrite(gemma, b"gemma3.attention.sliding_window", b"gemma3.attention.sliding_xxxxxx",
+                   tmp_path / "w.gguf")
     with pytest.raises(UserModelError) as err:
         load_user_model(bad)
     assert "\n" not in str(err.value) and "gemma3.attention.sliding_window" in str(err.value), err.value

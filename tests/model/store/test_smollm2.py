@@ -173,7 +173,8 @@ def test_a_tiny_gguf_converts_tensor_for_tensor(tmp_path, arch, tied):
     pairs = gguf_format.rope_permutation(8).numpy() if arch == "qwen2" else np.arange(8)
     in_pairs = tensors["blk.1.attn_k.weight"].reshape(2, 8, 32)[:, pairs].reshape(16, 32)
     assert np.array_equal(state["decoder.blocks.1.self_attn.W_k.weight"].numpy(), in_pairs)
-    assert np.array_equal(state["decoder.blocks.0.mlp.W_gate.weight"].numpy(), tensors["blk.0.ffn_gate.weight"])
+    assert np.array_equal(state["decoder.blocks.0.mlp.W_gate.weight"].numpy(),
+                          tensors["blk.0.ffn_gate.weight"])
     assert np.array_equal(state["decoder.final_norm.weight"].numpy(), tensors["output_norm.weight"])
     out = tensors["token_embd.weight"] if tied else tensors["output.weight"]
     assert np.array_equal(state["unembed.weight"].numpy(), out)
