@@ -1,6 +1,6 @@
-"""Hugging Face BART and mBART folders (``model_type`` "bart", "mbart"),
-converted into our own encoder-decoder
-``Transformer``; the layer layout and names are shared with Marian (model/store/formats/marian.py).
+"""Hugging Face BART and mBART folders (``model_type`` "bart", "mbart"), converted into our own
+encoder-decoder ``Transformer``; the layer layout and names are shared with Marian
+(model/store/formats/marian.py).
 
 BART: learned positions whose table starts 2 rows before position 0 (those rows are never read, so ours
 starts at row 2), a LayerNorm on the summed embeddings (``layernorm_embedding``), Post-LN blocks, GELU,
