@@ -146,11 +146,14 @@ st.caption(" ".join(notes))
 with st.expander(t("single.numbers")):
     # the table shows the same window as the figure: a 512 x 512 table would be as heavy as the picture
     # labelled with the model's positions (a merged word: its pieces' range; hidden tokens: none)
-    labels_q = [shown.queries.position_label(i) for i in range(n_q)][q0 : q1 + 1]
-    labels_k = [shown.keys.position_label(j) for j in range(n_k)][k0 : k1 + 1]
+    labels_q = [shown.queries.position_label(i) for i in range(q0, q1 + 1)]
+    labels_k = [shown.keys.position_label(j) for j in range(k0, k1 + 1)]
     shown = np.where(masked, np.nan, pattern)[q0 : q1 + 1, k0 : k1 + 1]
     table = pd.DataFrame(shown, index=labels_q, columns=labels_k)
     st.caption(t("single.numbers_caption"))
-    st.dataframe(table.style.format("{:.3f}", na_rep=""))
+    # three decimals drawn by the browser: a pandas Styler formatted every cell on the server at each rerun
+    # (64 x 64 cells: ~40% of the page's rerun at 1,024 tokens)
+    st.dataframe(table, column_config={k: st.column_config.NumberColumn(format="%.3f") for k in labels_k},
+                 placeholder="")  # masked cells empty, as the caption says
 
 attention_downloads(result, view.model)  # the attention of this sentence as CSV / NPZ

@@ -159,6 +159,15 @@ def test_single_head_heatmap_is_the_models_pattern(model, text, kind, layer, hea
     if kind == "decoder":  # causal mask: a separate grey overlay, masked cells are gaps (not 0)
         assert any(t.get("name") == "masked" for t in fig["data"])
         assert np.isnan(arr(weights["z"])[0, 1])
+    # The numbers behind the picture: the same weights, masked cells empty, three decimals (drawn by the
+    # browser from the column settings)
+    table = at.dataframe[0]
+    np.testing.assert_allclose(table.value.to_numpy(), masked_pattern(pattern, scores), rtol=1e-6, atol=1e-7,
+                               equal_nan=True)
+    columns = json.loads(table.proto.columns)
+    assert list(columns) == list(table.value.columns)
+    assert all(c["type_config"] == {"type": "number", "format": "%.3f"} for c in columns.values())
+    assert table.proto.placeholder == ""
     # The view is in the URL.
     assert at.query_params["kind"] == kind and at.query_params["layer"] == str(layer)
     assert at.query_params["head"] == str(head) and at.query_params["model"] == model
