@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import torch
 from torch import nn
-from torch.nn.modules import module as _torch_module
+from torch.nn.modules.module import _global_forward_hooks, _global_forward_pre_hooks
 
 from .kinds import get_kind, hook_name
 
@@ -25,9 +25,8 @@ from .kinds import get_kind, hook_name
 def torch_hooks_on(module: nn.Module) -> bool:
     """Whether a PyTorch forward hook would run on ``module``: its own, or one registered for every module
     (``torch.nn.modules.module.register_module_forward_hook``), which a notebook may add."""
-    return bool(module._forward_hooks or module._forward_pre_hooks
-                or getattr(_torch_module, "_global_forward_hooks", None)
-                or getattr(_torch_module, "_global_forward_pre_hooks", None))
+    return bool(module._forward_hooks or module._forward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks)
 
 
 class HookPoint(nn.Module):
